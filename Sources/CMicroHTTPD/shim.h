@@ -1,0 +1,131 @@
+// The only C the rest of the package sees. Every function carries the `cmhd_` prefix and exists
+// because Swift cannot call the underlying API directly (variadics, macros, unions).
+#ifndef CMICROHTTPD_SHIM_H
+#define CMICROHTTPD_SHIM_H
+
+#include <microhttpd.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+_Static_assert(sizeof(uint64_t) == 8, "MHD_SIZE_UNKNOWN relies on a 64-bit size type");
+
+/// `MHD_SIZE_UNKNOWN`: a macro, so it does not import.
+static inline uint64_t cmhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
+
+/// `MHD_CONTENT_READER_END_OF_STREAM`.
+static inline ssize_t cmhd_reader_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
+
+/// `MHD_CONTENT_READER_END_WITH_ERROR`: closes the connection without finishing the body.
+static inline ssize_t cmhd_reader_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }
+
+/// Opens, binds and listens on `host:port` (numeric host, IPv4 or IPv6).
+/// Returns the socket, or -1 with `*error_out` set to an errno value, or to -EAI code for a bad host.
+static inline int cmhd_listen(const char *host, uint16_t port, int backlog, int *is_ipv6_out, int *error_out) {
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
+    char service[8];
+    snprintf(service, sizeof service, "%u", (unsigned)port);
+    struct addrinfo *info = NULL;
+    int rc = getaddrinfo(host, service, &hints, &info);
+    if (rc != 0 || info == NULL) {
+        *error_out = rc == 0 ? -EAI_NONAME : -(rc < 0 ? -rc : rc);
+        return -1;
+    }
+    int fd = socket(info->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        *error_out = errno;
+        freeaddrinfo(info);
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (info->ai_family == AF_INET6) {
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    }
+    *is_ipv6_out = info->ai_family == AF_INET6;
+    if (bind(fd, info->ai_addr, info->ai_addrlen) != 0 || listen(fd, backlog) != 0) {
+        *error_out = errno;
+        close(fd);
+        freeaddrinfo(info);
+        return -1;
+    }
+    freeaddrinfo(info);
+    return fd;
+}
+
+/// The port a listening socket is bound to (for `--port 0`).
+static inline uint16_t cmhd_socket_port(int fd) {
+    struct sockaddr_storage storage;
+    socklen_t length = sizeof storage;
+    if (getsockname(fd, (struct sockaddr *)&storage, &length) != 0) return 0;
+    if (storage.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&storage)->sin_port);
+    if (storage.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&storage)->sin6_port);
+    return 0;
+}
+
+/// `MHD_start_daemon` is variadic; this passes the options the server uses, and takes ownership of
+/// `listen_fd` (MHD closes it in `MHD_stop_daemon`).
+static inline struct MHD_Daemon *cmhd_start_daemon(
+    unsigned int flags, int listen_fd, unsigned int thread_pool_size, unsigned int connection_limit,
+    unsigned int connection_timeout, size_t connection_memory_limit,
+    MHD_AccessHandlerCallback handler, void *handler_context,
+    MHD_RequestCompletedCallback completed, void *completed_context,
+    MHD_NotifyConnectionCallback connection_notify, void *connection_notify_context) {
+    struct MHD_OptionItem options[] = {
+        {MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL},
+        {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)thread_pool_size, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)connection_limit, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)connection_timeout, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)connection_memory_limit, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
+                            MHD_OPTION_ARRAY, options,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                            MHD_OPTION_NOTIFY_CONNECTION, connection_notify, connection_notify_context,
+                            MHD_OPTION_END);
+}
+
+/// The connection's socket, or -1.
+static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
+}
+
+/// The peer's numeric address and port, written to `buffer`; returns 0 on success.
+static inline int cmhd_connection_peer(struct MHD_Connection *connection, char *buffer, size_t buffer_size,
+                                       uint16_t *port_out) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return -1;
+    const struct sockaddr *address = info->client_addr;
+    if (address->sa_family == AF_INET) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)address;
+        *port_out = ntohs(v4->sin_port);
+        return inet_ntop(AF_INET, &v4->sin_addr, buffer, (socklen_t)buffer_size) ? 0 : -1;
+    }
+    if (address->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)address;
+        *port_out = ntohs(v6->sin6_port);
+        return inet_ntop(AF_INET6, &v6->sin6_addr, buffer, (socklen_t)buffer_size) ? 0 : -1;
+    }
+    return -1;
+}
+
+/// Arms SO_LINGER with a zero timeout, so that the next close() sends a TCP RST.
+static inline int cmhd_arm_reset(int fd) {
+    struct linger option = {1, 0};
+    return setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, sizeof option);
+}
+
+#endif
