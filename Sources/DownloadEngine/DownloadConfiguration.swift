@@ -1,0 +1,199 @@
+import Foundation
+
+/// Engine-wide settings, a value type with defaults for everything.
+///
+/// Modelled on `HTTPClient.Configuration`: nested types group timeouts, the retry policy and the redirect policy.
+///
+/// ```swift
+/// var configuration = DownloadConfiguration()
+/// configuration.concurrency = 2
+/// configuration.timeouts.idle = .seconds(5)
+/// configuration.retry = .exponential(maximumRetries: 3)
+/// ```
+public struct DownloadConfiguration: Sendable {
+    /// The maximum number of transfers running at once across the engine. Default 4.
+    public var concurrency: Int
+
+    /// Connect, idle and overall time limits.
+    public var timeouts: Timeouts
+
+    /// When and how long to wait before retrying.
+    public var retry: RetryPolicy
+
+    /// How redirects are followed by the engine.
+    public var redirects: RedirectPolicy
+
+    /// Whether to ask servers for `Repr-Digest: sha-256` (`Want-Repr-Digest`) and verify against it. Default `true`.
+    public var requestRepresentationDigest: Bool
+
+    /// Minimum interval between two progress events for one task. Default 200 ms.
+    public var progressInterval: Duration
+
+    /// The largest body chunk written to the partial file in one call, in bytes; bounds the bytes refetched after
+    /// a crash. Default 64 KiB, at most 1 MiB.
+    public var writeBufferSize: Int
+
+    /// Extra request headers sent on every request (for example `Authorization`); dropped on cross-origin hops
+    /// when listed in ``RedirectPolicy/sensitiveHeaders``.
+    public var headers: [(name: String, value: String)]
+
+    /// Creates a configuration with the defaults.
+    public init(
+        concurrency: Int = 4,
+        timeouts: Timeouts = .init(),
+        retry: RetryPolicy = .init(),
+        redirects: RedirectPolicy = .init(),
+        requestRepresentationDigest: Bool = true,
+        progressInterval: Duration = .milliseconds(200),
+        writeBufferSize: Int = 64 * 1024,
+        headers: [(name: String, value: String)] = []
+    ) {
+        self.concurrency = concurrency
+        self.timeouts = timeouts
+        self.retry = retry
+        self.redirects = redirects
+        self.requestRepresentationDigest = requestRepresentationDigest
+        self.progressInterval = progressInterval
+        self.writeBufferSize = writeBufferSize
+        self.headers = headers
+    }
+}
+
+extension DownloadConfiguration {
+    /// Time limits for one transfer.
+    public struct Timeouts: Sendable, Hashable {
+        /// The time allowed to establish a TCP connection. Default 10 s.
+        public var connect: Duration
+
+        /// The longest wait for the response head or the next body bytes before the attempt is aborted and retried
+        /// from the current offset. Default 30 s.
+        public var idle: Duration
+
+        /// An optional limit on a task's total time across all attempts of one run; `nil` (default) means none.
+        public var overall: Duration?
+
+        /// Creates timeouts.
+        ///
+        /// - Parameters:
+        ///   - connect: The connect timeout.
+        ///   - idle: The idle (no body bytes) timeout.
+        ///   - overall: The overall deadline, or `nil`.
+        public init(connect: Duration = .seconds(10), idle: Duration = .seconds(30), overall: Duration? = nil) {
+            self.connect = connect
+            self.idle = idle
+            self.overall = overall
+        }
+    }
+
+    /// Which responses and errors are retried, and how long to wait.
+    ///
+    /// Delays grow exponentially (`initialDelay * multiplier^(n-1)`), capped at ``maximumDelay``, with
+    /// "equal jitter" (a random half of the delay). A `Retry-After` header replaces the computed delay, capped at
+    /// ``maximumRetryAfter``. The failure counter starts again whenever an attempt stores new bytes.
+    public struct RetryPolicy: Sendable, Hashable {
+        /// Retries allowed in a row without progress; `0` disables retries. Default 10.
+        public var maximumRetries: Int
+        /// The delay before the first retry. Default 0.5 s.
+        public var initialDelay: Duration
+        /// The cap on a computed delay. Default 30 s.
+        public var maximumDelay: Duration
+        /// The growth factor between consecutive delays. Default 2.
+        public var multiplier: Double
+        /// Whether to randomise delays (equal jitter). Default `true`.
+        public var jitter: Bool
+        /// The cap on an honoured `Retry-After`. Default 10 minutes.
+        public var maximumRetryAfter: Duration
+
+        /// Creates a retry policy.
+        public init(
+            maximumRetries: Int = 10,
+            initialDelay: Duration = .milliseconds(500),
+            maximumDelay: Duration = .seconds(30),
+            multiplier: Double = 2,
+            jitter: Bool = true,
+            maximumRetryAfter: Duration = .seconds(600)
+        ) {
+            self.maximumRetries = maximumRetries
+            self.initialDelay = initialDelay
+            self.maximumDelay = maximumDelay
+            self.multiplier = multiplier
+            self.jitter = jitter
+            self.maximumRetryAfter = maximumRetryAfter
+        }
+
+        /// Exponential backoff with jitter and the given budget.
+        ///
+        /// - Parameters:
+        ///   - maximumRetries: Retries allowed in a row without progress.
+        ///   - initialDelay: The first delay.
+        ///   - maximumDelay: The cap on computed delays.
+        /// - Returns: The policy.
+        public static func exponential(
+            maximumRetries: Int,
+            initialDelay: Duration = .milliseconds(500),
+            maximumDelay: Duration = .seconds(30)
+        ) -> RetryPolicy {
+            .init(maximumRetries: maximumRetries, initialDelay: initialDelay, maximumDelay: maximumDelay)
+        }
+
+        /// Never retry.
+        public static let never = RetryPolicy(maximumRetries: 0)
+
+        /// The HTTP statuses retried from the current offset: 408, 429, 500, 502, 503 and 504.
+        public static let retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+
+        /// Whether a response status is retried.
+        ///
+        /// - Parameter status: The HTTP status code.
+        /// - Returns: `true` for 408, 429, 500, 502, 503 and 504.
+        public static func isRetryable(status: Int) -> Bool { retryableStatuses.contains(status) }
+
+        /// The delay before retry number `retry`, or `nil` when the budget is spent. Pure: the randomness comes in.
+        ///
+        /// - Parameters:
+        ///   - retry: The retry about to happen, counting from 1 (consecutive failures without progress).
+        ///   - retryAfter: The server's `Retry-After`, already converted to a duration, if any.
+        ///   - random: A number in `0..<1` used for jitter.
+        /// - Returns: How long to wait, or `nil` when no retries are left.
+        public func delay(forRetry retry: Int, retryAfter: Duration? = nil, random: Double) -> Duration? {
+            guard retry >= 1, retry <= maximumRetries else { return nil }
+            if let retryAfter {
+                return min(max(retryAfter, .zero), maximumRetryAfter)
+            }
+            let base = initialDelay.seconds * pow(multiplier, Double(retry - 1))
+            let capped = min(base.isFinite ? base : maximumDelay.seconds, maximumDelay.seconds)
+            let seconds = jitter ? capped / 2 + capped / 2 * min(max(random, 0), 1) : capped
+            return .nanoseconds(Int64((seconds * 1e9).rounded()))
+        }
+    }
+
+    /// How the engine follows redirects (the transport never follows them itself).
+    public struct RedirectPolicy: Sendable, Hashable {
+        /// The maximum number of hops before ``DownloadError/tooManyRedirects(_:url:)``. Default 20.
+        public var maximumHops: Int
+        /// Request headers removed when a hop changes origin (scheme, host or port). Default `Authorization`, `Cookie`.
+        public var sensitiveHeaders: Set<String>
+
+        /// Creates a redirect policy.
+        public init(maximumHops: Int = 20, sensitiveHeaders: Set<String> = ["authorization", "cookie"]) {
+            self.maximumHops = maximumHops
+            self.sensitiveHeaders = Set(sensitiveHeaders.map { $0.lowercased() })
+        }
+
+        /// Follow at most `max` hops.
+        ///
+        /// - Parameter max: The hop limit.
+        /// - Returns: The policy.
+        public static func follow(max: Int) -> RedirectPolicy { .init(maximumHops: max) }
+
+        /// Do not follow redirects: any 3xx is a permanent failure.
+        public static let disallow = RedirectPolicy(maximumHops: 0)
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,518 @@
+import Foundation
+
+/// The resumable download engine: tasks, a FIFO queue with a concurrency limit, persistence and events.
+///
+/// ```swift
+/// let engine = try DownloadEngine(stateDirectory: "downloads/.rangefetch")
+/// let id = try await engine.add(DownloadRequest(url: "http://127.0.0.1:8080/bytes/10M", destination: "downloads/a.bin"))
+/// let result = await engine.result(of: id)
+/// await engine.shutdown()
+/// ```
+///
+/// Call ``shutdown()`` before dropping the engine: it pauses running transfers, persists their records and closes
+/// the HTTP client.
+public actor DownloadEngine {
+    private struct Entry {
+        var record: TaskRecord
+        var state: DownloadState
+        var progress: DownloadProgress
+        var error: DownloadError?
+        var worker: Task<Void, Never>?
+        var stopIntent: DownloadState?
+        var waiters: [CheckedContinuation<DownloadResult, Never>] = []
+        var group: DownloadGroupID?
+        var result: DownloadResult?
+    }
+
+    private struct GroupEntry {
+        var members: [DownloadTaskID]
+        var waiters: [CheckedContinuation<[DownloadTaskID: DownloadResult], Never>] = []
+        var finished = false
+    }
+
+    /// The configuration the engine was created with.
+    public nonisolated let configuration: DownloadConfiguration
+    /// The absolute state directory.
+    public nonisolated let stateDirectory: String
+    /// Problems found while loading the state directory (corrupt records set aside).
+    public nonisolated let loadProblems: [DownloadError]
+
+    private let store: StateStore
+    private let transport: any Transport
+    private let hub = EventHub()
+    private var tasks: [DownloadTaskID: Entry] = [:]
+    private var order: [DownloadTaskID] = []
+    private var queue: [DownloadTaskID] = []
+    private var running: Set<DownloadTaskID> = []
+    private var groups: [DownloadGroupID: GroupEntry] = [:]
+    private var isShutDown = false
+
+    /// Opens (or creates) a state directory and loads its task records; unfinished tasks come back `paused`.
+    ///
+    /// - Parameters:
+    ///   - stateDirectory: Where records and partial files live.
+    ///   - configuration: Engine settings.
+    /// - Throws: ``DownloadError/fileSystem(_:)`` when the directory cannot be created or written.
+    public init(stateDirectory: String, configuration: DownloadConfiguration = .init()) throws {
+        try self.init(
+            stateDirectory: stateDirectory, configuration: configuration,
+            transport: AsyncHTTPClientTransport(connectTimeout: configuration.timeouts.connect))
+    }
+
+    init(stateDirectory: String, configuration: DownloadConfiguration, transport: any Transport) throws {
+        let store = try StateStore(directory: stateDirectory)
+        self.store = store
+        self.stateDirectory = store.directory
+        self.configuration = configuration
+        self.transport = transport
+        let (records, problems) = store.loadAll()
+        self.loadProblems = problems
+        for var record in records {
+            if !record.state.isTerminal { record.state = .paused }
+            let partialLength = FileIO.fileSize(store.partialPath(record)) ?? 0
+            var entry = Entry(
+                record: record, state: record.state,
+                progress: .init(
+                    bytes: record.state == .completed ? record.recordedLength : partialLength,
+                    total: record.totalLength, bytesPerSecond: 0, eta: nil))
+            if record.state == .failed {
+                entry.error = .invalidState(record.error ?? "failed")
+            }
+            tasks[record.id] = entry
+            order.append(record.id)
+        }
+    }
+
+    // MARK: Events
+
+    /// A new subscription to every event from now on. Subscribe before adding tasks to see all of their events.
+    ///
+    /// - Returns: An unbounded stream; it finishes at ``shutdown()``.
+    public nonisolated func events() -> AsyncStream<DownloadEvent> { hub.subscribe() }
+
+    // MARK: Tasks
+
+    /// Adds a task, or returns the existing one for the same URL and destination (so a rerun resumes it).
+    ///
+    /// A failed or cancelled existing task is reset to `idle`, keeping any partial bytes.
+    ///
+    /// - Parameters:
+    ///   - request: What to download and where.
+    ///   - start: Whether to queue it at once. Default `true`.
+    /// - Returns: The task's identifier.
+    /// - Throws: ``DownloadError/invalidURL(_:)``, ``DownloadError/unsupportedScheme(_:)``,
+    ///   ``DownloadError/fileSystem(_:)`` when the destination directory is unusable.
+    @discardableResult
+    public func add(_ request: DownloadRequest, start: Bool = true) throws -> DownloadTaskID {
+        try add(request, start: start, group: nil)
+    }
+
+    private func add(_ request: DownloadRequest, start: Bool, group: DownloadGroupID?) throws -> DownloadTaskID {
+        guard !isShutDown else { throw DownloadError.invalidState("the engine is shut down") }
+        try Self.validate(url: request.url)
+        if let sha = request.sha256 {
+            guard sha.count == 64, sha.allSatisfy(\.isHexDigit) else {
+                throw DownloadError.invalidState("--sha256 must be 64 hex digits, got '\(sha)'")
+            }
+        }
+        let destination = Path.absolute(request.destination)
+        let directory = Path.parent(destination)
+        try FileIO.makeDirectories(directory)
+        guard access(directory, W_OK) == 0 else {
+            throw DownloadError.fileSystem("output directory '\(directory)' is not writable")
+        }
+        if FileIO.isDirectory(destination) {
+            throw DownloadError.fileSystem("destination '\(destination)' is a directory")
+        }
+        if let existing = order.first(where: {
+            tasks[$0]?.record.url == request.url && store.destinationPath(tasks[$0]!.record) == destination
+        }), var entry = tasks[existing] {
+            entry.record.expectedSHA256 = request.sha256?.lowercased() ?? entry.record.expectedSHA256
+            entry.record.overwrite = request.overwrite
+            if entry.state == .completed, !FileIO.exists(destination) { entry.state = .idle }
+            if entry.state == .failed || entry.state == .cancelled { entry.state = .idle }
+            entry.error = nil
+            entry.result = nil
+            entry.group = group ?? entry.group
+            entry.record.state = entry.state
+            tasks[existing] = entry
+            try store.save(entry.record)
+            hub.publish(.added(existing, url: request.url))
+            if start, !entry.state.isActive, entry.state != .completed { try self.start(existing) }
+            return existing
+        }
+        let id = DownloadTaskID.random()
+        let now = Date()
+        let record = TaskRecord(
+            id: id, url: request.url, destination: store.relative(destination), partial: id.rawValue + ".part",
+            expectedSHA256: request.sha256?.lowercased(), overwrite: request.overwrite, state: .idle, created: now,
+            updated: now)
+        try store.save(record)
+        tasks[id] = Entry(
+            record: record, state: .idle, progress: .init(bytes: 0, total: nil, bytesPerSecond: 0, eta: nil),
+            group: group)
+        order.append(id)
+        hub.publish(.added(id, url: request.url))
+        if start { try self.start(id) }
+        return id
+    }
+
+    static func validate(url: String) throws {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme else { throw DownloadError.invalidURL(url) }
+        guard scheme.lowercased() == "http" || scheme.lowercased() == "https" else {
+            throw DownloadError.unsupportedScheme(url)
+        }
+        guard let host = parsed.host, !host.isEmpty else { throw DownloadError.invalidURL(url) }
+    }
+
+    /// Queues an idle, paused or failed task (FIFO); it runs when a transfer slot is free.
+    ///
+    /// - Parameter id: The task.
+    /// - Throws: ``DownloadError/unknownTask(_:)``, or ``DownloadError/invalidState(_:)`` for a completed task.
+    public func start(_ id: DownloadTaskID) throws {
+        guard var entry = tasks[id] else { throw DownloadError.unknownTask(id.rawValue) }
+        guard !isShutDown else { throw DownloadError.invalidState("the engine is shut down") }
+        switch entry.state {
+        case .waiting, .running, .retrying: return
+        case .completed, .cancelled: throw DownloadError.invalidState("task \(id) is \(entry.state.rawValue)")
+        case .idle, .paused, .failed:
+            entry.error = nil
+            entry.result = nil
+            tasks[id] = entry
+            setState(id, .waiting)
+            queue.append(id)
+            pump()
+        }
+    }
+
+    /// Resumes a paused task (same as ``start(_:)``).
+    ///
+    /// - Parameter id: The task.
+    public func resume(_ id: DownloadTaskID) throws { try start(id) }
+
+    /// Pauses a task: a running transfer stops, its record is persisted and the partial file kept.
+    ///
+    /// - Parameter id: The task.
+    /// - Returns: Once the task is paused.
+    public func pause(_ id: DownloadTaskID) async throws {
+        guard let entry = tasks[id] else { throw DownloadError.unknownTask(id.rawValue) }
+        switch entry.state {
+        case .waiting, .idle:
+            queue.removeAll { $0 == id }
+            setState(id, .paused)
+            settle(id, .paused)
+        case .running, .retrying:
+            await stopWorker(id, intent: .paused)
+        default:
+            return
+        }
+    }
+
+    /// Cancels a task: the transfer stops and the partial file is deleted; the record stays as `cancelled`.
+    ///
+    /// - Parameter id: The task.
+    public func cancel(_ id: DownloadTaskID) async throws {
+        guard let entry = tasks[id] else { throw DownloadError.unknownTask(id.rawValue) }
+        if entry.state == .running || entry.state == .retrying {
+            await stopWorker(id, intent: .cancelled)
+            return
+        }
+        guard entry.state != .completed, entry.state != .cancelled else { return }
+        queue.removeAll { $0 == id }
+        finishCancelled(id)
+    }
+
+    /// Removes a task from the engine and deletes its record and partial file (cancelling it first if needed).
+    /// A completed destination file is left alone.
+    ///
+    /// - Parameter id: The task.
+    public func remove(_ id: DownloadTaskID) async throws {
+        guard tasks[id] != nil else { throw DownloadError.unknownTask(id.rawValue) }
+        try await cancel(id)
+        if let entry = tasks[id] { store.delete(entry.record) }
+        tasks[id] = nil
+        order.removeAll { $0 == id }
+    }
+
+    /// A snapshot of one task.
+    ///
+    /// - Parameter id: The task.
+    /// - Returns: The snapshot, or `nil` for an unknown identifier.
+    public func snapshot(_ id: DownloadTaskID) -> DownloadTaskSnapshot? {
+        guard let entry = tasks[id] else { return nil }
+        return DownloadTaskSnapshot(
+            id: id, url: entry.record.url, resolvedURL: entry.record.resolvedURL, redirects: entry.record.redirects,
+            destination: store.destinationPath(entry.record), state: entry.state, progress: entry.progress,
+            error: entry.error, group: entry.group)
+    }
+
+    /// Snapshots of every task, in the order they were added (loaded tasks first).
+    public var allTasks: [DownloadTaskSnapshot] { order.compactMap { snapshot($0) } }
+
+    /// Waits until the task completes, fails, is cancelled or is paused.
+    ///
+    /// - Parameter id: The task.
+    /// - Returns: How it ended; `.failed(.unknownTask)` for an unknown identifier.
+    public func result(of id: DownloadTaskID) async -> DownloadResult {
+        guard let entry = tasks[id] else { return .failed(.unknownTask(id.rawValue)) }
+        if let result = currentResult(entry) { return result }
+        return await withCheckedContinuation { continuation in
+            tasks[id]?.waiters.append(continuation)
+        }
+    }
+
+    private func currentResult(_ entry: Entry) -> DownloadResult? {
+        if let result = entry.result { return result }
+        switch entry.state {
+        case .completed:
+            return .completed(
+                path: store.destinationPath(entry.record), sha256: entry.record.sha256 ?? "",
+                bytes: entry.record.recordedLength)
+        case .failed: return .failed(entry.error ?? .invalidState("failed"))
+        case .cancelled: return .cancelled
+        case .paused: return .paused
+        default: return nil
+        }
+    }
+
+    // MARK: Groups
+
+    /// Adds a batch of tasks as one group and starts them.
+    ///
+    /// - Parameter requests: The members.
+    /// - Returns: The group. Members that could not be added are not in it; ``add(_:start:)`` explains why.
+    /// - Throws: The first member's error when no member could be added.
+    public func addGroup(_ requests: [DownloadRequest]) throws -> DownloadGroup {
+        let id = DownloadGroupID(rawValue: UUID().uuidString.lowercased())
+        var members: [DownloadTaskID] = []
+        var firstError: (any Error)?
+        groups[id] = GroupEntry(members: [])
+        for request in requests {
+            do {
+                members.append(try add(request, start: false, group: id))
+            } catch {
+                firstError = firstError ?? error
+            }
+        }
+        if members.isEmpty, let firstError { throw firstError }
+        groups[id]?.members = members
+        for member in members where tasks[member]?.state != .completed { try? start(member) }
+        checkGroup(id)
+        return DownloadGroup(id: id, members: members)
+    }
+
+    /// Waits until every member of a group has a result.
+    ///
+    /// - Parameter group: The group.
+    /// - Returns: Each member's result.
+    public func results(of group: DownloadGroup) async -> [DownloadTaskID: DownloadResult] {
+        guard let entry = groups[group.id] else { return [:] }
+        if entry.finished { return groupResults(entry.members) }
+        return await withCheckedContinuation { continuation in
+            groups[group.id]?.waiters.append(continuation)
+        }
+    }
+
+    /// The group's aggregate progress (sums of bytes, totals and speeds; total `nil` while any member's is unknown).
+    ///
+    /// - Parameter group: The group.
+    /// - Returns: The aggregate.
+    public func progress(of group: DownloadGroup) -> DownloadProgress {
+        var bytes: Int64 = 0
+        var total: Int64? = 0
+        var speed = 0.0
+        for member in group.members {
+            guard let entry = tasks[member] else { continue }
+            bytes += entry.progress.bytes
+            speed += entry.progress.bytesPerSecond
+            if let t = entry.progress.total, let sum = total { total = sum + t } else { total = nil }
+        }
+        let eta = total.flatMap { speed > 0 ? Double(max(0, $0 - bytes)) / speed : nil }
+        return DownloadProgress(bytes: bytes, total: total, bytesPerSecond: speed, eta: eta)
+    }
+
+    private func groupResults(_ members: [DownloadTaskID]) -> [DownloadTaskID: DownloadResult] {
+        var results: [DownloadTaskID: DownloadResult] = [:]
+        for member in members {
+            if let entry = tasks[member], let result = currentResult(entry) { results[member] = result }
+        }
+        return results
+    }
+
+    private func checkGroup(_ id: DownloadGroupID?) {
+        guard let id, let entry = groups[id], !entry.finished else { return }
+        let results = groupResults(entry.members)
+        guard results.count == entry.members.count else { return }
+        groups[id]?.finished = true
+        hub.publish(.groupFinished(id, results: results))
+        for waiter in entry.waiters { waiter.resume(returning: results) }
+        groups[id]?.waiters = []
+    }
+
+    // MARK: Shutdown
+
+    /// Pauses every running transfer (persisting its record), waits for them to stop, and closes the HTTP client.
+    /// Event streams finish. The engine cannot be used afterwards.
+    public func shutdown() async {
+        guard !isShutDown else { return }
+        isShutDown = true
+        for id in queue {
+            setState(id, .paused)
+            settle(id, .paused)
+        }
+        queue.removeAll()
+        for id in running { await stopWorker(id, intent: .paused) }
+        await transport.shutdown()
+        hub.finish()
+    }
+
+    // MARK: Scheduling
+
+    private func pump() {
+        while running.count < max(1, configuration.concurrency), !queue.isEmpty {
+            let id = queue.removeFirst()
+            guard let entry = tasks[id], entry.state == .waiting else { continue }
+            running.insert(id)
+            let transfer = Transfer(
+                record: entry.record, store: store, transport: transport, configuration: configuration
+            ) { [weak self] report in
+                await self?.handle(report, for: id)
+            }
+            tasks[id]?.worker = Task { [weak self] in
+                let outcome = await transfer.run()
+                await self?.finished(id, outcome)
+            }
+        }
+    }
+
+    private func stopWorker(_ id: DownloadTaskID, intent: DownloadState) async {
+        guard let worker = tasks[id]?.worker else { return }
+        tasks[id]?.stopIntent = intent
+        worker.cancel()
+        await worker.value
+    }
+
+    private func handle(_ report: TransferReport, for id: DownloadTaskID) {
+        guard tasks[id] != nil, tasks[id]?.stopIntent == nil else { return }
+        switch report {
+        case .running:
+            if tasks[id]?.state != .running { setState(id, .running) }
+        case .progress(let progress):
+            tasks[id]?.progress = progress
+            hub.publish(.progress(id, progress))
+        case .redirected(let hop, let record):
+            tasks[id]?.record = record
+            hub.publish(.redirected(id, hop))
+        case .retrying(let attempt, let delay, let error):
+            hub.publish(.retrying(id, attempt: attempt, delay: delay, error: error))
+            setState(id, .retrying)
+        }
+    }
+
+    private func finished(_ id: DownloadTaskID, _ outcome: TransferOutcome) {
+        running.remove(id)
+        guard var entry = tasks[id] else { return pump() }
+        let intent = entry.stopIntent
+        entry.worker = nil
+        entry.stopIntent = nil
+        switch outcome {
+        case .completed(let record, let sha256, let bytes):
+            entry.record = record
+            entry.progress = .init(bytes: bytes, total: bytes, bytesPerSecond: entry.progress.bytesPerSecond, eta: 0)
+            tasks[id] = entry
+            hub.publish(.progress(id, entry.progress))
+            let path = store.destinationPath(record)
+            hub.publish(.completed(id, path: path, sha256: sha256, bytes: bytes))
+            setState(id, .completed)
+            settle(id, .completed(path: path, sha256: sha256, bytes: bytes))
+        case .failed(let record, let error):
+            entry.record = record
+            entry.error = error
+            tasks[id] = entry
+            hub.publish(.failed(id, error))
+            setState(id, .failed)
+            settle(id, .failed(error))
+        case .stopped(let record):
+            entry.record = record
+            tasks[id] = entry
+            if intent == .cancelled {
+                finishCancelled(id)
+            } else {
+                setState(id, .paused)
+                settle(id, .paused)
+            }
+        }
+        pump()
+    }
+
+    private func finishCancelled(_ id: DownloadTaskID) {
+        guard var entry = tasks[id] else { return }
+        FileIO.unlink(store.partialPath(entry.record))
+        entry.record.validators = .init()
+        entry.progress = .init(bytes: 0, total: entry.progress.total, bytesPerSecond: 0, eta: nil)
+        tasks[id] = entry
+        setState(id, .cancelled)
+        settle(id, .cancelled)
+    }
+
+    private func setState(_ id: DownloadTaskID, _ state: DownloadState) {
+        guard var entry = tasks[id] else { return }
+        entry.state = state
+        entry.record.state = state
+        tasks[id] = entry
+        if state != .running, state != .retrying { try? store.save(entry.record) }
+        hub.publish(.stateChanged(id, state))
+    }
+
+    private func settle(_ id: DownloadTaskID, _ result: DownloadResult) {
+        guard var entry = tasks[id] else { return }
+        entry.result = result
+        let waiters = entry.waiters
+        entry.waiters = []
+        tasks[id] = entry
+        for waiter in waiters { waiter.resume(returning: result) }
+        checkGroup(entry.group)
+    }
+}
+
+/// Fans events out to every subscriber.
+final class EventHub: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuations: [Int: AsyncStream<DownloadEvent>.Continuation] = [:]
+    private var nextKey = 0
+    private var finished = false
+
+    func subscribe() -> AsyncStream<DownloadEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DownloadEvent.self)
+        let key: Int? = lock.withLock {
+            guard !finished else { return nil }
+            nextKey += 1
+            continuations[nextKey] = continuation
+            return nextKey
+        }
+        guard let key else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            _ = self.lock.withLock { self.continuations.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
+    func publish(_ event: DownloadEvent) {
+        let targets = lock.withLock { Array(continuations.values) }
+        for continuation in targets { continuation.yield(event) }
+    }
+
+    func finish() {
+        let targets = lock.withLock {
+            finished = true
+            let all = Array(continuations.values)
+            continuations.removeAll()
+            return all
+        }
+        for continuation in targets { continuation.finish() }
+    }
+}

@@ -1,0 +1,210 @@
+/// An error raised by the download engine for one task.
+///
+/// Cases are static members over a private code, so new kinds can be added without breaking callers.
+/// Match a kind with `~=` (for example `catch DownloadError.permanentHTTPStatus`), read ``message`` for
+/// the one-line explanation, and ``isRetryable`` to know whether the engine would try again.
+public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible {
+    private enum Code: Hashable, Sendable {
+        case invalidURL
+        case unsupportedScheme
+        case permanentHTTPStatus
+        case retryableHTTPStatus
+        case tooManyRedirects
+        case redirectWithoutLocation
+        case network
+        case connectTimeout
+        case idleTimeout
+        case deadlineExceeded
+        case prematureEndOfBody
+        case unexpectedResponse
+        case verificationFailed
+        case destinationExists
+        case fileSystem
+        case corruptRecord
+        case retriesExhausted
+        case cancelled
+        case unknownTask
+        case invalidState
+    }
+
+    private let code: Code
+
+    /// What went wrong, in one line, naming the culprit.
+    public let message: String
+
+    /// The HTTP status involved, when the error came from a response.
+    public let status: Int?
+
+    private init(_ code: Code, _ message: String, status: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.status = status
+    }
+
+    /// The URL cannot be parsed or has no host.
+    public static func invalidURL(_ url: String) -> DownloadError {
+        .init(.invalidURL, "invalid URL '\(url)'")
+    }
+
+    /// The URL's scheme is not `http` or `https`.
+    public static func unsupportedScheme(_ url: String) -> DownloadError {
+        .init(.unsupportedScheme, "unsupported URL scheme in '\(url)' (only http and https)")
+    }
+
+    /// The server answered with a status the engine does not retry (most 4xx, 501, unknown 3xx).
+    public static func permanentHTTPStatus(_ status: Int, url: String) -> DownloadError {
+        .init(.permanentHTTPStatus, "HTTP \(status) from \(url)", status: status)
+    }
+
+    /// The server answered with a retryable status (408, 429, 500, 502, 503, 504).
+    public static func retryableHTTPStatus(_ status: Int, url: String) -> DownloadError {
+        .init(.retryableHTTPStatus, "HTTP \(status) from \(url)", status: status)
+    }
+
+    /// More redirect hops than ``DownloadConfiguration/RedirectPolicy/maximumHops`` allows.
+    public static func tooManyRedirects(_ hops: Int, url: String) -> DownloadError {
+        .init(.tooManyRedirects, "too many redirects (more than \(hops)) starting at \(url)")
+    }
+
+    /// A 3xx redirect status came without a usable `Location` header.
+    public static func redirectWithoutLocation(_ status: Int, url: String) -> DownloadError {
+        .init(.redirectWithoutLocation, "HTTP \(status) from \(url) without a valid Location", status: status)
+    }
+
+    /// The connection failed or was reset; the message carries the transport's description.
+    public static func network(_ detail: String) -> DownloadError {
+        .init(.network, "network error: \(detail)")
+    }
+
+    /// The TCP connection could not be established within the connect timeout.
+    public static func connectTimeout(_ url: String) -> DownloadError {
+        .init(.connectTimeout, "connect timeout for \(url)")
+    }
+
+    /// No body bytes arrived for the idle timeout.
+    public static func idleTimeout(_ seconds: Double) -> DownloadError {
+        .init(.idleTimeout, "no data received for \(formatSeconds(seconds))")
+    }
+
+    /// The task's overall deadline passed.
+    public static func deadlineExceeded(_ seconds: Double) -> DownloadError {
+        .init(.deadlineExceeded, "overall deadline of \(formatSeconds(seconds)) exceeded")
+    }
+
+    /// The body ended before the announced length.
+    public static func prematureEndOfBody(received: Int64, expected: Int64) -> DownloadError {
+        .init(.prematureEndOfBody, "body ended after \(received) of \(expected) bytes")
+    }
+
+    /// The response contradicts the request in a way the engine cannot repair (for example a garbled `Content-Range`).
+    public static func unexpectedResponse(_ detail: String) -> DownloadError {
+        .init(.unexpectedResponse, "unexpected response: \(detail)")
+    }
+
+    /// The downloaded length or SHA-256 digest does not match what was expected; the partial file was discarded.
+    public static func verificationFailed(_ detail: String) -> DownloadError {
+        .init(.verificationFailed, "verification failed: \(detail)")
+    }
+
+    /// The destination already exists and overwriting was not requested.
+    public static func destinationExists(_ path: String) -> DownloadError {
+        .init(.destinationExists, "destination '\(path)' already exists (use overwrite to replace it)")
+    }
+
+    /// A file operation failed (unwritable directory, disk full, ...); the message names the call and the path.
+    public static func fileSystem(_ detail: String) -> DownloadError {
+        .init(.fileSystem, detail)
+    }
+
+    /// A task record in the state directory could not be read; it was renamed aside, not deleted.
+    public static func corruptRecord(_ path: String, movedTo: String) -> DownloadError {
+        .init(.corruptRecord, "corrupt task record '\(path)' set aside as '\(movedTo)'")
+    }
+
+    /// The retry budget ran out; the message carries the last error.
+    public static func retriesExhausted(_ attempts: Int, last: DownloadError) -> DownloadError {
+        .init(.retriesExhausted, "gave up after \(attempts) retries: \(last.message)", status: last.status)
+    }
+
+    /// The task was cancelled.
+    public static let cancelled = DownloadError(.cancelled, "cancelled")
+
+    /// No task with that identifier exists in the engine.
+    public static func unknownTask(_ id: String) -> DownloadError {
+        .init(.unknownTask, "no task with id \(id)")
+    }
+
+    /// The operation is not allowed in the task's current state (for example resuming a completed task).
+    public static func invalidState(_ detail: String) -> DownloadError {
+        .init(.invalidState, detail)
+    }
+
+    /// Shorthand patterns for matching with `~=` without building a message.
+    public static let invalidURL = DownloadError(.invalidURL, "")
+    /// Pattern matching any ``unsupportedScheme(_:)`` error.
+    public static let unsupportedScheme = DownloadError(.unsupportedScheme, "")
+    /// Pattern matching any ``permanentHTTPStatus(_:url:)`` error.
+    public static let permanentHTTPStatus = DownloadError(.permanentHTTPStatus, "")
+    /// Pattern matching any ``tooManyRedirects(_:url:)`` error.
+    public static let tooManyRedirects = DownloadError(.tooManyRedirects, "")
+    /// Pattern matching any ``verificationFailed(_:)`` error.
+    public static let verificationFailed = DownloadError(.verificationFailed, "")
+    /// Pattern matching any ``destinationExists(_:)`` error.
+    public static let destinationExists = DownloadError(.destinationExists, "")
+    /// Pattern matching any ``fileSystem(_:)`` error.
+    public static let fileSystem = DownloadError(.fileSystem, "")
+    /// Pattern matching any ``corruptRecord(_:movedTo:)`` error.
+    public static let corruptRecord = DownloadError(.corruptRecord, "")
+    /// Pattern matching any ``retriesExhausted(_:last:)`` error.
+    public static let retriesExhausted = DownloadError(.retriesExhausted, "")
+    /// Pattern matching any ``idleTimeout(_:)`` error.
+    public static let idleTimeout = DownloadError(.idleTimeout, "")
+    /// Pattern matching any ``deadlineExceeded(_:)`` error.
+    public static let deadlineExceeded = DownloadError(.deadlineExceeded, "")
+
+    /// Whether the engine retries after this error (from the current offset).
+    public var isRetryable: Bool {
+        switch code {
+        case .network, .connectTimeout, .idleTimeout, .prematureEndOfBody, .retryableHTTPStatus: true
+        default: false
+        }
+    }
+
+    /// A short stable name of the kind, used in JSON events and logs (for example `permanent-http-status`).
+    public var kind: String {
+        switch code {
+        case .invalidURL: "invalid-url"
+        case .unsupportedScheme: "unsupported-scheme"
+        case .permanentHTTPStatus: "permanent-http-status"
+        case .retryableHTTPStatus: "retryable-http-status"
+        case .tooManyRedirects: "too-many-redirects"
+        case .redirectWithoutLocation: "redirect-without-location"
+        case .network: "network"
+        case .connectTimeout: "connect-timeout"
+        case .idleTimeout: "idle-timeout"
+        case .deadlineExceeded: "deadline-exceeded"
+        case .prematureEndOfBody: "premature-end-of-body"
+        case .unexpectedResponse: "unexpected-response"
+        case .verificationFailed: "verification-failed"
+        case .destinationExists: "destination-exists"
+        case .fileSystem: "file-system"
+        case .corruptRecord: "corrupt-record"
+        case .retriesExhausted: "retries-exhausted"
+        case .cancelled: "cancelled"
+        case .unknownTask: "unknown-task"
+        case .invalidState: "invalid-state"
+        }
+    }
+
+    /// Two errors are the same kind when their codes match, whatever the message.
+    public static func ~= (pattern: DownloadError, value: any Error) -> Bool {
+        (value as? DownloadError)?.code == pattern.code
+    }
+
+    /// The one-line message.
+    public var description: String { message }
+}
+
+func formatSeconds(_ seconds: Double) -> String {
+    seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"
+}

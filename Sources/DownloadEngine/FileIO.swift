@@ -1,0 +1,227 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Every system call the engine makes goes through here: EINTR is retried and errno becomes a
+/// ``DownloadError/fileSystem(_:)`` naming the call and the path.
+enum FileIO {
+    @discardableResult
+    static func call<T: FixedWidthInteger>(_ name: String, _ path: String, _ body: () -> T) throws -> T {
+        while true {
+            let result = body()
+            if result == -1 {
+                let code = errno
+                if code == EINTR { continue }
+                throw DownloadError.fileSystem("\(name)(\(path)): \(String(cString: strerror(code)))")
+            }
+            return result
+        }
+    }
+
+    static func errnoOf(_ body: () -> Int32) -> Int32? {
+        while true {
+            if body() != -1 { return nil }
+            if errno != EINTR { return errno }
+        }
+    }
+
+    static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o644) throws -> Int32 {
+        try call("open", path) { Glibc_open(path, flags, mode) }
+    }
+
+    static func close(_ fd: Int32) { _ = Glibc_close(fd) }
+
+    static func size(_ fd: Int32, _ path: String) throws -> Int64 {
+        var st = stat()
+        try call("fstat", path) { fstat(fd, &st) }
+        return Int64(st.st_size)
+    }
+
+    static func fileSize(_ path: String) -> Int64? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return Int64(st.st_size)
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    static func writeAll(_ fd: Int32, _ path: String, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = try call("pwrite", path) {
+                pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            }
+            done += n
+        }
+    }
+
+    static func read(_ fd: Int32, _ path: String, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws
+        -> Int
+    {
+        try call("pread", path) { pread(fd, buffer.baseAddress!, buffer.count, off_t(offset)) }
+    }
+
+    static func truncate(_ fd: Int32, _ path: String, to length: Int64) throws {
+        try call("ftruncate", path) { ftruncate(fd, off_t(length)) }
+    }
+
+    static func fsync(_ fd: Int32, _ path: String) throws {
+        try call("fsync", path) { Glibc_fsync(fd) }
+    }
+
+    static func fsyncDirectory(_ path: String) throws {
+        let fd = try open(path, O_RDONLY | O_DIRECTORY)
+        defer { close(fd) }
+        try fsync(fd, path)
+    }
+
+    static func rename(_ from: String, _ to: String) throws {
+        try call("rename", "\(from) -> \(to)") { Glibc_rename(from, to) }
+    }
+
+    static func unlink(_ path: String) {
+        _ = Glibc_unlink(path)
+    }
+
+    /// `mkdir -p`.
+    static func makeDirectories(_ path: String) throws {
+        if isDirectory(path) { return }
+        let parent = Path.parent(path)
+        if parent != path, !parent.isEmpty { try makeDirectories(parent) }
+        if let code = errnoOf({ mkdir(path, 0o755) }), code != EEXIST {
+            throw DownloadError.fileSystem("mkdir(\(path)): \(String(cString: strerror(code)))")
+        }
+    }
+
+    static func listDirectory(_ path: String) throws -> [String] {
+        guard let dir = opendir(path) else {
+            throw DownloadError.fileSystem("opendir(\(path)): \(String(cString: strerror(errno)))")
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    static func currentDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return "." }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Writes `bytes` to `path` atomically: temporary file, fsync, rename, fsync of the directory.
+    static func atomicWrite(_ bytes: [UInt8], to path: String) throws {
+        let temporary = path + ".tmp"
+        let fd = try open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+        do {
+            try bytes.withUnsafeBytes { try writeAll(fd, temporary, $0, at: 0) }
+            try fsync(fd, temporary)
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        close(fd)
+        try rename(temporary, path)
+        try fsyncDirectory(Path.parent(path))
+    }
+
+    /// Moves a file into place, copying when `rename` crosses file systems; the destination appears atomically.
+    static func moveIntoPlace(_ from: String, _ to: String) throws {
+        if errnoOf({ Glibc_rename(from, to) }) == EXDEV {
+            let temporary = Path.parent(to) + "/.\(Path.lastComponent(to)).rangefetch-tmp"
+            let input = try open(from, O_RDONLY)
+            defer { close(input) }
+            let output = try open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+            do {
+                var offset: Int64 = 0
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+                defer { buffer.deallocate() }
+                while true {
+                    let n = try read(input, from, into: buffer, at: offset)
+                    if n == 0 { break }
+                    try writeAll(output, temporary, UnsafeRawBufferPointer(rebasing: buffer[0..<n]), at: offset)
+                    offset += Int64(n)
+                }
+                try fsync(output, temporary)
+            } catch {
+                close(output)
+                unlink(temporary)
+                throw error
+            }
+            close(output)
+            try rename(temporary, to)
+            unlink(from)
+        } else if FileIO.exists(from) {
+            try rename(from, to)
+        } else {
+            throw DownloadError.fileSystem("rename(\(from) -> \(to)): \(String(cString: strerror(errno)))")
+        }
+        try fsyncDirectory(Path.parent(to))
+    }
+}
+
+// Unambiguous names for the C functions that the enum's own members shadow.
+private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
+private func Glibc_close(_ fd: Int32) -> Int32 { close(fd) }
+private func Glibc_fsync(_ fd: Int32) -> Int32 { fsync(fd) }
+private func Glibc_rename(_ a: String, _ b: String) -> Int32 { rename(a, b) }
+private func Glibc_unlink(_ path: String) -> Int32 { unlink(path) }
+
+/// Lexical path helpers (no file system access).
+enum Path {
+    static func parent(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        if slash == path.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    static func lastComponent(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// Makes `path` absolute against the current directory and removes `.`, `..` and empty components.
+    static func absolute(_ path: String, relativeTo base: String? = nil) -> String {
+        let joined = path.hasPrefix("/") ? path : (base ?? FileIO.currentDirectory()) + "/" + path
+        var parts: [Substring] = []
+        for part in joined.split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." {
+                if !parts.isEmpty { parts.removeLast() }
+                continue
+            }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    /// The relative path from directory `base` to `target`, both absolute and normalised.
+    static func relative(from base: String, to target: String) -> String {
+        let b = base.split(separator: "/")
+        let t = target.split(separator: "/")
+        var common = 0
+        while common < b.count, common < t.count, b[common] == t[common] { common += 1 }
+        let ups = Array(repeating: "..", count: b.count - common)
+        let rest = t[common...].map(String.init)
+        let all = ups + rest
+        return all.isEmpty ? "." : all.joined(separator: "/")
+    }
+}

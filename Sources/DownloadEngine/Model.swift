@@ -1,0 +1,195 @@
+import Foundation
+
+/// A task's stable identifier: chosen when the task is added, kept in its record, unrelated to the URL.
+public struct DownloadTaskID: Hashable, Sendable, Codable, CustomStringConvertible, Comparable {
+    /// The identifier's text (a lower-case UUID), also the stem of the task's files in the state directory.
+    public let rawValue: String
+
+    /// Wraps an identifier's text.
+    ///
+    /// - Parameter rawValue: The text.
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    static func random() -> DownloadTaskID { .init(UUID().uuidString.lowercased()) }
+
+    /// The identifier's text.
+    public var description: String { rawValue }
+
+    /// Orders identifiers by their text.
+    public static func < (lhs: DownloadTaskID, rhs: DownloadTaskID) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// The lifecycle of a task.
+///
+/// `idle` → `waiting` (queued) → `running` ⇄ `retrying` → `completed` | `failed` | `cancelled`;
+/// `paused` can be entered from `idle`, `waiting`, `running` and `retrying`, and left with `resume`.
+public enum DownloadState: String, Sendable, Codable, CaseIterable {
+    /// Added but not started.
+    case idle
+    /// Queued for a free transfer slot.
+    case waiting
+    /// Transferring.
+    case running
+    /// Waiting out a backoff delay before the next attempt.
+    case retrying
+    /// Stopped by `pause` (or by shutdown); the partial file is kept.
+    case paused
+    /// Verified and moved to the destination. Terminal.
+    case completed
+    /// Given up with an error. Terminal until added or resumed again.
+    case failed
+    /// Cancelled; the partial file was deleted. Terminal.
+    case cancelled
+
+    /// Whether the task has ended (completed, failed or cancelled).
+    public var isTerminal: Bool { self == .completed || self == .failed || self == .cancelled }
+
+    /// Whether the task holds or waits for a transfer slot.
+    public var isActive: Bool { self == .waiting || self == .running || self == .retrying }
+}
+
+/// What to download and where to put it.
+public struct DownloadRequest: Sendable, Hashable {
+    /// The original URL; the task's identity in the state directory (with ``destination``).
+    public var url: String
+    /// The destination file path (absolute or relative to the current directory).
+    public var destination: String
+    /// The expected SHA-256 in hex, verified before the file is moved into place.
+    public var sha256: String?
+    /// Whether an existing destination file may be replaced. Default `false`.
+    public var overwrite: Bool
+
+    /// Creates a request.
+    ///
+    /// - Parameters:
+    ///   - url: The URL to download (`http` or `https`).
+    ///   - destination: The file to create.
+    ///   - sha256: The expected SHA-256 in hex, if known.
+    ///   - overwrite: Whether an existing destination may be replaced.
+    public init(url: String, destination: String, sha256: String? = nil, overwrite: Bool = false) {
+        self.url = url
+        self.destination = destination
+        self.sha256 = sha256
+        self.overwrite = overwrite
+    }
+}
+
+/// One redirect the engine followed.
+public struct RedirectHop: Sendable, Hashable, Codable {
+    /// The URL that answered with the redirect.
+    public var from: String
+    /// The absolute URL it pointed to.
+    public var to: String
+    /// The redirect status (301, 302, 303, 307 or 308).
+    public var status: Int
+
+    /// Creates a hop.
+    public init(from: String, to: String, status: Int) {
+        self.from = from
+        self.to = to
+        self.status = status
+    }
+}
+
+/// A progress measurement for a task or a group.
+public struct DownloadProgress: Sendable, Hashable {
+    /// Bytes held in the partial file (or the destination when complete).
+    public var bytes: Int64
+    /// The complete length, when known.
+    public var total: Int64?
+    /// Smoothed transfer speed in bytes per second.
+    public var bytesPerSecond: Double
+    /// Estimated seconds left, when total and speed are known.
+    public var eta: Double?
+
+    /// Creates a progress value.
+    public init(bytes: Int64, total: Int64?, bytesPerSecond: Double, eta: Double?) {
+        self.bytes = bytes
+        self.total = total
+        self.bytesPerSecond = bytesPerSecond
+        self.eta = eta
+    }
+
+    /// The fraction done in `0...1`, when the total is known.
+    public var fraction: Double? {
+        guard let total, total > 0 else { return total == 0 ? 1 : nil }
+        return min(1, Double(bytes) / Double(total))
+    }
+}
+
+/// How a task ended (or stopped).
+public enum DownloadResult: Sendable, Hashable {
+    /// Verified and in place at `path`, with its SHA-256 and length.
+    case completed(path: String, sha256: String, bytes: Int64)
+    /// Gave up.
+    case failed(DownloadError)
+    /// Cancelled.
+    case cancelled
+    /// Paused (by `pause` or shutdown); resumable.
+    case paused
+}
+
+/// A read-only view of a task.
+public struct DownloadTaskSnapshot: Sendable, Hashable {
+    /// The task's identifier.
+    public var id: DownloadTaskID
+    /// The original URL.
+    public var url: String
+    /// The last resolved URL, after redirects, if any were followed.
+    public var resolvedURL: String?
+    /// Every redirect followed during the current resolution, in order.
+    public var redirects: [RedirectHop]
+    /// The absolute destination path.
+    public var destination: String
+    /// The state.
+    public var state: DownloadState
+    /// The latest progress.
+    public var progress: DownloadProgress
+    /// The error of a failed task.
+    public var error: DownloadError?
+    /// The group the task belongs to, if any.
+    public var group: DownloadGroupID?
+}
+
+/// Identifies a batch of tasks added together.
+public struct DownloadGroupID: Hashable, Sendable, CustomStringConvertible {
+    /// The identifier's text.
+    public let rawValue: String
+    /// The identifier's text.
+    public var description: String { rawValue }
+}
+
+/// A batch of tasks with one completion when all members end.
+public struct DownloadGroup: Sendable, Hashable {
+    /// The group's identifier.
+    public let id: DownloadGroupID
+    /// The members, in the order they were added.
+    public let members: [DownloadTaskID]
+}
+
+/// Something that happened to a task or group.
+///
+/// Order, per task: `added`, then `stateChanged(.waiting)`, `stateChanged(.running)`; while running any number of
+/// `redirected` and `progress`; a retry is `retrying` then `stateChanged(.retrying)`, and later
+/// `stateChanged(.running)` again. The end is `completed` or `failed` immediately followed by the terminal
+/// `stateChanged`, or `stateChanged(.paused)` / `stateChanged(.cancelled)`. A final `progress` with all bytes
+/// precedes `completed`. For a group, `groupFinished` follows the last member's terminal `stateChanged`.
+/// Events of different tasks interleave.
+public enum DownloadEvent: Sendable {
+    /// A task was added (or re-added from the state directory).
+    case added(DownloadTaskID, url: String)
+    /// A task's state changed.
+    case stateChanged(DownloadTaskID, DownloadState)
+    /// Bytes arrived (at most one event per ``DownloadConfiguration/progressInterval``).
+    case progress(DownloadTaskID, DownloadProgress)
+    /// A redirect was followed.
+    case redirected(DownloadTaskID, RedirectHop)
+    /// An attempt failed and will be retried (`attempt` counts from 1) after `delay`.
+    case retrying(DownloadTaskID, attempt: Int, delay: Duration, error: DownloadError)
+    /// The task finished and its file is in place.
+    case completed(DownloadTaskID, path: String, sha256: String, bytes: Int64)
+    /// The task failed.
+    case failed(DownloadTaskID, DownloadError)
+    /// Every member of a group reached a terminal state (or paused).
+    case groupFinished(DownloadGroupID, results: [DownloadTaskID: DownloadResult])
+}

@@ -1,0 +1,185 @@
+import Foundation
+
+/// The pure heart of the engine: what to send, and what to do with the response head.
+///
+/// No I/O here. The transfer loop asks ``request(offset:validators:)`` for the range and `If-Range` to send,
+/// then hands the response head to ``decide(_:)`` and carries out the decision.
+enum ResumePlanner {
+    /// What the engine remembers about the representation being downloaded.
+    struct Validators: Hashable, Sendable {
+        /// The `ETag` from the response the partial file's bytes came from, as received.
+        var etag: String?
+        /// The `Last-Modified` from that response, as received.
+        var lastModified: String?
+        /// The complete length, when known.
+        var totalLength: Int64?
+
+        /// The `If-Range` value: the strong ETag, else the Last-Modified date, else `nil`. Never a weak ETag.
+        var ifRange: String? {
+            if let etag, HeaderValues.isStrongETag(etag) { return etag }
+            return lastModified
+        }
+    }
+
+    /// The request the engine sends.
+    enum Request: Hashable, Sendable {
+        /// `GET` without `Range`: start from zero (no partial bytes, or no validator to resume them safely).
+        case full
+        /// `GET` with `Range: bytes=offset-` and `If-Range: ifRange`.
+        case resume(offset: Int64, ifRange: String)
+
+        /// The offset the request asks from.
+        var offset: Int64 {
+            if case .resume(let offset, _) = self { return offset }
+            return 0
+        }
+    }
+
+    /// Chooses the request for a partial file of `offset` bytes (its actual length on disk).
+    ///
+    /// - Parameters:
+    ///   - offset: The partial file's length.
+    ///   - validators: What was recorded about the representation.
+    /// - Returns: `.resume` when there are bytes to keep and a usable validator, else `.full`.
+    static func request(offset: Int64, validators: Validators) -> Request {
+        guard offset > 0, let ifRange = validators.ifRange else { return .full }
+        return .resume(offset: offset, ifRange: ifRange)
+    }
+
+    /// The parts of a response head the planner reads.
+    struct ResponseHead: Hashable, Sendable {
+        /// The status code.
+        var status: Int
+        /// `Content-Range`, raw.
+        var contentRange: String?
+        /// `Content-Length`, raw.
+        var contentLength: String?
+        /// `ETag`, raw.
+        var etag: String?
+        /// `Last-Modified`, raw.
+        var lastModified: String?
+        /// `Retry-After`, raw.
+        var retryAfter: String?
+        /// `Location`, raw.
+        var location: String?
+
+        init(
+            status: Int, contentRange: String? = nil, contentLength: String? = nil, etag: String? = nil,
+            lastModified: String? = nil, retryAfter: String? = nil, location: String? = nil
+        ) {
+            self.status = status
+            self.contentRange = contentRange
+            self.contentLength = contentLength
+            self.etag = etag
+            self.lastModified = lastModified
+            self.retryAfter = retryAfter
+            self.location = location
+        }
+    }
+
+    /// Why a response's bytes cannot extend the partial file.
+    enum RestartReason: String, Hashable, Sendable {
+        case validatorChanged = "validator changed"
+        case lengthChanged = "complete length changed"
+        case rangeStartsLate = "range starts after the partial file's end"
+        case malformedContentRange = "malformed Content-Range"
+        case unsatisfiable = "416 but the partial file is not complete"
+        case preconditionFailed = "unexpected 304/412"
+    }
+
+    /// What to do with a response.
+    enum Decision: Hashable, Sendable {
+        /// 206 starting exactly at the offset: append the body. `total` is the complete length, if sent.
+        case append(total: Int64?)
+        /// 206 starting `overlap` bytes before the offset: drop that many body bytes, then append.
+        case skipOverlap(Int64, total: Int64?)
+        /// 200: truncate the partial file to zero and write this body from the start (the request is not wasted).
+        case restartWithBody(total: Int64?)
+        /// Discard this response, truncate the partial file and request again from zero.
+        case restart(RestartReason)
+        /// 416 and the partial file already holds the complete representation: verify and finish.
+        case finish
+        /// Follow the redirect to `location` (not yet resolved against the request URL).
+        case redirect(location: String)
+        /// The resolved URL stopped working (401, 403, 404, 410): resolve again from the original URL and resume.
+        case reresolve
+        /// Retry from the current offset, after the server's `Retry-After` when it sent one.
+        case retry(after: Duration?)
+        /// Give up on the task.
+        case fail(DownloadError)
+    }
+
+    /// Decides what to do with a response head.
+    ///
+    /// - Parameters:
+    ///   - head: The response head.
+    ///   - request: The request that was sent.
+    ///   - validators: What was recorded about the representation.
+    ///   - url: The URL requested (for messages).
+    ///   - usingResolvedURL: Whether `url` came from an earlier redirect, not from the task's original URL.
+    ///   - now: The current time, for `Retry-After` dates.
+    /// - Returns: The decision.
+    static func decide(
+        _ head: ResponseHead,
+        request: Request,
+        validators: Validators,
+        url: String,
+        usingResolvedURL: Bool,
+        now: Date
+    ) -> Decision {
+        let offset = request.offset
+        switch head.status {
+        case 200:
+            return .restartWithBody(total: head.contentLength.flatMap { HeaderValues.digits($0) })
+        case 206:
+            guard let raw = head.contentRange, let range = HeaderValues.contentRange(raw), let first = range.first,
+                let last = range.last
+            else { return .restart(.malformedContentRange) }
+            if let recorded = validators.totalLength, let complete = range.complete, recorded != complete,
+                offset > 0
+            {
+                return .restart(.lengthChanged)
+            }
+            if offset > 0, let recorded = validators.etag, let sent = head.etag, sent != recorded {
+                return .restart(.validatorChanged)
+            }
+            if offset > 0, validators.etag == nil, let recorded = validators.lastModified, let sent = head.lastModified,
+                sent != recorded
+            {
+                return .restart(.validatorChanged)
+            }
+            if first > offset { return .restart(.rangeStartsLate) }
+            if first == offset { return .append(total: range.complete) }
+            // A truthful earlier start: the overlap is skipped, provided the range reaches past the offset.
+            guard last >= offset else { return .restart(.rangeStartsLate) }
+            return .skipOverlap(offset - first, total: range.complete)
+        case 416:
+            guard let raw = head.contentRange, let range = HeaderValues.contentRange(raw), range.first == nil,
+                let complete = range.complete
+            else { return .restart(.unsatisfiable) }
+            if offset > 0, offset == complete, validators.totalLength.map({ $0 == complete }) ?? true {
+                return .finish
+            }
+            return .restart(.unsatisfiable)
+        case 301, 302, 303, 307, 308:
+            guard let location = head.location, !location.isEmpty else {
+                return .fail(.redirectWithoutLocation(head.status, url: url))
+            }
+            return .redirect(location: location)
+        case 304, 412:
+            return .restart(.preconditionFailed)
+        case 401, 403, 404, 410:
+            return usingResolvedURL ? .reresolve : .fail(.permanentHTTPStatus(head.status, url: url))
+        case let status where ResumePolicy.isRetryable(status):
+            return .retry(after: head.retryAfter.flatMap { HeaderValues.retryAfter($0, now: now) })
+        case let status where (200..<300).contains(status):
+            return .fail(.unexpectedResponse("HTTP \(status) from \(url)"))
+        default:
+            return .fail(.permanentHTTPStatus(head.status, url: url))
+        }
+    }
+}
+
+private enum ResumePolicy {
+    static func isRetryable(_ status: Int) -> Bool { DownloadConfiguration.RetryPolicy.isRetryable(status: status) }
+}

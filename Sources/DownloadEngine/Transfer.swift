@@ -1,0 +1,420 @@
+import Crypto
+import Foundation
+import NIOCore
+
+/// What a transfer tells the engine while it runs.
+enum TransferReport: Sendable {
+    case running
+    case progress(DownloadProgress)
+    case redirected(RedirectHop, TaskRecord)
+    case retrying(attempt: Int, delay: Duration, error: DownloadError)
+}
+
+/// How a transfer ended.
+enum TransferOutcome: Sendable {
+    case completed(TaskRecord, sha256: String, bytes: Int64)
+    case failed(TaskRecord, DownloadError)
+    /// Stopped by cancellation (pause, cancel, shutdown); the record was persisted.
+    case stopped(TaskRecord)
+}
+
+/// Last time bytes (or a response head) arrived; read by the idle watchdog.
+final class ActivityClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last = ContinuousClock.now
+    func touch() { lock.withLock { last = .now } }
+    var idleFor: Duration { lock.withLock { ContinuousClock.now - last } }
+}
+
+/// The thin I/O shell around ``ResumePlanner``: one task's request loop, partial file and digest.
+///
+/// A `Transfer` is used by one task at a time: the body-streaming child runs while its parent awaits it, which is
+/// why the class is `@unchecked Sendable`.
+final class Transfer: @unchecked Sendable {
+    private var record: TaskRecord
+    private let store: StateStore
+    private let transport: any Transport
+    private let configuration: DownloadConfiguration
+    private let report: @Sendable (TransferReport) async -> Void
+
+    private var fd: Int32 = -1
+    private var partialPath: String
+    private var length: Int64 = 0
+    private var hasher = SHA256()
+    private var reprDigest: String?
+    private let activity = ActivityClock()
+    private let started = ContinuousClock.now
+
+    private var lastProgressAt = ContinuousClock.now
+    private var lastProgressBytes: Int64 = 0
+    private var speed: Double = 0
+
+    init(
+        record: TaskRecord, store: StateStore, transport: any Transport, configuration: DownloadConfiguration,
+        report: @escaping @Sendable (TransferReport) async -> Void
+    ) {
+        self.record = record
+        self.store = store
+        self.transport = transport
+        self.configuration = configuration
+        self.report = report
+        self.partialPath = store.partialPath(record)
+        self.reprDigest = record.reprDigestSHA256
+    }
+
+    deinit { if fd >= 0 { FileIO.close(fd) } }
+
+    /// Runs until the file is in place, the task fails, or the surrounding task is cancelled.
+    func run() async -> TransferOutcome {
+        do {
+            return try await loop()
+        } catch let error as DownloadError {
+            return fail(error)
+        } catch {
+            record.recordedLength = length
+            try? store.save(record)
+            return .stopped(record)
+        }
+    }
+
+    private func fail(_ error: DownloadError) -> TransferOutcome {
+        record.state = .failed
+        record.error = error.message
+        record.errorKind = error.kind
+        record.recordedLength = length
+        try? store.save(record)
+        return .failed(record, error)
+    }
+
+    // MARK: The request loop
+
+    private enum AttemptResult {
+        case done
+        case moreToFetch
+        case redirect(String, status: Int)
+        case reresolve
+        case restart(ResumePlanner.RestartReason)
+        case retry(DownloadError, after: Duration?)
+    }
+
+    private func loop() async throws -> TransferOutcome {
+        try openPartial()
+        var failures = 0
+        var restarts = 0
+        var hops = 0
+        var url = record.resolvedURL ?? record.url
+        var crossOrigin = !sameOrigin(url, record.url)
+
+        while true {
+            try Task.checkCancellation()
+            if let overall = configuration.timeouts.overall, ContinuousClock.now - started > overall {
+                throw DownloadError.deadlineExceeded(overall.seconds)
+            }
+            await report(.running)
+            let before = length
+            let result: AttemptResult
+            do {
+                result = try await attempt(url: url, usingResolvedURL: url != record.url, crossOrigin: crossOrigin)
+            } catch let error as DownloadError where error.isRetryable {
+                result = .retry(error, after: nil)
+            }
+            if length > before { failures = 0 }
+
+            switch result {
+            case .done:
+                return try finish()
+            case .moreToFetch:
+                continue
+            case .redirect(let location, let status):
+                hops += 1
+                if hops > configuration.redirects.maximumHops {
+                    throw DownloadError.tooManyRedirects(configuration.redirects.maximumHops, url: record.url)
+                }
+                guard let base = URL(string: url), let target = URL(string: location, relativeTo: base)?.absoluteURL,
+                    let host = target.host, !host.isEmpty
+                else { throw DownloadError.redirectWithoutLocation(status, url: url) }
+                guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                    throw DownloadError.unsupportedScheme(target.absoluteString)
+                }
+                let hop = RedirectHop(from: url, to: target.absoluteString, status: status)
+                if hops == 1 { record.redirects = [] }
+                record.redirects.append(hop)
+                record.resolvedURL = hop.to
+                if !sameOrigin(hop.to, url) { crossOrigin = true }
+                url = hop.to
+                try store.save(record)
+                await report(.redirected(hop, record))
+            case .reresolve:
+                url = record.url
+                hops = 0
+                crossOrigin = false
+                record.resolvedURL = nil
+                try store.save(record)
+            case .restart(let reason):
+                restarts += 1
+                if restarts > 3 {
+                    throw DownloadError.unexpectedResponse("restarted from zero \(restarts - 1) times (\(reason.rawValue))")
+                }
+                try truncate()
+                record.validators = .init()
+                try store.save(record)
+            case .retry(let error, let after):
+                failures += 1
+                guard let delay = configuration.retry.delay(forRetry: failures, retryAfter: after, random: .random(in: 0..<1))
+                else {
+                    if configuration.retry.maximumRetries == 0 { throw error }
+                    throw DownloadError.retriesExhausted(failures - 1, last: error)
+                }
+                if let overall = configuration.timeouts.overall, ContinuousClock.now - started + delay > overall {
+                    throw DownloadError.deadlineExceeded(overall.seconds)
+                }
+                record.recordedLength = length
+                try? store.save(record)
+                await report(.retrying(attempt: failures, delay: delay, error: error))
+                try await Task.sleep(for: delay)
+            }
+        }
+    }
+
+    private func sameOrigin(_ a: String, _ b: String) -> Bool {
+        guard let ua = URL(string: a), let ub = URL(string: b) else { return false }
+        return HeaderValues.sameOrigin(ua, ub)
+    }
+
+    /// One request: send, decide, and stream the body if the decision keeps it.
+    private func attempt(url: String, usingResolvedURL: Bool, crossOrigin: Bool) async throws -> AttemptResult {
+        let plan = ResumePlanner.request(offset: length, validators: record.validators)
+        if case .full = plan, length > 0 { try truncate() }
+        var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
+        if configuration.requestRepresentationDigest { headers.append(("Want-Repr-Digest", "sha-256=1")) }
+        if case .resume(let offset, let ifRange) = plan {
+            headers.append(("Range", "bytes=\(offset)-"))
+            headers.append(("If-Range", ifRange))
+        }
+        for header in configuration.headers {
+            if crossOrigin, configuration.redirects.sensitiveHeaders.contains(header.name.lowercased()) { continue }
+            headers.append(header)
+        }
+        let request = TransportRequest(url: url, headers: headers)
+        activity.touch()
+        return try await withWatchdog { [self] in
+            let response = try await transport.execute(request)
+            activity.touch()
+            return try await handle(response, plan: plan, url: url, usingResolvedURL: usingResolvedURL)
+        }
+    }
+
+    private func handle(
+        _ response: TransportResponse, plan: ResumePlanner.Request, url: String, usingResolvedURL: Bool
+    ) async throws -> AttemptResult {
+        let head = ResumePlanner.ResponseHead(
+            status: response.status,
+            contentRange: response.header("content-range"),
+            contentLength: response.header("content-length"),
+            etag: response.header("etag"),
+            lastModified: response.header("last-modified"),
+            retryAfter: response.header("retry-after"),
+            location: response.header("location")
+        )
+        if let digest = response.header("repr-digest").flatMap(HeaderValues.sha256FromReprDigest),
+            (200...299).contains(response.status)
+        {
+            reprDigest = digest
+        }
+        let decision = ResumePlanner.decide(
+            head, request: plan, validators: record.validators, url: url, usingResolvedURL: usingResolvedURL,
+            now: Date()
+        )
+        switch decision {
+        case .redirect(let location):
+            return .redirect(location, status: response.status)
+        case .reresolve:
+            return .reresolve
+        case .retry(let after):
+            return .retry(.retryableHTTPStatus(response.status, url: url), after: after)
+        case .fail(let error):
+            throw error
+        case .restart(let reason):
+            return .restart(reason)
+        case .finish:
+            return .done
+        case .restartWithBody(let total):
+            try truncate()
+            record.validators = .init(etag: head.etag, lastModified: head.lastModified, totalLength: total)
+            record.reprDigestSHA256 = reprDigest
+            try store.save(record)
+            let end = try await stream(response.body, skip: 0, expectedEnd: total)
+            return total.map { end >= $0 } ?? true ? .done : .moreToFetch
+        case .append(let total), .skipOverlap(_, let total):
+            var skip: Int64 = 0
+            if case .skipOverlap(let overlap, _) = decision { skip = overlap }
+            var validators = record.validators
+            if let total { validators.totalLength = total }
+            if let etag = head.etag { validators.etag = etag }
+            if let lastModified = head.lastModified { validators.lastModified = lastModified }
+            if validators != record.validators || record.reprDigestSHA256 != reprDigest {
+                record.validators = validators
+                record.reprDigestSHA256 = reprDigest
+                try store.save(record)
+            }
+            let range = head.contentRange.flatMap(HeaderValues.contentRange)
+            let rangeEnd = range?.last.map { $0 + 1 }
+            let end = try await stream(response.body, skip: skip, expectedEnd: rangeEnd)
+            if let total = validators.totalLength, end >= total { return .done }
+            if validators.totalLength == nil, let rangeEnd, end >= rangeEnd { return .moreToFetch }
+            return .moreToFetch
+        }
+    }
+
+    /// Writes body bytes straight to the partial file (at most ``DownloadConfiguration/writeBufferSize`` per write),
+    /// hashing as it goes. Returns the partial file's new length.
+    private func stream(_ body: TransportBody, skip: Int64, expectedEnd: Int64?) async throws -> Int64 {
+        var toSkip = skip
+        let chunkLimit = max(1, min(configuration.writeBufferSize, 1 << 20))
+        for try await var buffer in body {
+            activity.touch()
+            if toSkip > 0 {
+                let dropped = min(Int64(buffer.readableBytes), toSkip)
+                buffer.moveReaderIndex(forwardBy: Int(dropped))
+                toSkip -= dropped
+            }
+            if let expectedEnd {
+                let room = expectedEnd - length
+                if room <= 0 { break }
+                if Int64(buffer.readableBytes) > room {
+                    buffer = buffer.getSlice(at: buffer.readerIndex, length: Int(room))!
+                }
+            }
+            while buffer.readableBytes > 0 {
+                let count = min(buffer.readableBytes, chunkLimit)
+                try buffer.withUnsafeReadableBytes { bytes in
+                    let slice = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
+                    try FileIO.writeAll(fd, partialPath, slice, at: length)
+                    hasher.update(bufferPointer: slice)
+                }
+                buffer.moveReaderIndex(forwardBy: count)
+                length += Int64(count)
+            }
+            await progress(force: false)
+        }
+        await progress(force: true)
+        if let expectedEnd, length < expectedEnd {
+            throw DownloadError.prematureEndOfBody(received: length, expected: expectedEnd)
+        }
+        return length
+    }
+
+    private func progress(force: Bool) async {
+        let now = ContinuousClock.now
+        let elapsed = (now - lastProgressAt).seconds
+        guard force || elapsed >= configuration.progressInterval.seconds else { return }
+        if elapsed > 0.05 {
+            let instant = Double(length - lastProgressBytes) / elapsed
+            speed = speed == 0 ? instant : 0.7 * speed + 0.3 * instant
+            lastProgressAt = now
+            lastProgressBytes = length
+        }
+        let total = record.totalLength
+        let eta = total.flatMap { speed > 0 ? Double(max(0, $0 - length)) / speed : nil }
+        await report(.progress(.init(bytes: length, total: total, bytesPerSecond: speed, eta: eta)))
+    }
+
+    /// Runs `body` with the idle and overall watchdog; the watchdog throws when no bytes arrived for too long.
+    private func withWatchdog<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let idle = configuration.timeouts.idle
+        let overall = configuration.timeouts.overall
+        let started = self.started
+        let activity = self.activity
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                let tick = min(max(idle / 4, .milliseconds(10)), .seconds(1))
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: tick) } catch { return nil }
+                    if activity.idleFor > idle { throw DownloadError.idleTimeout(idle.seconds) }
+                    if let overall, ContinuousClock.now - started > overall {
+                        throw DownloadError.deadlineExceeded(overall.seconds)
+                    }
+                }
+                return nil
+            }
+            defer { group.cancelAll() }
+            while let next = try await group.next() {
+                if let value = next { return value }
+            }
+            throw CancellationError()
+        }
+    }
+
+    // MARK: Files
+
+    private func openPartial() throws {
+        try FileIO.makeDirectories(Path.parent(partialPath))
+        fd = try FileIO.open(partialPath, O_RDWR | O_CREAT)
+        length = try FileIO.size(fd, partialPath)
+        try rehashPrefix()
+        lastProgressBytes = length
+    }
+
+    /// Hashes the kept prefix of the partial file so the digest covers the whole representation after a resume.
+    private func rehashPrefix() throws {
+        hasher = SHA256()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < length {
+            let want = Int(min(Int64(buffer.count), length - offset))
+            let n = try FileIO.read(fd, partialPath, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
+            if n == 0 { break }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            offset += Int64(n)
+        }
+        length = offset
+    }
+
+    private func truncate() throws {
+        try FileIO.truncate(fd, partialPath, to: 0)
+        length = 0
+        hasher = SHA256()
+        lastProgressBytes = 0
+    }
+
+    /// Verifies length and digest, then moves the partial file into place.
+    private func finish() throws -> TransferOutcome {
+        let destination = store.destinationPath(record)
+        if let total = record.totalLength, total != length {
+            discardPartial()
+            throw DownloadError.verificationFailed("length \(length), expected \(total)")
+        }
+        let digest = HeaderValues.hex(hasher.finalize())
+        if let expected = record.expectedSHA256?.lowercased(), expected != digest {
+            discardPartial()
+            throw DownloadError.verificationFailed("SHA-256 \(digest), expected \(expected)")
+        }
+        if let announced = reprDigest ?? record.reprDigestSHA256, announced != digest {
+            discardPartial()
+            throw DownloadError.verificationFailed("SHA-256 \(digest), server's Repr-Digest says \(announced)")
+        }
+        try FileIO.fsync(fd, partialPath)
+        if !record.overwrite, FileIO.exists(destination) {
+            throw DownloadError.destinationExists(destination)
+        }
+        try FileIO.makeDirectories(Path.parent(destination))
+        try FileIO.moveIntoPlace(partialPath, destination)
+        FileIO.close(fd)
+        fd = -1
+        record.state = .completed
+        record.sha256 = digest
+        record.recordedLength = length
+        record.error = nil
+        record.errorKind = nil
+        try store.save(record)
+        return .completed(record, sha256: digest, bytes: length)
+    }
+
+    private func discardPartial() {
+        try? truncate()
+        record.validators = .init()
+        record.reprDigestSHA256 = nil
+    }
+}
