@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+
+@testable import DownloadEngine
+
+@Suite("Resume planner (pure)")
+struct ResumePlannerTests {
+    typealias V = ResumePlanner.Validators
+    typealias Head = ResumePlanner.ResponseHead
+    let now = Date(timeIntervalSince1970: 1_700_000_000)
+
+    func decide(
+        _ head: Head, offset: Int64, _ validators: V = V(etag: "\"e1\"", lastModified: nil, totalLength: 1000),
+        resolved: Bool = false
+    ) -> ResumePlanner.Decision {
+        let request = ResumePlanner.request(offset: offset, validators: validators)
+        return ResumePlanner.decide(
+            head, request: request, validators: validators, url: "http://h/x", usingResolvedURL: resolved, now: now)
+    }
+
+    @Test func requestUsesStrongETagThenLastModifiedNeverWeak() {
+        let date = "Sun, 06 Nov 1994 08:49:37 GMT"
+        #expect(ResumePlanner.request(offset: 0, validators: V(etag: "\"a\"")) == .full)
+        #expect(ResumePlanner.request(offset: 10, validators: V(etag: "\"a\"")) == .resume(offset: 10, ifRange: "\"a\""))
+        #expect(
+            ResumePlanner.request(offset: 10, validators: V(etag: "W/\"a\"", lastModified: date))
+                == .resume(offset: 10, ifRange: date))
+        #expect(
+            ResumePlanner.request(offset: 10, validators: V(etag: nil, lastModified: date))
+                == .resume(offset: 10, ifRange: date))
+        #expect(ResumePlanner.request(offset: 10, validators: V(etag: "W/\"a\"")) == .full)
+        #expect(ResumePlanner.request(offset: 10, validators: V()) == .full)
+    }
+
+    @Test func partialContentContinuesAtTheOffset() {
+        let head = Head(status: 206, contentRange: "bytes 100-999/1000", etag: "\"e1\"")
+        #expect(decide(head, offset: 100) == .append(total: 1000))
+    }
+
+    @Test func truthfulEarlierStartSkipsTheOverlap() {
+        let head = Head(status: 206, contentRange: "bytes 50-999/1000", etag: "\"e1\"")
+        #expect(decide(head, offset: 100) == .skipOverlap(50, total: 1000))
+        let short = Head(status: 206, contentRange: "bytes 0-49/1000", etag: "\"e1\"")
+        #expect(decide(short, offset: 100) == .restart(.rangeStartsLate))
+    }
+
+    @Test func lateStartLengthOrETagChangeRestarts() {
+        #expect(
+            decide(Head(status: 206, contentRange: "bytes 200-999/1000", etag: "\"e1\""), offset: 100)
+                == .restart(.rangeStartsLate))
+        #expect(
+            decide(Head(status: 206, contentRange: "bytes 100-1999/2000", etag: "\"e1\""), offset: 100)
+                == .restart(.lengthChanged))
+        #expect(
+            decide(Head(status: 206, contentRange: "bytes 100-999/1000", etag: "\"e2\""), offset: 100)
+                == .restart(.validatorChanged))
+        #expect(
+            decide(Head(status: 206, contentRange: "bytes 100-999/1000", etag: "W/\"e1\""), offset: 100)
+                == .restart(.validatorChanged))
+        let dated = V(etag: nil, lastModified: "Sun, 06 Nov 1994 08:49:37 GMT", totalLength: 1000)
+        #expect(
+            decide(
+                Head(status: 206, contentRange: "bytes 100-999/1000", lastModified: "Mon, 07 Nov 1994 08:49:37 GMT"),
+                offset: 100, dated) == .restart(.validatorChanged))
+        #expect(
+            decide(Head(status: 206, contentRange: "bytes 100-999/*"), offset: 100, dated) == .append(total: nil))
+    }
+
+    @Test(arguments: ["", "bytes", "bytes 5-1/10", "bytes 1-10/10", "items 0-1/2", "bytes a-b/c", "bytes */*"])
+    func malformedContentRangeRestarts(_ value: String) {
+        #expect(decide(Head(status: 206, contentRange: value), offset: 100) == .restart(.malformedContentRange))
+    }
+
+    @Test func fullResponseToARangeRequestRestartsKeepingTheBody() {
+        #expect(decide(Head(status: 200, contentLength: "1000"), offset: 100) == .restartWithBody(total: 1000))
+        #expect(decide(Head(status: 200), offset: 0, V()) == .restartWithBody(total: nil))
+    }
+
+    @Test func unsatisfiableWithACompletePartialFinishes() {
+        #expect(decide(Head(status: 416, contentRange: "bytes */1000"), offset: 1000) == .finish)
+        #expect(decide(Head(status: 416, contentRange: "bytes */2000"), offset: 1000) == .restart(.unsatisfiable))
+        #expect(decide(Head(status: 416), offset: 1000) == .restart(.unsatisfiable))
+    }
+
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func redirectsAreReturnedToTheShell(_ status: Int) {
+        #expect(decide(Head(status: status, location: "/next"), offset: 0) == .redirect(location: "/next"))
+        #expect(decide(Head(status: status), offset: 0) == .fail(.redirectWithoutLocation(status, url: "http://h/x")))
+    }
+
+    @Test(arguments: [408, 429, 500, 502, 503, 504])
+    func retryableStatusesRetry(_ status: Int) {
+        #expect(decide(Head(status: status), offset: 10) == .retry(after: nil))
+        #expect(decide(Head(status: status, retryAfter: "7"), offset: 10) == .retry(after: .seconds(7)))
+        #expect(
+            decide(Head(status: status, retryAfter: "Tue, 14 Nov 2023 22:13:30 GMT"), offset: 10)
+                == .retry(after: .seconds(10)))
+    }
+
+    @Test(arguments: [400, 401, 403, 404, 405, 410, 451, 501, 505, 300, 305])
+    func otherStatusesFailAtOnce(_ status: Int) {
+        #expect(decide(Head(status: status), offset: 10) == .fail(.permanentHTTPStatus(status, url: "http://h/x")))
+    }
+
+    @Test(arguments: [401, 403, 404, 410])
+    func goneResolvedURLReresolves(_ status: Int) {
+        #expect(decide(Head(status: status), offset: 10, resolved: true) == .reresolve)
+    }
+
+    @Test func everyStatusHasADecision() {
+        for status in 100...599 {
+            _ = decide(Head(status: status, contentRange: "bytes 0-9/10"), offset: 0)
+        }
+    }
+}
+
+@Suite("Retry policy (pure)")
+struct RetryPolicyTests {
+    @Test func exponentialWithoutJitter() {
+        var policy = DownloadConfiguration.RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(10))
+        policy.jitter = false
+        #expect(policy.delay(forRetry: 1, random: 0.5) == .seconds(1))
+        #expect(policy.delay(forRetry: 2, random: 0.5) == .seconds(2))
+        #expect(policy.delay(forRetry: 4, random: 0.5) == .seconds(8))
+        #expect(policy.delay(forRetry: 5, random: 0.5) == .seconds(10))
+        #expect(policy.delay(forRetry: 10, random: 0.5) == .seconds(10))
+        #expect(policy.delay(forRetry: 11, random: 0.5) == nil)
+        #expect(policy.delay(forRetry: 0, random: 0.5) == nil)
+    }
+
+    @Test func jitterStaysWithinHalfToFull() {
+        let policy = DownloadConfiguration.RetryPolicy(initialDelay: .seconds(4), maximumDelay: .seconds(100))
+        #expect(policy.delay(forRetry: 1, random: 0) == .seconds(2))
+        #expect(policy.delay(forRetry: 1, random: 1) == .seconds(4))
+        for _ in 0..<100 {
+            let d = policy.delay(forRetry: 3, random: .random(in: 0..<1))!
+            #expect(d >= .seconds(8) && d <= .seconds(16))
+        }
+    }
+
+    @Test func retryAfterWinsAndIsCapped() {
+        let policy = DownloadConfiguration.RetryPolicy(maximumRetryAfter: .seconds(60))
+        #expect(policy.delay(forRetry: 1, retryAfter: .seconds(5), random: 0.9) == .seconds(5))
+        #expect(policy.delay(forRetry: 1, retryAfter: .seconds(3600), random: 0.9) == .seconds(60))
+        #expect(policy.delay(forRetry: 11, retryAfter: .seconds(5), random: 0.9) == nil)
+        #expect(DownloadConfiguration.RetryPolicy.never.delay(forRetry: 1, random: 0) == nil)
+    }
+
+    @Test func retryableStatusesAreExactlyTheDocumentedOnes() {
+        let retryable = (100...599).filter { DownloadConfiguration.RetryPolicy.isRetryable(status: $0) }
+        #expect(retryable == [408, 429, 500, 502, 503, 504])
+    }
+
+    @Test func errorKindsThatRetry() {
+        #expect(DownloadError.network("reset").isRetryable)
+        #expect(DownloadError.idleTimeout(1).isRetryable)
+        #expect(DownloadError.prematureEndOfBody(received: 1, expected: 2).isRetryable)
+        #expect(DownloadError.retryableHTTPStatus(503, url: "u").isRetryable)
+        #expect(!DownloadError.permanentHTTPStatus(404, url: "u").isRetryable)
+        #expect(!DownloadError.verificationFailed("x").isRetryable)
+        #expect(!DownloadError.fileSystem("ENOSPC").isRetryable)
+    }
+}
+
+@Suite("Header values (pure)")
+struct HeaderValuesTests {
+    @Test func contentRange() {
+        #expect(HeaderValues.contentRange("bytes 0-9/10") == .init(first: 0, last: 9, complete: 10))
+        #expect(HeaderValues.contentRange("bytes 5-9/*") == .init(first: 5, last: 9, complete: nil))
+        #expect(HeaderValues.contentRange("bytes */10") == .init(first: nil, last: nil, complete: 10))
+        #expect(HeaderValues.contentRange("bytes 0-10/10") == nil)
+        #expect(HeaderValues.contentRange("bytes -1-9/10") == nil)
+    }
+
+    @Test func httpDates() {
+        let date = HeaderValues.httpDate("Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(date == Date(timeIntervalSince1970: 784_111_777))
+        #expect(HeaderValues.httpDate("Sunday, 06-Nov-94 08:49:37 GMT") == date)
+        #expect(HeaderValues.httpDate("yesterday") == nil)
+        let now = Date(timeIntervalSince1970: 784_111_777 + 100)
+        #expect(HeaderValues.retryAfter("Sun, 06 Nov 1994 08:49:37 GMT", now: now) == .zero)
+    }
+
+    @Test func reprDigest() {
+        // SHA-256 of the empty string.
+        let empty = "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:"
+        let hex = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        #expect(HeaderValues.sha256FromReprDigest(empty) == hex)
+        #expect(HeaderValues.sha256FromReprDigest("sha-512=:AAAA:, " + empty) == hex)
+        #expect(HeaderValues.sha256FromReprDigest("sha-256=:AAAA:") == nil)
+    }
+
+    @Test func origins() {
+        let a = URL(string: "http://a.test/x")!
+        #expect(HeaderValues.sameOrigin(a, URL(string: "http://A.test:80/y")!))
+        #expect(!HeaderValues.sameOrigin(a, URL(string: "http://a.test:8080/y")!))
+        #expect(!HeaderValues.sameOrigin(a, URL(string: "https://a.test/y")!))
+    }
+
+    @Test func relativePaths() {
+        #expect(Path.relative(from: "/a/b/.rangefetch", to: "/a/b/file") == "../file")
+        #expect(Path.relative(from: "/s", to: "/a/b") == "../a/b")
+        #expect(Path.absolute("../x", relativeTo: "/a/b") == "/a/x")
+    }
+}

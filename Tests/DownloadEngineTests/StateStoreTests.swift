@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+@testable import DownloadEngine
+
+/// A fresh temporary directory per test.
+func makeTemporaryDirectory(_ name: String = #function) -> String {
+    let safe = name.filter { $0.isLetter || $0.isNumber }
+    let path = NSTemporaryDirectory() + "engine-tests-\(safe)-\(UUID().uuidString.prefix(8))"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+@Suite("State store")
+struct StateStoreTests {
+    func record(_ store: StateStore, destination: String) -> TaskRecord {
+        let id = DownloadTaskID.random()
+        return TaskRecord(
+            id: id, url: "http://127.0.0.1:1/bytes/1K", destination: store.relative(destination),
+            partial: id.rawValue + ".part", state: .paused, created: Date(), updated: Date())
+    }
+
+    @Test func roundTripsWithRelativePathsAndSurvivesAMove() throws {
+        let root = makeTemporaryDirectory()
+        let store = try StateStore(directory: root + "/out/.rangefetch")
+        var r = record(store, destination: root + "/out/file.bin")
+        r.etag = "\"x\""
+        r.totalLength = 1024
+        try store.save(r)
+        let json = try String(contentsOfFile: store.recordPath(r.id), encoding: .utf8)
+        #expect(json.contains("\"format\" : \"rangefetch-task\""))
+        #expect(json.contains("\"version\" : 1"))
+        #expect(json.contains("\"destination\" : \"../file.bin\""))
+        #expect(!json.contains(root))
+        #expect(!FileManager.default.fileExists(atPath: store.recordPath(r.id) + ".tmp"))
+
+        try FileManager.default.moveItem(atPath: root + "/out", toPath: root + "/moved")
+        let moved = try StateStore(directory: root + "/moved/.rangefetch")
+        let loaded = moved.loadAll()
+        #expect(loaded.problems.isEmpty)
+        #expect(loaded.records.map(\.id) == [r.id])
+        #expect(moved.destinationPath(loaded.records[0]) == root + "/moved/file.bin")
+        #expect(loaded.records[0].etag == "\"x\"")
+    }
+
+    @Test func corruptRecordIsSetAsideNotDeleted() throws {
+        let root = makeTemporaryDirectory()
+        let store = try StateStore(directory: root)
+        let good = record(store, destination: root + "/a")
+        try store.save(good)
+        let bad = root + "/\(DownloadTaskID.random()).json"
+        try Data("{ not json".utf8).write(to: URL(fileURLWithPath: bad))
+        let loaded = store.loadAll()
+        #expect(loaded.records.map(\.id) == [good.id])
+        #expect(loaded.problems.count == 1)
+        #expect(loaded.problems.allSatisfy { DownloadError.corruptRecord ~= $0 })
+        #expect(!FileManager.default.fileExists(atPath: bad))
+        let aside = try FileManager.default.contentsOfDirectory(atPath: root).filter { $0.contains(".corrupt-") }
+        #expect(aside.count == 1)
+    }
+
+    @Test func recordWithAbsolutePathsIsRejected() throws {
+        let root = makeTemporaryDirectory()
+        let store = try StateStore(directory: root)
+        var r = record(store, destination: root + "/a")
+        r.destination = "/etc/passwd"
+        try store.save(r)
+        let loaded = store.loadAll()
+        #expect(loaded.records.isEmpty)
+        #expect(loaded.problems.count == 1)
+    }
+
+    @Test func unwritableStateDirectoryIsAClearError() {
+        #expect { try StateStore(directory: "/proc/nope/state") } throws: { DownloadError.fileSystem ~= $0 }
+    }
+}
