@@ -54,17 +54,19 @@ public actor DownloadEngine {
     ///   - configuration: Engine settings.
     /// - Throws: ``DownloadError/fileSystem(_:)`` when the directory cannot be created or written.
     public init(stateDirectory: String, configuration: DownloadConfiguration = .init()) throws {
-        try self.init(
-            stateDirectory: stateDirectory, configuration: configuration,
-            transport: AsyncHTTPClientTransport(connectTimeout: configuration.timeouts.connect))
+        try self.init(stateDirectory: stateDirectory, configuration: configuration) {
+            AsyncHTTPClientTransport(connectTimeout: configuration.timeouts.connect)
+        }
     }
 
-    init(stateDirectory: String, configuration: DownloadConfiguration, transport: any Transport) throws {
+    init(
+        stateDirectory: String, configuration: DownloadConfiguration, transport makeTransport: () -> any Transport
+    ) throws {
         let store = try StateStore(directory: stateDirectory)
         self.store = store
         self.stateDirectory = store.directory
         self.configuration = configuration
-        self.transport = transport
+        self.transport = makeTransport()
         let (records, problems) = store.loadAll()
         self.loadProblems = problems
         for var record in records {

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Foundation
 import NIOCore
 import NIOHTTP1
 
@@ -48,6 +49,8 @@ protocol Transport: Sendable {
 /// The AsyncHTTPClient transport: redirects disallowed, decompression off.
 final class AsyncHTTPClientTransport: Transport {
     private let client: HTTPClient
+    private let lock = NSLock()
+    private nonisolated(unsafe) var isShutDown = false
 
     init(connectTimeout: Duration) {
         let nanoseconds = Int64(connectTimeout.seconds * 1e9)
@@ -89,7 +92,16 @@ final class AsyncHTTPClientTransport: Transport {
     }
 
     func shutdown() async {
-        try? await client.shutdown()
+        let first = lock.withLock {
+            defer { isShutDown = true }
+            return !isShutDown
+        }
+        if first { try? await client.shutdown() }
+    }
+
+    deinit {
+        // An engine dropped without `shutdown()` must not trap in HTTPClient's deinit check.
+        if !isShutDown { client.shutdown { _ in } }
     }
 
     static func translate(_ error: any Error, url: String) -> any Error {

@@ -1,0 +1,157 @@
+import ArgumentParser
+import DownloadEngine
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The documented exit codes of `rangefetch`.
+enum ExitStatus: Int32 {
+    case success = 0
+    case failure = 1
+    case permanentHTTPFailure = 2
+    case verificationFailure = 3
+    case retriesExhausted = 4
+    case usage = 64
+    case interrupted = 130
+
+    static func of(_ error: DownloadError) -> ExitStatus {
+        switch error {
+        case DownloadError.verificationFailed: .verificationFailure
+        case DownloadError.permanentHTTPStatus, DownloadError.tooManyRedirects: .permanentHTTPFailure
+        case DownloadError.retriesExhausted, DownloadError.deadlineExceeded: .retriesExhausted
+        case DownloadError.invalidURL, DownloadError.unsupportedScheme: .usage
+        default:
+            if error.kind == "redirect-without-location" || error.kind == "unexpected-response" {
+                .permanentHTTPFailure
+            } else if error.isRetryable {
+                .retriesExhausted
+            } else {
+                .failure
+            }
+        }
+    }
+}
+
+@main
+struct RangeFetch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rangefetch",
+        abstract: "Download URLs with resume, retries and verification.",
+        discussion: """
+            Running the same command again after Ctrl-C or kill -9 resumes from the partial files in the state \
+            directory. Ctrl-C pauses: the transfers stop, their records are saved, and rangefetch exits with 130.
+
+            Exit codes:
+              0    every download completed and verified
+              1    other failure (file system, destination exists, bad state directory)
+              2    permanent HTTP failure (4xx, too many redirects, unusable response)
+              3    verification failure (length or SHA-256 mismatch)
+              4    retries exhausted (or the overall deadline passed)
+              64   usage error (bad option, malformed URL, unsupported scheme)
+              130  interrupted (paused; run again to resume)
+            With several URLs, the code is that of the first failed URL in command-line order.
+            """
+    )
+
+    @Option(
+        name: [.short, .long],
+        help: "Output file for one URL, or directory for several (default: the current directory).")
+    var output: String?
+
+    @Option(help: "State directory for records and partial files (default: .rangefetch in the output directory).")
+    var state: String?
+
+    @Option(name: [.customShort("j"), .long], help: "Maximum concurrent transfers.")
+    var concurrency: Int = 4
+
+    @Option(help: "Expected SHA-256 (hex) of the single URL's content.")
+    var sha256: String?
+
+    @Option(help: "A sha256sum-format file of expected digests, matched by output file name.")
+    var checksums: String?
+
+    @Option(name: .customLong("connect-timeout"), help: "Connect timeout (e.g. 10s, 500ms, 1m).")
+    var connectTimeout: String = "10s"
+
+    @Option(name: .customLong("idle-timeout"), help: "Abort and retry an attempt when no bytes arrive for this long.")
+    var idleTimeout: String = "30s"
+
+    @Option(help: "Overall deadline per download (default: none).")
+    var deadline: String?
+
+    @Option(help: "Retries in a row without progress before giving up.")
+    var retries: Int = 10
+
+    @Flag(help: "Replace existing output files.")
+    var overwrite = false
+
+    @Flag(help: "Print one JSON event per line on stdout instead of progress.")
+    var json = false
+
+    @Argument(help: "The URLs to download.")
+    var urls: [String] = []
+
+    func validate() throws {
+        guard !urls.isEmpty else { throw ValidationError("at least one URL is required") }
+        guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
+        guard retries >= 0 else { throw ValidationError("--retries must not be negative") }
+        for (name, value) in [("--connect-timeout", connectTimeout), ("--idle-timeout", idleTimeout)] {
+            guard parseDuration(value) != nil else { throw ValidationError("\(name): invalid duration '\(value)'") }
+        }
+        if let deadline, parseDuration(deadline) == nil {
+            throw ValidationError("--deadline: invalid duration '\(deadline)'")
+        }
+        if let sha256 {
+            guard urls.count == 1 else { throw ValidationError("--sha256 needs exactly one URL; use --checksums") }
+            guard sha256.count == 64, sha256.allSatisfy(\.isHexDigit) else {
+                throw ValidationError("--sha256 must be 64 hex digits")
+            }
+        }
+        if let checksums, (try? String(contentsOfFile: checksums, encoding: .utf8)) == nil {
+            throw ValidationError("--checksums: cannot read '\(checksums)'")
+        }
+    }
+
+    func run() async throws {
+        var configuration = DownloadConfiguration()
+        configuration.concurrency = concurrency
+        configuration.timeouts = .init(
+            connect: parseDuration(connectTimeout)!, idle: parseDuration(idleTimeout)!,
+            overall: deadline.flatMap(parseDuration))
+        configuration.retry.maximumRetries = retries
+        let code = await Runner(command: self, configuration: configuration).run()
+        if code != .success { throw ExitCode(code.rawValue) }
+    }
+}
+
+/// Parses `10s`, `500ms`, `2m`, `1h` or a bare number of seconds.
+func parseDuration(_ text: String) -> Duration? {
+    let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+    var number = Substring(text)
+    var scale = 1.0
+    for (suffix, factor) in units where text.hasSuffix(suffix) {
+        number = text.dropLast(suffix.count)
+        scale = factor
+        break
+    }
+    guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
+    return .milliseconds(Int64((value * scale * 1000).rounded()))
+}
+
+/// Reads a `sha256sum` file: `HEX  name` or `HEX *name` per line.
+func parseChecksums(_ text: String) -> [String: String] {
+    var map: [String: String] = [:]
+    for line in text.split(whereSeparator: \.isNewline) {
+        let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].count == 64, parts[0].allSatisfy(\.isHexDigit) else { continue }
+        var name = parts[1].trimmingCharacters(in: .whitespaces)
+        if name.hasPrefix("*") { name.removeFirst() }
+        map[name] = String(parts[0]).lowercased()
+        map[(name as NSString).lastPathComponent] = map[name] ?? String(parts[0]).lowercased()
+    }
+    return map
+}

@@ -1,0 +1,188 @@
+import DownloadEngine
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns engine events into JSON lines, plain lines, or live progress bars.
+actor Renderer {
+    enum Mode { case json, plain, terminal }
+
+    private let mode: Mode
+    private var names: [DownloadTaskID: String] = [:]
+    private var lines: [DownloadTaskID: String] = [:]
+    private var lineOrder: [DownloadTaskID] = []
+    private var drawnLines = 0
+    private var lastDraw = ContinuousClock.now - .seconds(1)
+    private var lastPlain: [DownloadTaskID: ContinuousClock.Instant] = [:]
+
+    init(mode: Mode) { self.mode = mode }
+
+    func name(_ id: DownloadTaskID, _ name: String) { names[id] = name }
+
+    func consume(_ events: AsyncStream<DownloadEvent>) async {
+        for await event in events { render(event) }
+        if mode == .terminal { draw(force: true) }
+    }
+
+    private func display(_ id: DownloadTaskID) -> String { names[id] ?? String(id.rawValue.prefix(8)) }
+
+    private func render(_ event: DownloadEvent) {
+        switch mode {
+        case .json: emit(json(event))
+        case .plain: plain(event)
+        case .terminal: terminal(event)
+        }
+    }
+
+    private func emit(_ line: String) {
+        writeStandardOutput(line + "\n")
+    }
+
+    // MARK: JSON
+
+    private func json(_ event: DownloadEvent) -> String {
+        var object: [String: Any] = [:]
+        switch event {
+        case .added(let id, let url):
+            object = ["event": "added", "id": id.rawValue, "url": url]
+            if names[id] == nil { names[id] = Path.lastComponent(urlPath(url)) }
+        case .stateChanged(let id, let state):
+            object = ["event": "state", "id": id.rawValue, "state": state.rawValue]
+        case .progress(let id, let p):
+            object = ["event": "progress", "id": id.rawValue, "bytes": p.bytes, "speed": Int(p.bytesPerSecond)]
+            if let total = p.total { object["total"] = total }
+            if let eta = p.eta { object["eta"] = (eta * 10).rounded() / 10 }
+        case .redirected(let id, let hop):
+            object = ["event": "redirect", "id": id.rawValue, "from": hop.from, "to": hop.to, "status": hop.status]
+        case .retrying(let id, let attempt, let delay, let error):
+            let (s, atto) = delay.components
+            object = [
+                "event": "retry", "id": id.rawValue, "attempt": attempt,
+                "delay": Double(s) + Double(atto) / 1e18, "error": error.message, "kind": error.kind,
+            ]
+        case .completed(let id, let path, let sha256, let bytes):
+            object = ["event": "completed", "id": id.rawValue, "path": path, "sha256": sha256, "bytes": bytes]
+        case .failed(let id, let error):
+            object = ["event": "failed", "id": id.rawValue, "error": error.message, "kind": error.kind]
+            if let status = error.status { object["status"] = status }
+        case .groupFinished(let id, _):
+            object = ["event": "group-finished", "id": id.rawValue]
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    // MARK: Plain lines
+
+    private func plain(_ event: DownloadEvent) {
+        switch event {
+        case .added(let id, let url):
+            if names[id] == nil { names[id] = Path.lastComponent(urlPath(url)) }
+        case .stateChanged(let id, let state):
+            if state == .running || state == .paused || state == .cancelled {
+                emit("\(display(id)): \(state.rawValue)")
+            }
+        case .progress(let id, let p):
+            let now = ContinuousClock.now
+            if let last = lastPlain[id], now - last < .seconds(5) { return }
+            lastPlain[id] = now
+            emit("\(display(id)): \(describe(p))")
+        case .redirected(let id, let hop):
+            emit("\(display(id)): redirect \(hop.status) -> \(hop.to)")
+        case .retrying(let id, let attempt, let delay, let error):
+            emit("\(display(id)): retry \(attempt) in \(format(delay)): \(error)")
+        case .completed(let id, let path, let sha256, let bytes):
+            emit("\(display(id)): completed \(bytes) bytes -> \(path) sha256=\(sha256)")
+        case .failed(let id, let error):
+            emit("\(display(id)): failed: \(error)")
+        case .groupFinished:
+            break
+        }
+    }
+
+    // MARK: Terminal progress bars
+
+    private func terminal(_ event: DownloadEvent) {
+        switch event {
+        case .added(let id, let url):
+            if names[id] == nil { names[id] = Path.lastComponent(urlPath(url)) }
+            if lines[id] == nil { lineOrder.append(id) }
+            lines[id] = "\(display(id)): added"
+        case .stateChanged(let id, let state):
+            if state != .running, state != .completed { lines[id] = "\(display(id)): \(state.rawValue)" }
+        case .progress(let id, let p):
+            lines[id] = "\(display(id)) " + bar(p) + " " + describe(p)
+        case .redirected:
+            break
+        case .retrying(let id, let attempt, let delay, let error):
+            lines[id] = "\(display(id)): retry \(attempt) in \(format(delay)): \(error)"
+        case .completed(let id, _, let sha256, let bytes):
+            lines[id] = "\(display(id)): done \(formatBytes(bytes)) sha256=\(sha256.prefix(16))…"
+            draw(force: true)
+            return
+        case .failed(let id, let error):
+            lines[id] = "\(display(id)): failed: \(error)"
+            draw(force: true)
+            return
+        case .groupFinished:
+            return
+        }
+        draw(force: false)
+    }
+
+    private func draw(force: Bool) {
+        let now = ContinuousClock.now
+        guard force || now - lastDraw >= .milliseconds(100) else { return }
+        lastDraw = now
+        var out = drawnLines > 0 ? "\u{1B}[\(drawnLines)A" : ""
+        for id in lineOrder { out += "\r\u{1B}[2K" + (lines[id] ?? "") + "\n" }
+        drawnLines = lineOrder.count
+        writeStandardOutput(out)
+    }
+
+    private func bar(_ p: DownloadProgress) -> String {
+        let width = 24
+        guard let fraction = p.fraction else { return "[" + String(repeating: "?", count: width) + "]" }
+        let filled = Int(fraction * Double(width))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
+    }
+
+    private func describe(_ p: DownloadProgress) -> String {
+        var text = formatBytes(p.bytes)
+        if let total = p.total { text += " / " + formatBytes(total) }
+        text += "  " + formatBytes(Int64(p.bytesPerSecond)) + "/s"
+        if let eta = p.eta, eta.isFinite { text += "  ETA \(Int(eta.rounded()))s" }
+        return text
+    }
+
+    private func format(_ d: Duration) -> String {
+        let (s, atto) = d.components
+        return String(format: "%.1fs", Double(s) + Double(atto) / 1e18)
+    }
+}
+
+func formatBytes(_ n: Int64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    var value = Double(n)
+    var unit = 0
+    while value >= 1024, unit < units.count - 1 {
+        value /= 1024
+        unit += 1
+    }
+    return unit == 0 ? "\(n) B" : String(format: "%.1f %@", value, units[unit])
+}
+
+/// Writes straight to file descriptor 1, so lines are not held in a buffer when the process is killed.
+func writeStandardOutput(_ text: String) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let n = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        if n < 0, errno == EINTR { continue }
+        if n <= 0 { return }
+        bytes = bytes.dropFirst(n)
+    }
+}

@@ -1,0 +1,157 @@
+import DownloadEngine
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Builds the engine from the parsed command, runs the downloads and renders events.
+struct Runner {
+    let command: RangeFetch
+    let configuration: DownloadConfiguration
+
+    func run() async -> ExitStatus {
+        let planned: [(url: String, destination: String)]
+        do {
+            planned = try destinations()
+        } catch {
+            printError("\(error)")
+            return .failure
+        }
+        let outputDirectory = (Path.parent(planned[0].destination))
+        let stateDirectory = command.state ?? outputDirectory + "/.rangefetch"
+        let engine: DownloadEngine
+        do {
+            engine = try DownloadEngine(stateDirectory: stateDirectory, configuration: configuration)
+        } catch {
+            printError("\(error)")
+            return .failure
+        }
+        for problem in engine.loadProblems { printError("warning: \(problem)") }
+
+        let renderer = Renderer(mode: command.json ? .json : (isatty(STDOUT_FILENO) == 1 ? .terminal : .plain))
+        let events = engine.events()
+        let rendering = Task { await renderer.consume(events) }
+
+        let interrupted = Interrupted()
+        let signals = [SIGINT, SIGTERM].map { signalNumber -> any DispatchSourceSignal in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                interrupted.set()
+                Task { await engine.shutdown() }
+            }
+            source.resume()
+            return source
+        }
+        defer { signals.forEach { $0.cancel() } }
+
+        let checksums = command.checksums.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }.map(
+            parseChecksums) ?? [:]
+        var ids: [(index: Int, id: DownloadTaskID)] = []
+        var statuses = [ExitStatus?](repeating: nil, count: planned.count)
+        for (index, item) in planned.enumerated() {
+            let name = Path.lastComponent(item.destination)
+            let expected = command.sha256 ?? checksums[name] ?? checksums[Path.lastComponent(urlPath(item.url))]
+            do {
+                let id = try await engine.add(
+                    DownloadRequest(
+                        url: item.url, destination: item.destination, sha256: expected, overwrite: command.overwrite))
+                await renderer.name(id, name)
+                ids.append((index, id))
+            } catch let error as DownloadError {
+                printError("\(item.url): \(error)")
+                statuses[index] = ExitStatus.of(error)
+            } catch {
+                printError("\(item.url): \(error)")
+                statuses[index] = .failure
+            }
+        }
+        for (index, id) in ids {
+            switch await engine.result(of: id) {
+            case .completed: statuses[index] = .success
+            case .failed(let error):
+                statuses[index] = ExitStatus.of(error)
+            case .paused, .cancelled: statuses[index] = .interrupted
+            }
+        }
+        await engine.shutdown()
+        await rendering.value
+        if interrupted.isSet { return .interrupted }
+        return statuses.compactMap { $0 }.first { $0 != .success } ?? .success
+    }
+
+    /// One destination per URL: the `-o` file for one URL, else `<dir>/<last path component>` (deduplicated).
+    func destinations() throws -> [(url: String, destination: String)] {
+        let cwd = FileManager.default.currentDirectoryPath
+        func absolute(_ path: String) -> String {
+            (path.hasPrefix("/") ? path : cwd + "/" + path)
+        }
+        if command.urls.count == 1, let output = command.output, !output.hasSuffix("/"),
+            !isDirectory(absolute(output))
+        {
+            return [(command.urls[0], normalise(absolute(output)))]
+        }
+        let directory = normalise(absolute(command.output ?? "."))
+        var used: Set<String> = []
+        return command.urls.map { url in
+            var name = Path.lastComponent(urlPath(url))
+            if name.isEmpty || name == "/" { name = "download" }
+            var candidate = name
+            var counter = 1
+            while used.contains(candidate) {
+                candidate = "\(name).\(counter)"
+                counter += 1
+            }
+            used.insert(candidate)
+            return (url, directory + "/" + candidate)
+        }
+    }
+}
+
+func urlPath(_ url: String) -> String {
+    URLComponents(string: url)?.path ?? ""
+}
+
+func isDirectory(_ path: String) -> Bool {
+    var isDir: ObjCBool = false
+    return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
+}
+
+func normalise(_ path: String) -> String {
+    var parts: [Substring] = []
+    for part in path.split(separator: "/") {
+        if part == "." { continue }
+        if part == ".." {
+            if !parts.isEmpty { parts.removeLast() }
+            continue
+        }
+        parts.append(part)
+    }
+    return "/" + parts.joined(separator: "/")
+}
+
+enum Path {
+    static func parent(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func lastComponent(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+}
+
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data(("rangefetch: " + line + "\n").utf8))
+}
+
+final class Interrupted: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}
