@@ -13,6 +13,11 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#ifdef __linux__
+#include <linux/sockios.h>
+#endif
+#include <stdio.h>
 #include <arpa/inet.h>
 
 _Static_assert(sizeof(uint64_t) == 8, "MHD_SIZE_UNKNOWN relies on a 64-bit size type");
@@ -81,7 +86,8 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
     unsigned int connection_timeout, size_t connection_memory_limit,
     MHD_AccessHandlerCallback handler, void *handler_context,
     MHD_RequestCompletedCallback completed, void *completed_context,
-    MHD_NotifyConnectionCallback connection_notify, void *connection_notify_context) {
+    MHD_NotifyConnectionCallback connection_notify, void *connection_notify_context,
+    void *(*uri_log)(void *context, const char *uri, struct MHD_Connection *connection), void *uri_log_context) {
     struct MHD_OptionItem options[] = {
         {MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL},
         {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)thread_pool_size, NULL},
@@ -94,7 +100,25 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
                             MHD_OPTION_ARRAY, options,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
                             MHD_OPTION_NOTIFY_CONNECTION, connection_notify, connection_notify_context,
+                            MHD_OPTION_URI_LOG_CALLBACK, uri_log, uri_log_context,
                             MHD_OPTION_END);
+}
+
+/// The value the connection-notify callback stored for this connection, or NULL.
+static inline void *cmhd_connection_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+/// Bytes queued in the socket's send buffer and not yet acknowledged, or -1.
+static inline int cmhd_unsent_bytes(int fd) {
+#ifdef SIOCOUTQ
+    int pending = 0;
+    return ioctl(fd, SIOCOUTQ, &pending) == 0 ? pending : -1;
+#else
+    (void)fd;
+    return -1;
+#endif
 }
 
 /// The connection's socket, or -1.
@@ -122,10 +146,16 @@ static inline int cmhd_connection_peer(struct MHD_Connection *connection, char *
     return -1;
 }
 
-/// Arms SO_LINGER with a zero timeout, so that the next close() sends a TCP RST.
-static inline int cmhd_arm_reset(int fd) {
+/// Aborts the TCP connection with a RST now. libmicrohttpd shuts a socket down (FIN) before closing it, so
+/// SO_LINGER alone would let the peer see a clean end first; disconnecting with AF_UNSPEC makes the kernel
+/// send the RST at once, and the later shutdown and close are harmless.
+static inline int cmhd_abort_with_reset(int fd) {
     struct linger option = {1, 0};
-    return setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, sizeof option);
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, sizeof option);
+    struct sockaddr unspecified;
+    memset(&unspecified, 0, sizeof unspecified);
+    unspecified.sa_family = AF_UNSPEC;
+    return connect(fd, &unspecified, sizeof unspecified);
 }
 
 #endif

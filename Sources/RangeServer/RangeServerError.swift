@@ -9,6 +9,7 @@ public struct RangeServerError: Error, Hashable, Sendable, CustomStringConvertib
         case missingRoot
         case invalidScenario
         case journalFile
+        case invalidFault
     }
 
     private let code: Code
@@ -40,6 +41,11 @@ public struct RangeServerError: Error, Hashable, Sendable, CustomStringConvertib
 
     /// The journal file could not be opened or written.
     public static func journalFile(_ message: String) -> RangeServerError { .init(.journalFile, message) }
+
+    /// A fault query parameter is unknown or has a bad value; the message names the key and the value.
+    ///
+    /// The server answers such a request with 400 and this message.
+    public static func invalidFault(_ message: String) -> RangeServerError { .init(.invalidFault, message) }
 
     /// Two errors are the same kind when their codes match, whatever the message.
     public static func ~= (pattern: RangeServerError, value: any Error) -> Bool {

@@ -1,0 +1,516 @@
+import CMicroHTTPD
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What happened to one exchange, handed to the server when libmicrohttpd reports it finished.
+struct CompletedExchange: Sendable {
+    var request: IncomingRequest
+    var plan: ResponsePlan
+    var bodyBytesSent: UInt64
+    var outcome: JournalOutcome
+    var startedAt: ContinuousClock.Instant
+}
+
+/// The only type that talks to libmicrohttpd.
+///
+/// It turns raw connections into `IncomingRequest` values, asks `handler` for a `ResponsePlan`, and carries
+/// the plan out: sendfile for plain file bodies, a content reader for everything that is generated, paced
+/// or faulted. Waits (delay, stall, rate) suspend the connection and resume it from a timer, so a stalled
+/// connection holds no thread.
+final class MicroHTTPDaemon: @unchecked Sendable {
+    typealias Handler = @Sendable (IncomingRequest) -> ResponsePlan
+    typealias Completion = @Sendable (CompletedExchange) -> Void
+
+    /// The bound port (the real one when 0 was asked for).
+    let port: Int
+    /// Whether the listening socket is IPv6.
+    let isIPv6: Bool
+
+    fileprivate let handler: Handler
+    fileprivate let completion: Completion
+    fileprivate let timers = DispatchQueue(label: "rangeserver.timers")
+    fileprivate let connectionCounter = Atomic<Int>(0)
+    fileprivate let suspensions = Mutex(SuspensionTable())
+    private var daemon: OpaquePointer?
+
+    /// Starts the daemon on `host:port`.
+    ///
+    /// - Parameters:
+    ///   - host: a numeric IPv4 or IPv6 address.
+    ///   - port: the port, 0 for any free one.
+    ///   - threads: the size of libmicrohttpd's thread pool.
+    ///   - connectionLimit: the most simultaneous connections.
+    ///   - handler: decides the response; called on a pool thread, must not block for long.
+    ///   - completion: called once per answered request, when libmicrohttpd is done with it.
+    init(
+        host: String, port: Int, threads: Int, connectionLimit: Int, connectionTimeout: Int,
+        handler: @escaping Handler, completion: @escaping Completion
+    ) throws {
+        self.handler = handler
+        self.completion = completion
+        guard (0...65535).contains(port) else {
+            throw RangeServerError.invalidConfiguration("invalid port \(port): must be 0...65535")
+        }
+        var ipv6: Int32 = 0
+        var error: Int32 = 0
+        let fd = cmhd_listen(host, UInt16(port), 1024, &ipv6, &error)
+        guard fd >= 0 else {
+            if error < 0 {
+                throw RangeServerError.bindFailed("invalid host '\(host)': not a numeric IPv4 or IPv6 address")
+            }
+            let reason = String(cString: strerror(error))
+            throw RangeServerError.bindFailed("cannot listen on \(host):\(port): \(reason)")
+        }
+        self.isIPv6 = ipv6 != 0
+        self.port = Int(cmhd_socket_port(fd))
+
+        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        #if os(Linux)
+        flags |= MHD_USE_EPOLL.rawValue
+        #else
+        flags |= MHD_USE_POLL.rawValue
+        #endif
+        if ipv6 != 0 { flags |= MHD_USE_IPv6.rawValue }
+
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        daemon = cmhd_start_daemon(
+            flags, fd, UInt32(max(1, threads)), UInt32(max(1, connectionLimit)), UInt32(max(0, connectionTimeout)),
+            64 * 1024,
+            accessHandler, context,
+            requestCompleted, context,
+            connectionNotify, context,
+            uriLogged, context
+        )
+        guard daemon != nil else {
+            close(fd)
+            throw RangeServerError.daemonStartFailed("libmicrohttpd refused to start on \(host):\(port)")
+        }
+    }
+
+    /// Stops the daemon: ends stalled and paced responses, closes every connection, joins the threads.
+    func stop() {
+        guard let daemon else { return }
+        self.daemon = nil
+        // libmicrohttpd forbids stopping with suspended connections, so wake them all first; their
+        // readers see `stopping` and end the body.
+        suspensions.withLock { table in
+            table.stopping = true
+            for connection in table.pending.values { MHD_resume_connection(connection.pointer) }
+            table.pending.removeAll()
+        }
+        MHD_stop_daemon(daemon)
+    }
+
+    deinit { stop() }
+
+    /// Suspends `connection` and resumes it after `duration`. Must be called from a libmicrohttpd callback.
+    ///
+    /// - Returns: false when the daemon is stopping and the caller must end the response instead.
+    fileprivate func suspend(_ connection: OpaquePointer, for duration: Duration) -> Bool {
+        let handle = ConnectionHandle(pointer: connection)
+        let token: UInt64? = suspensions.withLock { table in
+            guard !table.stopping else { return nil }
+            table.nextToken &+= 1
+            table.pending[table.nextToken] = handle
+            MHD_suspend_connection(connection)
+            return table.nextToken
+        }
+        guard let token else { return false }
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000
+        timers.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) { [self] in
+            suspensions.withLock { table in
+                if let connection = table.pending.removeValue(forKey: token) {
+                    MHD_resume_connection(connection.pointer)
+                }
+            }
+        }
+        return true
+    }
+
+    fileprivate var isStopping: Bool { suspensions.withLock { $0.stopping } }
+}
+
+/// Connections waiting on a timer, so `stop()` can wake them.
+struct SuspensionTable: ~Copyable {
+    var stopping = false
+    var nextToken: UInt64 = 0
+    var pending: [UInt64: ConnectionHandle] = [:]
+}
+
+/// A libmicrohttpd connection pointer that may cross to the timer queue; only `MHD_resume_connection`,
+/// which is thread-safe, is called on it there.
+struct ConnectionHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// Per-request state, from the first line of the request to libmicrohttpd's completion notice.
+private final class RequestContext: @unchecked Sendable {
+    enum Phase { case receivingHeaders, delaying, queued }
+
+    let target: String
+    let startedAt = ContinuousClock.now
+    var phase = Phase.receivingHeaders
+    var request: IncomingRequest?
+    var plan: ResponsePlan?
+    var bodyBytesSent: UInt64 = 0
+    var outcome: JournalOutcome?
+
+    init(target: String) { self.target = target }
+}
+
+// MARK: - libmicrohttpd callbacks
+
+private func daemonFrom(_ pointer: UnsafeMutableRawPointer?) -> MicroHTTPDaemon {
+    Unmanaged<MicroHTTPDaemon>.fromOpaque(pointer!).takeUnretainedValue()
+}
+
+private let uriLogged: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+    _, uri, _ in
+    let context = RequestContext(target: uri.map { String(cString: $0) } ?? "/")
+    return Unmanaged.passRetained(context).toOpaque()
+}
+
+private let connectionNotify:
+    @convention(c) (
+        UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+        MHD_ConnectionNotificationCode
+    ) -> Void = { daemonPointer, _, socketContext, code in
+        guard code == .CONNECTION_NOTIFY_STARTED, let socketContext else { return }
+        let id = daemonFrom(daemonPointer).connectionCounter.wrappingAdd(1, ordering: .relaxed).newValue
+        socketContext.pointee = UnsafeMutableRawPointer(bitPattern: id)
+    }
+
+private let requestCompleted:
+    @convention(c) (
+        UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+        MHD_RequestTerminationCode
+    ) -> Void = { daemonPointer, _, contextPointer, code in
+        guard let contextPointer, let raw = contextPointer.pointee else { return }
+        contextPointer.pointee = nil
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+        guard let request = context.request, let plan = context.plan else { return }
+        let outcome: JournalOutcome
+        if let recorded = context.outcome {
+            outcome = recorded
+        } else if code == .REQUEST_TERMINATED_COMPLETED_OK {
+            outcome = .complete
+        } else if code == .REQUEST_TERMINATED_DAEMON_SHUTDOWN && plan.delivery.stallAfter != nil {
+            outcome = .stalled
+        } else {
+            outcome = .clientClosed
+        }
+        // A sendfile body is not counted chunk by chunk; libmicrohttpd only says whether it all went out.
+        var sent = context.bodyBytesSent
+        if outcome == .complete && context.request?.method != "HEAD" { sent = plan.body.length }
+        daemonFrom(daemonPointer).completion(
+            CompletedExchange(
+                request: request, plan: plan, bodyBytesSent: sent, outcome: outcome, startedAt: context.startedAt
+            )
+        )
+    }
+
+private let headerCollector:
+    @convention(c) (UnsafeMutableRawPointer?, MHD_ValueKind, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> MHD_Result = {
+        box, _, key, value in
+        guard let box, let key else { return .YES }
+        let headers = Unmanaged<HeaderBox>.fromOpaque(box).takeUnretainedValue()
+        headers.fields.append((String(cString: key).lowercased(), value.map { String(cString: $0) } ?? ""))
+        return .YES
+    }
+
+private final class HeaderBox {
+    var fields: [(name: String, value: String)] = []
+}
+
+private let accessHandler:
+    @convention(c) (
+        UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+        UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeMutablePointer<Int>?,
+        UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    ) -> MHD_Result = { daemonPointer, connection, _, method, version, _, uploadSize, contextPointer in
+        guard let connection, let contextPointer, let raw = contextPointer.pointee else { return .NO }
+        let daemon = daemonFrom(daemonPointer)
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+
+        switch context.phase {
+        case .receivingHeaders:
+            // Request bodies are read and discarded: no resource takes one.
+            if let uploadSize, uploadSize.pointee > 0 {
+                uploadSize.pointee = 0
+                return .YES
+            }
+            if context.request == nil {
+                context.request = IncomingRequest(
+                    method: method.map { String(cString: $0) } ?? "GET",
+                    target: context.target,
+                    httpVersion: version.map { String(cString: $0) } ?? "HTTP/1.1",
+                    headers: [],
+                    peerAddress: peerAddress(connection),
+                    connectionID: Int(bitPattern: cmhd_connection_socket_context(connection))
+                )
+                // The first call only announces the headers; answering now would cost keep-alive.
+                return .YES
+            }
+            let box = HeaderBox()
+            withExtendedLifetime(box) {
+                _ = MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(box).toOpaque())
+            }
+            context.request!.headers = box.fields
+            let plan = daemon.handler(context.request!)
+            context.plan = plan
+            if let delay = plan.delivery.delay, delay > .zero {
+                context.phase = .delaying
+                if daemon.suspend(connection, for: delay) { return .YES }
+            }
+            return queue(plan, context: context, connection: connection, daemon: daemon)
+        case .delaying:
+            return queue(context.plan!, context: context, connection: connection, daemon: daemon)
+        case .queued:
+            return .YES
+        }
+    }
+
+private func peerAddress(_ connection: OpaquePointer) -> String {
+    var buffer = [CChar](repeating: 0, count: 64)
+    var port: UInt16 = 0
+    guard cmhd_connection_peer(connection, &buffer, buffer.count, &port) == 0 else { return "unknown" }
+    return stringFromCBuffer(buffer)
+}
+
+private func queue(
+    _ plan: ResponsePlan, context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon
+) -> MHD_Result {
+    context.phase = .queued
+    guard let response = makeResponse(plan, context: context, connection: connection, daemon: daemon) else {
+        return .NO
+    }
+    defer { MHD_destroy_response(response) }
+    for header in plan.headers {
+        _ = MHD_add_response_header(response, header.name, header.value)
+    }
+    return MHD_queue_response(connection, UInt32(plan.status), response)
+}
+
+private func makeResponse(
+    _ plan: ResponsePlan, context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon
+) -> OpaquePointer? {
+    let isHead = context.request?.method == "HEAD"
+    switch plan.body {
+    case .empty:
+        return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
+    case .literal(let bytes) where plan.delivery.isPlain || isHead:
+        return bytes.withUnsafeBytes { buffer in
+            MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+        }
+    case .content(.file(let path), let offset, let length) where plan.delivery.isPlain && !isHead:
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        // libmicrohttpd owns the descriptor from here and sends it with sendfile.
+        return MHD_create_response_from_fd_at_offset64(length, fd, offset)
+    default:
+        let reader = BodyReader(plan: plan, context: context, connection: connection, daemon: daemon)
+        let size = plan.delivery.chunked ? cmhd_size_unknown() : plan.body.length
+        return MHD_create_response_from_callback(
+            size, 64 * 1024, readBody, Unmanaged.passRetained(reader).toOpaque(), freeBody
+        )
+    }
+}
+
+private let readBody: @convention(c) (UnsafeMutableRawPointer?, UInt64, UnsafeMutablePointer<CChar>?, Int) -> Int = {
+    pointer, position, buffer, capacity in
+    let reader = Unmanaged<BodyReader>.fromOpaque(pointer!).takeUnretainedValue()
+    return reader.read(position: position, into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+}
+
+private let freeBody: @convention(c) (UnsafeMutableRawPointer?) -> Void = { pointer in
+    guard let pointer else { return }
+    Unmanaged<BodyReader>.fromOpaque(pointer).release()
+}
+
+/// Produces a body for libmicrohttpd's content-reader callback and applies the delivery faults.
+private final class BodyReader: @unchecked Sendable {
+    private let body: ResponseBody
+    private let delivery: Delivery
+    private let context: RequestContext
+    private let connection: OpaquePointer
+    private unowned let daemon: MicroHTTPDaemon
+    private let files: FileCache
+    private var stalled = false
+    private var paceStart: ContinuousClock.Instant?
+    /// The body position at which pacing started (after a stall, pacing starts afresh).
+    private var paceOrigin: UInt64 = 0
+
+    init(plan: ResponsePlan, context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon) {
+        self.body = plan.body
+        self.delivery = plan.delivery
+        self.context = context
+        self.connection = connection
+        self.daemon = daemon
+        self.files = FileCache()
+    }
+
+    deinit { files.close() }
+
+    func read(position: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        if daemon.isStopping { return end(.stalled) }
+        let length = body.length
+        if position >= length { return cmhd_reader_end_of_stream() }
+        var allowed = UInt64(buffer.count)
+        allowed = min(allowed, length - position)
+
+        if let stallAfter = delivery.stallAfter, !stalled {
+            if position >= stallAfter {
+                stalled = true
+                paceStart = nil
+                if daemon.suspend(connection, for: delivery.stallFor) { return 0 }
+                return end(.stalled)
+            }
+            allowed = min(allowed, stallAfter - position)
+        }
+        if let dropAfter = delivery.dropAfter {
+            if position >= dropAfter { return end(.dropped) }
+            allowed = min(allowed, dropAfter - position)
+        }
+        if let resetAfter = delivery.resetAfter {
+            if position >= resetAfter { return reset() }
+            allowed = min(allowed, resetAfter - position)
+        }
+        if let rate = delivery.rate, rate > 0 {
+            let now = ContinuousClock.now
+            let start: ContinuousClock.Instant
+            if let paceStart {
+                start = paceStart
+            } else {
+                start = now
+                paceStart = now
+                paceOrigin = position
+            }
+            // Bytes are due on a straight line from the pace origin, so rounding never accumulates.
+            let sentSinceStart = position - paceOrigin
+            let due = start + .nanoseconds(Int64(clamping: sentSinceStart.multipliedFullWidth(by: 1_000_000_000).low / rate))
+            if due > now + .milliseconds(1) {
+                if daemon.suspend(connection, for: due - now) { return 0 }
+                return end(.stalled)
+            }
+            allowed = min(allowed, max(1, rate / 20))
+        }
+        let count = Int(allowed)
+        let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+        guard fill(target, position: position) else { return end(.dropped) }
+        context.bodyBytesSent = position + allowed
+        return count
+    }
+
+    private func end(_ outcome: JournalOutcome) -> Int {
+        context.outcome = outcome
+        return cmhd_reader_end_with_error()
+    }
+
+    /// Ends the connection with a TCP RST once the bytes already written have left, so the peer sees
+    /// exactly `reset-after` bytes and then the reset.
+    private func reset() -> Int {
+        let fd = cmhd_connection_fd(connection)
+        if fd >= 0 {
+            let deadline = ContinuousClock.now + .seconds(2)
+            while cmhd_unsent_bytes(fd) > 0 && ContinuousClock.now < deadline {
+                usleep(1000)
+            }
+            _ = cmhd_abort_with_reset(fd)
+        }
+        return end(.reset)
+    }
+
+    private func fill(_ target: UnsafeMutableRawBufferPointer, position: UInt64) -> Bool {
+        switch body {
+        case .empty:
+            return target.isEmpty
+        case .literal(let bytes):
+            let start = Int(position)
+            bytes.withUnsafeBytes { source in
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[start..<start + target.count]))
+            }
+            return true
+        case .content(let source, let offset, _):
+            return copy(from: source, offset: offset + position, into: target)
+        case .multipart(let multipart, let source):
+            var written = 0
+            var segmentStart: UInt64 = 0
+            for segment in multipart.segments {
+                let segmentLength = segment.byteCount
+                let segmentEnd = segmentStart + segmentLength
+                let cursor = position + UInt64(written)
+                if cursor < segmentEnd && written < target.count {
+                    let inner = cursor - segmentStart
+                    let count = Int(min(UInt64(target.count - written), segmentEnd - cursor))
+                    let slice = UnsafeMutableRawBufferPointer(rebasing: target[written..<written + count])
+                    switch segment {
+                    case .literal(let bytes):
+                        bytes.withUnsafeBytes { source in
+                            slice.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[Int(inner)..<Int(inner) + count]))
+                        }
+                    case .payload(let range):
+                        guard copy(from: source, offset: range.lowerBound + inner, into: slice) else { return false }
+                    }
+                    written += count
+                }
+                segmentStart = segmentEnd
+                if written == target.count { break }
+            }
+            return written == target.count
+        }
+    }
+
+    private func copy(from source: ContentSource, offset: UInt64, into target: UnsafeMutableRawBufferPointer) -> Bool {
+        switch source {
+        case .generated(let generator):
+            generator.fill(target, offset: offset)
+            return true
+        case .file(let path):
+            return files.read(path: path, offset: offset, into: target)
+        }
+    }
+}
+
+/// One open descriptor per body reader, so a multipart or paced file body does not reopen per chunk.
+private final class FileCache {
+    private var fd: Int32 = -1
+
+    func read(path: String, offset: UInt64, into target: UnsafeMutableRawBufferPointer) -> Bool {
+        if fd < 0 { fd = open(path, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { return false }
+        var done = 0
+        while done < target.count {
+            let count = pread(fd, target.baseAddress! + done, target.count - done, off_t(offset) + off_t(done))
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return false }
+            done += count
+        }
+        return true
+    }
+
+    func close() {
+        if fd >= 0 { closeDescriptor(fd) }
+        fd = -1
+    }
+}
+
+extension MultipartByteranges.Segment {
+    /// How many body bytes this segment contributes.
+    fileprivate var byteCount: UInt64 {
+        switch self {
+        case .literal(let bytes): UInt64(bytes.count)
+        case .payload(let range): range.upperBound - range.lowerBound + 1
+        }
+    }
+}
+
+private func closeDescriptor(_ fd: Int32) {
+    _ = close(fd)
+}

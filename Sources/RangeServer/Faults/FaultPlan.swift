@@ -1,0 +1,287 @@
+/// The faults to inject into one response, parsed from query parameters or a scenario step.
+///
+/// A plan is a plain value: the daemon layer reads it while building and sending the response,
+/// and the journal records `appliedNames`. An empty plan (`FaultPlan()`) means a well-behaved server.
+public struct FaultPlan: Hashable, Sendable {
+    /// How long `stall-after` stalls when no `stall-for` is given: long enough that only the
+    /// client's own idle timeout can end it.
+    public static let defaultStallDuration: Duration = .seconds(3600)
+
+    /// Send the headers (with the full Content-Length) and this many body bytes, then close cleanly.
+    public var dropAfter: UInt64?
+    /// Send the headers and this many body bytes, then abort the connection with a TCP RST.
+    public var resetAfter: UInt64?
+    /// After this many body bytes, send nothing for `stallFor`, then continue.
+    public var stallAfter: UInt64?
+    /// How long `stallAfter` stalls: the `stall-for` value, or `defaultStallDuration` when none was given.
+    ///
+    /// Setting it counts as giving `stall-for` (see `explicitStallFor`).
+    public var stallFor: Duration {
+        get { explicitStallFor ?? Self.defaultStallDuration }
+        set { explicitStallFor = newValue }
+    }
+    /// The `stall-for` value if one was given, `nil` otherwise.
+    ///
+    /// Stored apart from `stallFor` so `merged(over:)`, the `stall-for requires stall-after` check and
+    /// `appliedNames` can tell "not given" from "given as one hour".
+    public private(set) var explicitStallFor: Duration?
+    /// Throttle the body to this many bytes per second (always greater than zero).
+    public var rate: UInt64?
+    /// Wait this long before sending the status line.
+    public var delay: Duration?
+    /// Answer with this status (200...599) and a short text body instead of the resource.
+    public var status: Int?
+    /// With `status`, add `Retry-After` with this many seconds.
+    public var retryAfter: Int?
+    /// Ignore the `Range` header and answer 200 with the full body.
+    public var ignoreRange = false
+    /// Ignore `If-Range` and serve the range even when the validator does not match.
+    public var ignoreIfRange = false
+    /// Omit the `ETag` header.
+    public var noETag = false
+    /// Send the ETag as weak (`W/"..."`), which `If-Range` must not match.
+    public var weakETag = false
+    /// Omit the `Last-Modified` header.
+    public var noLastModified = false
+    /// Omit `Accept-Ranges: bytes`.
+    public var noAcceptRanges = false
+    /// Send the body with chunked transfer encoding and no Content-Length.
+    public var chunked = false
+    /// Start a 206 body this many bytes before the requested start, with a truthful Content-Range.
+    public var misalignRange: UInt64?
+
+    /// A plan with no faults.
+    public init() {}
+
+    /// Whether the plan injects nothing at all.
+    public var isEmpty: Bool { self == FaultPlan() }
+
+    /// The fault parameters, one per query key, in canonical order (the order of `Key.allCases`).
+    public enum Key: String, CaseIterable, Hashable, Sendable {
+        case delay
+        case status
+        case retryAfter = "retry-after"
+        case dropAfter = "drop-after"
+        case resetAfter = "reset-after"
+        case stallAfter = "stall-after"
+        case stallFor = "stall-for"
+        case rate
+        case misalignRange = "misalign-range"
+        case ignoreRange = "ignore-range"
+        case ignoreIfRange = "ignore-if-range"
+        case noETag = "no-etag"
+        case weakETag = "weak-etag"
+        case noLastModified = "no-last-modified"
+        case noAcceptRanges = "no-accept-ranges"
+        case chunked
+    }
+
+    /// Query keys that are resource parameters, not faults: `parse(query:)` hands them back untouched.
+    public static let passthroughKeys: Set<String> = ["seed", "version", "redirect-code", "redirect-location", "hop"]
+
+    /// The applied faults as `key=value` strings in canonical order, for the journal's `faults` field.
+    ///
+    /// Values are canonical: sizes in their shortest exact form (`2400K`), durations as `2s`, `250ms`
+    /// or fractional seconds, booleans as `1` (false booleans and unset faults are left out). Joining
+    /// the list with `&` gives a query that parses back to an equal plan, e.g. `["drop-after=2400K"]`.
+    public var appliedNames: [String] {
+        Key.allCases.compactMap { key in canonicalValue(of: key).map { "\(key.rawValue)=\($0)" } }
+    }
+
+    /// Parses the fault parameters out of a request's query.
+    ///
+    /// - Parameters:
+    ///   - query: the decoded query pairs, as `QueryString.parse` returns them.
+    /// - Returns: the plan, and the resource parameters (`passthroughKeys`) in their original order.
+    /// - Throws: `RangeServerError.invalidFault` for an unknown key, a repeated fault key, a bad value,
+    ///   or an inconsistent combination (`stall-for` without `stall-after`, `retry-after` without
+    ///   `status`, `drop-after` with `reset-after`, `no-etag` with `weak-etag`). The one-line message
+    ///   names the key and the value, and is meant to be the body of a 400.
+    public static func parse(
+        query: [(key: String, value: String)]
+    ) throws -> (plan: FaultPlan, passthrough: [(key: String, value: String)]) {
+        var plan = FaultPlan()
+        var passthrough: [(key: String, value: String)] = []
+        var seen: Set<Key> = []
+        for (rawKey, value) in query {
+            if passthroughKeys.contains(rawKey) {
+                passthrough.append((key: rawKey, value: value))
+                continue
+            }
+            guard let key = Key(rawValue: rawKey) else {
+                throw RangeServerError.invalidFault("unknown query parameter \(quoted(rawKey, value))")
+            }
+            guard seen.insert(key).inserted else {
+                throw RangeServerError.invalidFault("repeated query parameter \(quoted(rawKey, value))")
+            }
+            do {
+                try plan.set(key, from: value)
+            } catch {
+                throw RangeServerError.invalidFault("bad query parameter \(error.message)")
+            }
+        }
+        do {
+            try plan.checkCombination()
+        } catch {
+            throw RangeServerError.invalidFault("bad query parameters: \(error.message)")
+        }
+        return (plan, passthrough)
+    }
+
+    /// Layers this plan (typically from the query) over `base` (typically a scenario step).
+    ///
+    /// Each fault set here wins over the same fault in `base`. Coupled faults move as a unit so the
+    /// result stays consistent: `stall-after` with its `stall-for`, `status` with its `retry-after`,
+    /// `drop-after`/`reset-after` (the connection ends one way only) and `no-etag`/`weak-etag`.
+    /// A boolean can only be switched on this way: `ignore-range=0` cannot cancel a step's `ignore-range`.
+    ///
+    /// - Parameters:
+    ///   - base: the plan to start from.
+    /// - Returns: the combined plan.
+    public func merged(over base: FaultPlan) -> FaultPlan {
+        var result = base
+        if dropAfter != nil || resetAfter != nil {
+            result.dropAfter = dropAfter
+            result.resetAfter = resetAfter
+        }
+        if stallAfter != nil {
+            result.stallAfter = stallAfter
+            result.explicitStallFor = explicitStallFor
+        }
+        if status != nil {
+            result.status = status
+            result.retryAfter = retryAfter
+        }
+        if noETag || weakETag {
+            result.noETag = noETag
+            result.weakETag = weakETag
+        }
+        result.rate = rate ?? base.rate
+        result.delay = delay ?? base.delay
+        result.misalignRange = misalignRange ?? base.misalignRange
+        result.ignoreRange = ignoreRange || base.ignoreRange
+        result.ignoreIfRange = ignoreIfRange || base.ignoreIfRange
+        result.noLastModified = noLastModified || base.noLastModified
+        result.noAcceptRanges = noAcceptRanges || base.noAcceptRanges
+        result.chunked = chunked || base.chunked
+        return result
+    }
+}
+
+/// A bad fault value or combination, before it is given a place (query or scenario file line).
+struct FaultValueError: Error {
+    /// The key to blame; the scenario loader reports the line of this key.
+    let key: String
+    /// `key=value: reason`, one line.
+    let message: String
+}
+
+extension FaultPlan {
+    /// Sets one fault from its textual value, the same way for query parameters and scenario steps.
+    mutating func set(_ key: Key, from value: String) throws(FaultValueError) {
+        func bad(_ expected: String) -> FaultValueError {
+            FaultValueError(key: key.rawValue, message: "\(FaultPlan.quoted(key.rawValue, value)): expected \(expected)")
+        }
+        func need<T>(_ parsed: T?, _ expected: String) throws(FaultValueError) -> T {
+            guard let parsed else { throw bad(expected) }
+            return parsed
+        }
+        let sizeHelp = "a size: decimal bytes with an optional K/M/G/T suffix, like 2400K"
+        let durationHelp = "a duration like 250ms, 1.5s or 2"
+        let flagHelp = "1, true, 0 or false"
+        switch key {
+        case .dropAfter: dropAfter = try need(ByteSize.parse(value), sizeHelp)
+        case .resetAfter: resetAfter = try need(ByteSize.parse(value), sizeHelp)
+        case .stallAfter: stallAfter = try need(ByteSize.parse(value), sizeHelp)
+        case .stallFor: stallFor = try need(FaultDuration.parse(value), durationHelp)
+        case .delay: delay = try need(FaultDuration.parse(value), durationHelp)
+        case .misalignRange: misalignRange = try need(ByteSize.parse(value), sizeHelp)
+        case .rate:
+            guard let bytes = ByteSize.parse(value), bytes > 0 else { throw bad("a size above zero, like 512K") }
+            rate = bytes
+        case .status:
+            guard let code = Self.decimalInt(value), (200...599).contains(code) else {
+                throw bad("a status code from 200 to 599")
+            }
+            status = code
+        case .retryAfter:
+            guard let seconds = Self.decimalInt(value) else { throw bad("a whole number of seconds") }
+            retryAfter = seconds
+        case .ignoreRange: ignoreRange = try need(Self.flag(value), flagHelp)
+        case .ignoreIfRange: ignoreIfRange = try need(Self.flag(value), flagHelp)
+        case .noETag: noETag = try need(Self.flag(value), flagHelp)
+        case .weakETag: weakETag = try need(Self.flag(value), flagHelp)
+        case .noLastModified: noLastModified = try need(Self.flag(value), flagHelp)
+        case .noAcceptRanges: noAcceptRanges = try need(Self.flag(value), flagHelp)
+        case .chunked: chunked = try need(Self.flag(value), flagHelp)
+        }
+    }
+
+    /// Rejects combinations that have no single sensible meaning, blaming the dependent key.
+    func checkCombination() throws(FaultValueError) {
+        if let explicitStallFor, stallAfter == nil {
+            throw conflict(.stallFor, "requires stall-after", FaultDuration.format(explicitStallFor))
+        }
+        if let retryAfter, status == nil {
+            throw conflict(.retryAfter, "requires status", String(retryAfter))
+        }
+        if let resetAfter, dropAfter != nil {
+            throw conflict(.resetAfter, "cannot be combined with drop-after", ByteSize.format(resetAfter))
+        }
+        if weakETag, noETag {
+            throw conflict(.weakETag, "cannot be combined with no-etag", "1")
+        }
+    }
+
+    private func conflict(_ key: Key, _ reason: String, _ value: String) -> FaultValueError {
+        FaultValueError(key: key.rawValue, message: "\(key.rawValue)=\(value) \(reason)")
+    }
+
+    /// The canonical text of one fault's value, or `nil` when the fault is not applied.
+    func canonicalValue(of key: Key) -> String? {
+        switch key {
+        case .dropAfter: dropAfter.map(ByteSize.format)
+        case .resetAfter: resetAfter.map(ByteSize.format)
+        case .stallAfter: stallAfter.map(ByteSize.format)
+        case .stallFor: explicitStallFor.map(FaultDuration.format)
+        case .rate: rate.map(ByteSize.format)
+        case .delay: delay.map(FaultDuration.format)
+        case .status: status.map(String.init)
+        case .retryAfter: retryAfter.map(String.init)
+        case .misalignRange: misalignRange.map(ByteSize.format)
+        case .ignoreRange: ignoreRange ? "1" : nil
+        case .ignoreIfRange: ignoreIfRange ? "1" : nil
+        case .noETag: noETag ? "1" : nil
+        case .weakETag: weakETag ? "1" : nil
+        case .noLastModified: noLastModified ? "1" : nil
+        case .noAcceptRanges: noAcceptRanges ? "1" : nil
+        case .chunked: chunked ? "1" : nil
+        }
+    }
+
+    /// `1`/`true`/`0`/`false` in any case; an empty value (`?chunked`) means true.
+    static func flag(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "", "1", "true": true
+        case "0", "false": false
+        default: nil
+        }
+    }
+
+    /// A non-negative decimal integer of ASCII digits only (`Int("+5")` would accept a sign).
+    static func decimalInt(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        return Int(text)
+    }
+
+    /// `key=value` for messages, kept to one short line whatever the client sent.
+    static func quoted(_ key: String, _ value: String) -> String {
+        func clean(_ text: String) -> String {
+            let limited = text.count > 64 ? String(text.prefix(64)) + "…" : text
+            return String(limited.map { $0.isNewline || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } == true ? "?" : $0 })
+        }
+        return "\(clean(key))=\(clean(value))"
+    }
+}

@@ -1,0 +1,341 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How a response ended, as recorded in the journal.
+public enum JournalOutcome: String, Codable, Hashable, Sendable {
+    /// Every planned body byte was sent.
+    case complete
+    /// The server closed the connection early on purpose (`drop-after`).
+    case dropped
+    /// The server aborted the connection with a TCP RST on purpose (`reset-after`).
+    case reset
+    /// The client closed the connection before the body was complete.
+    case clientClosed = "client-closed"
+    /// The response was still stalled when the connection ended (`stall-after`, or server shutdown).
+    case stalled
+}
+
+/// One request and its response, as the control API and the JSON Lines file show it.
+///
+/// The JSON keys are exactly the property names. `scenario`, `run`, `route` and `attempt` are `null`
+/// for requests outside a scenario. Header names are lower case, and repeated headers are joined with
+/// `", "` (see `headerDictionary(_:)`).
+public struct JournalEntry: Codable, Hashable, Sendable {
+    /// The sequence number, assigned by `Journal.append`: 1 for the first entry, never reused.
+    public var seq: Int
+    /// When the response ended, RFC 3339 UTC with milliseconds, e.g. `2026-11-21T20:05:31.123Z`.
+    public var time: String
+    /// The request method.
+    public var method: String
+    /// The request target as received (path and query, not decoded).
+    public var target: String
+    /// The scenario name, or `nil` outside a scenario.
+    public var scenario: String?
+    /// The scenario run, or `nil` outside a scenario.
+    public var run: String?
+    /// The scenario route (`""` for the scenario's own URL), or `nil` outside a scenario.
+    public var route: String?
+    /// The attempt number at the route, or `nil` outside a scenario or when no attempt was counted.
+    public var attempt: Int?
+    /// The request headers, lower-case names.
+    public var requestHeaders: [String: String]
+    /// The response status.
+    public var status: Int
+    /// The response headers, lower-case names.
+    public var responseHeaders: [String: String]
+    /// How many body bytes the response planned to send.
+    public var bodyBytesPlanned: UInt64
+    /// How many body bytes were actually handed to the connection.
+    public var bodyBytesSent: UInt64
+    /// How the response ended.
+    public var outcome: JournalOutcome
+    /// The applied faults in canonical `key=value` form (see `FaultPlan.appliedNames`).
+    public var faults: [String]
+    /// The connection's identifier; requests on one keep-alive connection share it.
+    public var connection: Int
+    /// The client's address, e.g. `127.0.0.1:50123` or `[::1]:50123`.
+    public var peer: String
+
+    /// Makes an entry; `seq` is normally 0 here and assigned by `Journal.append`.
+    ///
+    /// - Parameters:
+    ///   - seq: the sequence number (overwritten by `Journal.append`).
+    ///   - time: the RFC 3339 timestamp, see `timestamp()`.
+    ///   - method: the request method.
+    ///   - target: the request target as received.
+    ///   - scenario: the scenario name, if any.
+    ///   - run: the scenario run, if any.
+    ///   - route: the scenario route, if any.
+    ///   - attempt: the attempt number, if any.
+    ///   - requestHeaders: the request headers, lower-case names.
+    ///   - status: the response status.
+    ///   - responseHeaders: the response headers, lower-case names.
+    ///   - bodyBytesPlanned: the planned body length.
+    ///   - bodyBytesSent: the body bytes actually sent.
+    ///   - outcome: how the response ended.
+    ///   - faults: the applied faults.
+    ///   - connection: the connection identifier.
+    ///   - peer: the client's address.
+    public init(
+        seq: Int = 0, time: String, method: String, target: String, scenario: String? = nil, run: String? = nil,
+        route: String? = nil, attempt: Int? = nil, requestHeaders: [String: String] = [:], status: Int,
+        responseHeaders: [String: String] = [:], bodyBytesPlanned: UInt64, bodyBytesSent: UInt64,
+        outcome: JournalOutcome, faults: [String] = [], connection: Int, peer: String
+    ) {
+        self.seq = seq
+        self.time = time
+        self.method = method
+        self.target = target
+        self.scenario = scenario
+        self.run = run
+        self.route = route
+        self.attempt = attempt
+        self.requestHeaders = requestHeaders
+        self.status = status
+        self.responseHeaders = responseHeaders
+        self.bodyBytesPlanned = bodyBytesPlanned
+        self.bodyBytesSent = bodyBytesSent
+        self.outcome = outcome
+        self.faults = faults
+        self.connection = connection
+        self.peer = peer
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case seq, time, method, target, scenario, run, route, attempt, requestHeaders, status, responseHeaders
+        case bodyBytesPlanned, bodyBytesSent, outcome, faults, connection, peer
+    }
+
+    /// Encodes every key, writing `null` for absent scenario fields rather than leaving them out
+    /// (the synthesized encoder would omit them, and readers expect a fixed set of keys).
+    ///
+    /// - Parameters:
+    ///   - encoder: the encoder to write to.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(seq, forKey: .seq)
+        try container.encode(time, forKey: .time)
+        try container.encode(method, forKey: .method)
+        try container.encode(target, forKey: .target)
+        try container.encode(scenario, forKey: .scenario)
+        try container.encode(run, forKey: .run)
+        try container.encode(route, forKey: .route)
+        try container.encode(attempt, forKey: .attempt)
+        try container.encode(requestHeaders, forKey: .requestHeaders)
+        try container.encode(status, forKey: .status)
+        try container.encode(responseHeaders, forKey: .responseHeaders)
+        try container.encode(bodyBytesPlanned, forKey: .bodyBytesPlanned)
+        try container.encode(bodyBytesSent, forKey: .bodyBytesSent)
+        try container.encode(outcome, forKey: .outcome)
+        try container.encode(faults, forKey: .faults)
+        try container.encode(connection, forKey: .connection)
+        try container.encode(peer, forKey: .peer)
+    }
+
+    /// Builds a header dictionary the journal's way: lower-case names, repeated headers joined with `", "`
+    /// in the order received.
+    ///
+    /// - Parameters:
+    ///   - headers: the headers as received or sent.
+    /// - Returns: the dictionary.
+    public static func headerDictionary(_ headers: [(name: String, value: String)]) -> [String: String] {
+        var result: [String: String] = [:]
+        for (name, value) in headers {
+            let key = name.lowercased()
+            if let existing = result[key] {
+                result[key] = existing + ", " + value
+            } else {
+                result[key] = value
+            }
+        }
+        return result
+    }
+
+    /// The current wall-clock time as an RFC 3339 UTC timestamp with milliseconds.
+    ///
+    /// - Returns: for example `2026-11-21T20:05:31.123Z`.
+    public static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return timestamp(secondsSince1970: Int64(now.tv_sec), milliseconds: Int(now.tv_nsec / 1_000_000))
+    }
+
+    /// Formats a point in time as an RFC 3339 UTC timestamp with milliseconds.
+    ///
+    /// Pure arithmetic (no `DateFormatter`, no time zone database), so it is cheap and safe on any thread.
+    ///
+    /// - Parameters:
+    ///   - seconds: whole seconds since 1970-01-01T00:00:00Z (may be negative).
+    ///   - milliseconds: 0...999, added to `seconds`.
+    /// - Returns: for example `2026-11-21T20:05:31.123Z`.
+    public static func timestamp(secondsSince1970 seconds: Int64, milliseconds: Int) -> String {
+        // Floor division so that times before 1970 land on the right day.
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = Int(seconds - days * 86_400)
+        // Days to civil date, after Howard Hinnant's `civil_from_days` (proleptic Gregorian calendar).
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+        }
+        let clampedMilliseconds = Int64(min(max(milliseconds, 0), 999))
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(Int64(secondOfDay / 3600), 2)):"
+            + "\(pad(Int64(secondOfDay / 60 % 60), 2)):\(pad(Int64(secondOfDay % 60), 2)).\(pad(clampedMilliseconds, 3))Z"
+    }
+}
+
+extension JournalEntry {
+    /// The entry as one compact JSON object, keys in declaration order, header names sorted.
+    ///
+    /// Hand-written rather than `JSONEncoder` because it runs for every request and for every entry of
+    /// a 100,000-entry journal dump, and because the output must be byte-for-byte deterministic.
+    func write(to writer: inout JSONWriter) {
+        writer.separate()
+        writer.open("{")
+        writer.key("seq")
+        writer.number(seq)
+        writer.key("time")
+        writer.string(time)
+        writer.key("method")
+        writer.string(method)
+        writer.key("target")
+        writer.string(target)
+        writer.key("scenario")
+        writer.optionalString(scenario)
+        writer.key("run")
+        writer.optionalString(run)
+        writer.key("route")
+        writer.optionalString(route)
+        writer.key("attempt")
+        if let attempt { writer.number(attempt) } else { writer.raw("null") }
+        writer.key("requestHeaders")
+        writer.dictionary(requestHeaders)
+        writer.key("status")
+        writer.number(status)
+        writer.key("responseHeaders")
+        writer.dictionary(responseHeaders)
+        writer.key("bodyBytesPlanned")
+        writer.number(bodyBytesPlanned)
+        writer.key("bodyBytesSent")
+        writer.number(bodyBytesSent)
+        writer.key("outcome")
+        writer.string(outcome.rawValue)
+        writer.key("faults")
+        writer.open("[")
+        for fault in faults {
+            writer.separate()
+            writer.string(fault)
+        }
+        writer.close("]")
+        writer.key("connection")
+        writer.number(connection)
+        writer.key("peer")
+        writer.string(peer)
+        writer.close("}")
+    }
+
+    /// The entry as one compact JSON object (UTF-8), as written to the JSON Lines file without the newline.
+    public var jsonBytes: [UInt8] {
+        var writer = JSONWriter()
+        write(to: &writer)
+        return writer.output
+    }
+}
+
+/// A minimal JSON emitter: containers, commas and string escaping; nothing more is needed here.
+struct JSONWriter {
+    var output: [UInt8]
+    /// Whether the next value in the current container needs a comma first.
+    private var needsComma = false
+
+    init(output: [UInt8] = []) {
+        self.output = output
+    }
+
+    mutating func open(_ bracket: Unicode.Scalar) {
+        output.append(UInt8(ascii: bracket))
+        needsComma = false
+    }
+
+    mutating func close(_ bracket: Unicode.Scalar) {
+        output.append(UInt8(ascii: bracket))
+        needsComma = true
+    }
+
+    /// Writes a comma if a sibling came before.
+    mutating func separate() {
+        if needsComma { output.append(UInt8(ascii: ",")) }
+        needsComma = true
+    }
+
+    mutating func key(_ name: String) {
+        separate()
+        escaped(name)
+        output.append(UInt8(ascii: ":"))
+        // The value follows the colon directly, with no comma.
+        needsComma = false
+    }
+
+    mutating func raw(_ text: String) {
+        output.append(contentsOf: text.utf8)
+        needsComma = true
+    }
+
+    mutating func number(_ value: some BinaryInteger) {
+        raw(String(value))
+    }
+
+    mutating func string(_ text: String) {
+        escaped(text)
+        needsComma = true
+    }
+
+    mutating func optionalString(_ text: String?) {
+        if let text { string(text) } else { raw("null") }
+    }
+
+    /// An object of strings with sorted keys, so equal dictionaries always encode to equal bytes.
+    mutating func dictionary(_ values: [String: String]) {
+        open("{")
+        for name in values.keys.sorted() {
+            key(name)
+            string(values[name]!)
+        }
+        close("}")
+    }
+
+    private mutating func escaped(_ text: String) {
+        output.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20, 0x7F:
+                let hex = Array("0123456789abcdef".utf8)
+                output.append(contentsOf: Array("\\u00".utf8))
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0xF)])
+            default:
+                output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,179 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An HTTP/1.1 range-download test server on libmicrohttpd, embeddable in tests.
+///
+/// ```swift
+/// try await withRangeServer { server in
+///     let url = server.baseURL + "/bytes/1M?drop-after=300K"
+///     // ... run the client under test, then read server.journal.entries()
+/// }
+/// ```
+public final class RangeServer: Sendable {
+    /// Settings for one server; every field has a default suitable for tests.
+    public struct Configuration: Sendable {
+        /// The numeric address to bind (`127.0.0.1`, `::1`, `0.0.0.0`).
+        public var host = "127.0.0.1"
+        /// The port; 0 picks a free one (read it back from ``RangeServer/port``).
+        public var port = 0
+        /// The directory served under `/files/`.
+        public var root = "fixtures/files"
+        /// The directory of scenario JSON files; nil serves no scenarios.
+        public var scenariosDirectory: String? = nil
+        /// More ranges than this in one Range header are ignored (200), as a defence against range floods.
+        public var maxRanges = 64
+        /// libmicrohttpd's thread pool size.
+        public var threads = 4
+        /// The most simultaneous connections.
+        public var connectionLimit = 4096
+        /// Idle connections are closed after this many seconds (0: never).
+        public var connectionTimeout = 60
+        /// How many journal entries are kept in memory; older ones are dropped and counted.
+        public var journalLimit = 100_000
+        /// When set, every journal entry is appended to this file as a JSON line.
+        public var journalFile: String? = nil
+        /// When set, `/_control/` requires `Authorization: Bearer <token>` from every peer.
+        public var controlToken: String? = nil
+        /// Called with one access-log line per request; nil logs nothing.
+        public var accessLog: (@Sendable (String) -> Void)? = nil
+
+        /// A configuration with every default.
+        public init() {}
+    }
+
+    /// The configuration the server was started with (with the real port).
+    public let configuration: Configuration
+    /// The request journal.
+    public let journal: Journal
+    /// The loaded scenarios by name.
+    public let scenarios: [String: Scenario]
+    private let daemon: Mutex<MicroHTTPDaemon?>
+
+    /// The bound port.
+    public var port: Int { configuration.port }
+
+    /// `http://HOST:PORT`, with IPv6 hosts in brackets.
+    public var baseURL: String {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "http://\(host):\(configuration.port)"
+    }
+
+    private init(configuration: Configuration, journal: Journal, scenarios: [String: Scenario], daemon: MicroHTTPDaemon) {
+        self.configuration = configuration
+        self.journal = journal
+        self.scenarios = scenarios
+        self.daemon = Mutex(daemon)
+    }
+
+    /// Starts a server.
+    ///
+    /// - Parameter configuration: the settings; port 0 binds a free port.
+    /// - Returns: the running server. Call ``stop()`` when done.
+    /// - Throws: ``RangeServerError`` naming the culprit: a missing root, a malformed scenario file, a port in use.
+    public static func start(_ configuration: Configuration = Configuration()) throws -> RangeServer {
+        guard configuration.maxRanges >= 1 else {
+            throw RangeServerError.invalidConfiguration("--max-ranges must be at least 1, got \(configuration.maxRanges)")
+        }
+        guard configuration.threads >= 1 && configuration.threads <= 256 else {
+            throw RangeServerError.invalidConfiguration("--threads must be from 1 to 256, got \(configuration.threads)")
+        }
+        guard configuration.journalLimit >= 1 else {
+            throw RangeServerError.invalidConfiguration("--journal-limit must be at least 1, got \(configuration.journalLimit)")
+        }
+        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        var info = stat()
+        guard realpath(configuration.root, &resolved) != nil, stat(resolved, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR
+        else {
+            throw RangeServerError.missingRoot("root directory '\(configuration.root)' does not exist or is not a directory")
+        }
+        let rootPath = stringFromCBuffer(resolved)
+        let scenarios = try configuration.scenariosDirectory.map { try Scenario.loadDirectory($0) } ?? [:]
+        let journal = try Journal(limit: configuration.journalLimit, filePath: configuration.journalFile)
+
+        var running = configuration
+        let router = Router(configuration: configuration, rootPath: rootPath, scenarios: scenarios, journal: journal)
+        let accessLog = configuration.accessLog
+        let daemon = try MicroHTTPDaemon(
+            host: configuration.host, port: configuration.port, threads: configuration.threads,
+            connectionLimit: configuration.connectionLimit, connectionTimeout: configuration.connectionTimeout,
+            handler: { router.plan(for: $0) },
+            completion: { exchange in
+                RangeServer.record(exchange, journal: journal, accessLog: accessLog)
+            }
+        )
+        running.port = daemon.port
+        router.boundPort.store(daemon.port, ordering: .relaxed)
+        return RangeServer(configuration: running, journal: journal, scenarios: scenarios, daemon: daemon)
+    }
+
+    /// Stops the server: open connections are closed, stalled ones included. Safe to call twice.
+    public func stop() {
+        let daemon = self.daemon.withLock { daemon in
+            defer { daemon = nil }
+            return daemon
+        }
+        daemon?.stop()
+    }
+
+    private static func record(_ exchange: CompletedExchange, journal: Journal, accessLog: (@Sendable (String) -> Void)?) {
+        let request = exchange.request
+        if let accessLog {
+            let milliseconds = (ContinuousClock.now - exchange.startedAt).components.attoseconds / 1_000_000_000_000_000
+                + (ContinuousClock.now - exchange.startedAt).components.seconds * 1000
+            var line = "\(request.peerAddress) \"\(request.method) \(request.target) \(request.httpVersion)\" "
+            line += "\(exchange.plan.status) \(exchange.bodyBytesSent) \(exchange.outcome.rawValue) \(milliseconds)ms"
+            if !exchange.plan.faults.isEmpty { line += " faults=" + exchange.plan.faults.joined(separator: ",") }
+            accessLog(line)
+        }
+        // Reading the journal must not fill the journal.
+        guard !request.target.hasPrefix("/_control/") else { return }
+        journal.append(
+            JournalEntry(
+                seq: 0,
+                time: JournalEntry.timestamp(),
+                method: request.method,
+                target: request.target,
+                scenario: exchange.plan.scenario?.scenario,
+                run: exchange.plan.scenario?.run,
+                route: exchange.plan.scenario?.route,
+                attempt: exchange.plan.scenario?.attempt,
+                requestHeaders: request.headerDictionary,
+                status: exchange.plan.status,
+                responseHeaders: Dictionary(exchange.plan.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $0 + ", " + $1 }),
+                bodyBytesPlanned: exchange.plan.body.length,
+                bodyBytesSent: exchange.bodyBytesSent,
+                outcome: exchange.outcome,
+                faults: exchange.plan.faults,
+                connection: request.connectionID,
+                peer: request.peerAddress
+            )
+        )
+    }
+}
+
+/// Runs `body` with a server started from `configuration`, and stops the server afterwards, whether
+/// `body` returned or threw.
+///
+/// - Parameters:
+///   - configuration: the settings; the default binds a free loopback port.
+///   - body: the test, given the running server.
+/// - Returns: what `body` returned.
+public func withRangeServer<T>(
+    _ configuration: RangeServer.Configuration = RangeServer.Configuration(),
+    _ body: (RangeServer) async throws -> T
+) async throws -> T {
+    let server = try RangeServer.start(configuration)
+    do {
+        let result = try await body(server)
+        server.stop()
+        return result
+    } catch {
+        server.stop()
+        throw error
+    }
+}

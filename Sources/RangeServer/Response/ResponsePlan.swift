@@ -1,0 +1,98 @@
+/// Where the bytes of a response body come from.
+///
+/// A body is described, never materialised up front, so that a 1 TiB range costs nothing until it is sent.
+enum ContentSource: Hashable, Sendable {
+    /// Generated content (`/bytes`).
+    case generated(ContentGenerator)
+    /// A regular file below the root, by its resolved absolute path.
+    case file(path: String)
+}
+
+/// The body of a planned response.
+enum ResponseBody: Hashable, Sendable {
+    /// No body (304, HEAD-only plans, redirects with no text).
+    case empty
+    /// A small literal body: error text, index page, JSON from the control API.
+    case literal([UInt8])
+    /// `length` bytes of `source` starting at `offset`.
+    case content(ContentSource, offset: UInt64, length: UInt64)
+    /// A `multipart/byteranges` body over `source`.
+    case multipart(MultipartByteranges, ContentSource)
+
+    /// The exact number of body bytes a complete response carries.
+    var length: UInt64 {
+        switch self {
+        case .empty: 0
+        case .literal(let bytes): UInt64(bytes.count)
+        case .content(_, _, let length): length
+        case .multipart(let multipart, _): multipart.totalLength
+        }
+    }
+}
+
+/// How a body is delivered: the faults that change timing and connection fate, never the bytes.
+struct Delivery: Hashable, Sendable {
+    /// Wait this long before the status line.
+    var delay: Duration?
+    /// Close the connection after this many body bytes.
+    var dropAfter: UInt64?
+    /// Abort the connection with a TCP RST after this many body bytes.
+    var resetAfter: UInt64?
+    /// Pause once after this many body bytes, for `stallFor`.
+    var stallAfter: UInt64?
+    /// How long a stall lasts.
+    var stallFor: Duration = .seconds(3600)
+    /// Throttle the body to this many bytes per second.
+    var rate: UInt64?
+    /// Send with chunked transfer coding instead of Content-Length.
+    var chunked = false
+
+    /// Whether the body can go out through sendfile: nothing watches or paces it.
+    var isPlain: Bool {
+        delay == nil && dropAfter == nil && resetAfter == nil && stallAfter == nil && rate == nil && !chunked
+    }
+}
+
+/// Scenario bookkeeping carried into the journal.
+struct ScenarioContext: Hashable, Sendable {
+    var scenario: String
+    var run: String
+    var route: String
+    var attempt: Int?
+}
+
+/// Everything the daemon needs to answer one request, decided before libmicrohttpd is touched.
+struct ResponsePlan: Sendable {
+    /// The status code.
+    var status: Int
+    /// Header fields in send order (Content-Length and Date are added by the daemon).
+    var headers: [(name: String, value: String)]
+    /// The body.
+    var body: ResponseBody
+    /// Timing and connection faults.
+    var delivery = Delivery()
+    /// The applied faults, as journaled (`drop-after=2400K`, ...).
+    var faults: [String] = []
+    /// Set when the request went through `/scenario/...`.
+    var scenario: ScenarioContext?
+
+    init(status: Int, headers: [(name: String, value: String)] = [], body: ResponseBody = .empty) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A short text response, as used for errors and health checks.
+    static func text(_ status: Int, _ text: String, headers: [(name: String, value: String)] = []) -> ResponsePlan {
+        ResponsePlan(
+            status: status,
+            headers: [("Content-Type", "text/plain; charset=utf-8")] + headers,
+            body: .literal(Array((text + "\n").utf8))
+        )
+    }
+
+    /// A response with a JSON body.
+    static func json(_ status: Int, _ bytes: [UInt8]) -> ResponsePlan {
+        ResponsePlan(status: status, headers: [("Content-Type", "application/json")], body: .literal(bytes))
+    }
+}

@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Router {
+    /// `GET /`: what this server offers, as HTML for browsers and plain text for everything else.
+    func indexPage(for request: IncomingRequest) -> ResponsePlan {
+        let files = listFiles()
+        let endpoints: [(String, String)] = [
+            ("/bytes/{size}?seed=N&version=N", "generated content, K/M/G/T suffixes, up to 1T and beyond"),
+            ("/files/{path}", "files under the root, sent with sendfile"),
+            ("/redirect/{n}/{target}?redirect-code=302&redirect-location=relative", "n redirects, then /{target}"),
+            ("/redirect-loop", "redirects forever"),
+            ("/scenario/{name}/{run}[/{route}]", "scripted attempts; each run token counts its own attempts"),
+            ("/healthz", "200 ok"),
+            ("/_control/journal?run=&scenario=&since=", "the request journal (GET, DELETE)"),
+            ("/_control/reset", "clear the journal and every scenario counter (POST)"),
+            ("/_control/scenarios", "the loaded scenarios"),
+        ]
+        let faults: [(String, String)] = [
+            ("drop-after=SIZE", "close the connection after SIZE body bytes"),
+            ("reset-after=SIZE", "abort with a TCP RST after SIZE body bytes"),
+            ("stall-after=SIZE&stall-for=DUR", "pause after SIZE bytes for DUR (default 1h)"),
+            ("rate=SIZE", "throttle the body to SIZE bytes per second"),
+            ("delay=DUR", "wait before the status line"),
+            ("status=CODE&retry-after=N", "answer CODE instead, optionally with Retry-After"),
+            ("ignore-range=1", "answer 200 even when Range is present"),
+            ("ignore-if-range=1", "honour Range even when If-Range does not match"),
+            ("misalign-range=SIZE", "start a 206 SIZE bytes early, with a truthful Content-Range"),
+            ("no-etag=1, weak-etag=1, no-last-modified=1, no-accept-ranges=1", "drop or weaken validators"),
+            ("chunked=1", "chunked transfer coding, no Content-Length"),
+        ]
+        let scenarioList = scenarios.keys.sorted().map { ($0, scenarios[$0]!.description) }
+        if request.header("accept")?.contains("text/html") == true {
+            var html = "<!doctype html><html><head><meta charset=\"utf-8\"><title>rangeserver</title>"
+            html += "<style>body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto}code{background:#eee}</style>"
+            html += "</head><body><h1>rangeserver</h1><p>An HTTP range-download test server.</p><h2>Endpoints</h2><ul>"
+            for (path, text) in endpoints { html += "<li><code>\(escapeHTML(path))</code> — \(escapeHTML(text))</li>" }
+            html += "</ul><h2>Files</h2><ul>"
+            for file in files {
+                html += "<li><a href=\"/files/\(escapeHTML(file))\">\(escapeHTML(file))</a></li>"
+            }
+            html += "</ul><h2>Faults</h2><p>Query parameters on /bytes and /files.</p><ul>"
+            for (key, text) in faults { html += "<li><code>\(escapeHTML(key))</code> — \(escapeHTML(text))</li>" }
+            html += "</ul><h2>Scenarios</h2><ul>"
+            for (name, text) in scenarioList {
+                html += "<li><a href=\"/scenario/\(escapeHTML(name))/browser\">\(escapeHTML(name))</a> — \(escapeHTML(text))</li>"
+            }
+            html += "</ul></body></html>\n"
+            return ResponsePlan(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: .literal(Array(html.utf8)))
+        }
+        var text = "rangeserver: an HTTP range-download test server\n\nEndpoints:\n"
+        for (path, help) in endpoints { text += "  \(path)\n      \(help)\n" }
+        text += "\nFiles:\n"
+        for file in files { text += "  /files/\(file)\n" }
+        text += "\nFaults (query parameters on /bytes and /files):\n"
+        for (key, help) in faults { text += "  \(key)\n      \(help)\n" }
+        text += "\nScenarios:\n"
+        for (name, help) in scenarioList { text += "  /scenario/\(name)/{run}\n      \(help)\n" }
+        return ResponsePlan(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: .literal(Array(text.utf8)))
+    }
+
+    /// Regular files under the root, relative, sorted; bounded so a huge root cannot stall the index.
+    private func listFiles() -> [String] {
+        var found: [String] = []
+        var pending = [""]
+        while let relative = pending.popLast(), found.count < 1000 {
+            guard let directory = opendir(relative.isEmpty ? rootPath : rootPath + "/" + relative) else { continue }
+            defer { closedir(directory) }
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                if name.hasPrefix(".") { continue }
+                let path = relative.isEmpty ? name : relative + "/" + name
+                var info = stat()
+                guard stat(rootPath + "/" + path, &info) == 0 else { continue }
+                if (info.st_mode & S_IFMT) == S_IFDIR {
+                    pending.append(path)
+                } else if (info.st_mode & S_IFMT) == S_IFREG {
+                    found.append(path)
+                }
+            }
+        }
+        return found.sorted()
+    }
+}
+
+private func escapeHTML(_ text: String) -> String {
+    var output = ""
+    for character in text {
+        switch character {
+        case "<": output += "&lt;"
+        case ">": output += "&gt;"
+        case "&": output += "&amp;"
+        case "\"": output += "&quot;"
+        default: output.append(character)
+        }
+    }
+    return output
+}

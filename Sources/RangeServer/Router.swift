@@ -1,0 +1,352 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Maps requests to response plans. Everything it decides is computed from the request value and the
+/// server's state; it never touches a socket.
+final class Router: Sendable {
+    let configuration: RangeServer.Configuration
+    /// The real path of the served root, with symlinks resolved, for containment checks.
+    let rootPath: String
+    let scenarios: [String: Scenario]
+    let counters = ScenarioCounters()
+    let journal: Journal
+    private let digests = Mutex<[String: String]>([:])
+    /// The real port once bound, for absolute redirect locations when the request has no Host.
+    let boundPort = Atomic<Int>(0)
+
+    init(configuration: RangeServer.Configuration, rootPath: String, scenarios: [String: Scenario], journal: Journal) {
+        self.configuration = configuration
+        self.rootPath = rootPath
+        self.scenarios = scenarios
+        self.journal = journal
+    }
+
+    /// The plan for one request.
+    func plan(for request: IncomingRequest) -> ResponsePlan {
+        let path = request.rawPath
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        guard path.hasPrefix("/"), let first = segments.first else {
+            return .text(404, "not found: \(request.target)")
+        }
+        switch first {
+        case "" where segments.count == 1:
+            return methodAllowed(request) ?? indexPage(for: request)
+        case "healthz" where segments.count == 1:
+            return methodAllowed(request) ?? .text(200, "ok")
+        case "bytes" where segments.count == 2:
+            return methodAllowed(request) ?? serveResource(request, path: path, query: request.rawQuery)
+        case "files" where segments.count >= 2:
+            return methodAllowed(request) ?? serveResource(request, path: path, query: request.rawQuery)
+        case "redirect" where segments.count >= 3:
+            return methodAllowed(request) ?? redirectChain(request, segments: Array(segments.dropFirst()))
+        case "redirect-loop" where segments.count == 1:
+            return methodAllowed(request) ?? redirectLoop(request)
+        case "scenario" where segments.count == 3 || segments.count == 4:
+            return methodAllowed(request) ?? serveScenario(request, segments: Array(segments.dropFirst()))
+        case "_control":
+            return control(request, segments: Array(segments.dropFirst()))
+        default:
+            return .text(404, "not found: \(request.rawPath)")
+        }
+    }
+
+    private func methodAllowed(_ request: IncomingRequest) -> ResponsePlan? {
+        if request.method == "GET" || request.method == "HEAD" { return nil }
+        return .text(405, "method \(request.method) not allowed", headers: [("Allow", "GET, HEAD")])
+    }
+
+    // MARK: - Resources
+
+    /// Serves `/bytes/...` or `/files/...` with the faults in `query` layered over `base`.
+    func serveResource(
+        _ request: IncomingRequest, path: Substring, query: Substring, base: FaultPlan = FaultPlan(),
+        versionOverride: UInt64? = nil, scenario: ScenarioContext? = nil
+    ) -> ResponsePlan {
+        let faults: FaultPlan
+        let passthrough: [(key: String, value: String)]
+        do {
+            (faults, passthrough) = try FaultPlan.parse(query: QueryString.parse(String(query)))
+        } catch {
+            return .text(400, "bad request: \(error)")
+        }
+        let effective = faults.merged(over: base)
+        var plan: ResponsePlan
+        switch resolve(path: path, passthrough: passthrough, versionOverride: versionOverride) {
+        case .failure(let failure):
+            plan = failure.plan
+        case .success(let representation):
+            plan = respond(request, with: representation.applying(effective), faults: effective)
+        }
+        plan.scenario = scenario
+        return plan
+    }
+
+    private func resolve(
+        path: Substring, passthrough: [(key: String, value: String)], versionOverride: UInt64?
+    ) -> Result<Representation, ResponsePlanFailure> {
+        if path.hasPrefix("/bytes/") {
+            let sizeText = path.dropFirst("/bytes/".count)
+            guard let size = ByteSize.parse(String(sizeText)) else {
+                return .failure(.init(.text(400, "bad request: size '\(sizeText)' is not a byte count such as 1024, 64K or 1G")))
+            }
+            var seed: UInt64 = 0
+            var version: UInt64 = 1
+            for (key, value) in passthrough {
+                switch key {
+                case "seed":
+                    guard let parsed = UInt64(value) else {
+                        return .failure(.init(.text(400, "bad request: seed '\(value)' is not a non-negative integer")))
+                    }
+                    seed = parsed
+                case "version":
+                    guard let parsed = UInt64(value), parsed >= 1 else {
+                        return .failure(.init(.text(400, "bad request: version '\(value)' is not a positive integer")))
+                    }
+                    version = parsed
+                default:
+                    return .failure(.init(.text(400, "bad request: unknown parameter '\(key)' for /bytes")))
+                }
+            }
+            return .success(.generated(length: size, seed: seed, version: versionOverride ?? version))
+        }
+        if let key = passthrough.first?.key {
+            return .failure(.init(.text(400, "bad request: unknown parameter '\(key)' for /files")))
+        }
+        guard let components = SafePath.components(path.dropFirst("/files/".count)) else {
+            return .failure(.init(.text(404, "not found: \(path)")))
+        }
+        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let joined = rootPath + "/" + components.joined(separator: "/")
+        guard realpath(joined, &resolved) != nil else { return .failure(.init(.text(404, "not found: \(path)"))) }
+        let real = stringFromCBuffer(resolved)
+        // Symlinks are followed only while they stay under the root.
+        guard real.hasPrefix(rootPath + "/"), let representation = Representation.file(atPath: real) else {
+            return .failure(.init(.text(404, "not found: \(path)")))
+        }
+        return .success(representation)
+    }
+
+    /// Applies the RFC 9110 decision and the faults to a representation.
+    func respond(_ request: IncomingRequest, with representation: Representation, faults: FaultPlan) -> ResponsePlan {
+        var faultNames = faults.appliedNames
+        if let status = faults.status {
+            var headers: [(name: String, value: String)] = []
+            if let retryAfter = faults.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
+            var plan = ResponsePlan.text(status, "\(status) \(reasonPhrase(status)) (injected)", headers: headers)
+            plan.faults = faultNames
+            plan.delivery.delay = faults.delay
+            return plan
+        }
+        let conditional = ConditionalRequest(
+            method: request.method,
+            range: request.header("range"),
+            ifRange: request.header("if-range"),
+            ifMatch: request.header("if-match"),
+            ifNoneMatch: request.header("if-none-match"),
+            ifModifiedSince: request.header("if-modified-since"),
+            ifUnmodifiedSince: request.header("if-unmodified-since")
+        )
+        let options = DecisionOptions(
+            maxRanges: configuration.maxRanges, ignoreRange: faults.ignoreRange, ignoreIfRange: faults.ignoreIfRange
+        )
+        var headers: [(name: String, value: String)] = []
+        if !faults.noAcceptRanges { headers.append(("Accept-Ranges", "bytes")) }
+        if let tag = representation.entityTag { headers.append(("ETag", tag.headerValue)) }
+        if let date = representation.lastModified { headers.append(("Last-Modified", date.headerValue)) }
+
+        var plan: ResponsePlan
+        switch RequestDecision.decide(conditional, representation: representation.metadata, options: options) {
+        case .notModified:
+            plan = ResponsePlan(status: 304, headers: headers)
+        case .preconditionFailed:
+            plan = .text(412, "precondition failed", headers: headers)
+        case .rangeNotSatisfiable:
+            plan = .text(416, "range not satisfiable", headers: headers + [("Content-Range", "bytes */\(representation.length)")])
+        case .full:
+            headers.append(("Content-Type", representation.contentType))
+            headers += digestHeader(request, representation)
+            plan = ResponsePlan(status: 200, headers: headers, body: .content(representation.source, offset: 0, length: representation.length))
+        case .partial(let ranges) where ranges.count == 1:
+            var range = ranges[0]
+            if let misalign = faults.misalignRange {
+                range = (range.lowerBound - min(misalign, range.lowerBound))...range.upperBound
+            }
+            headers.append(("Content-Type", representation.contentType))
+            headers.append(("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound)/\(representation.length)"))
+            headers += digestHeader(request, representation)
+            let length = range.upperBound - range.lowerBound + 1
+            plan = ResponsePlan(status: 206, headers: headers, body: .content(representation.source, offset: range.lowerBound, length: length))
+        case .partial(let ranges):
+            let multipart = MultipartByteranges(
+                ranges: ranges, completeLength: representation.length, contentType: representation.contentType,
+                boundary: MultipartByteranges.makeBoundary(seed: UInt64(truncatingIfNeeded: request.connectionID) &* 0x9E37_79B9 &+ UInt64(ranges.count))
+            )
+            headers.append(("Content-Type", multipart.contentTypeHeader))
+            headers += digestHeader(request, representation)
+            plan = ResponsePlan(status: 206, headers: headers, body: .multipart(multipart, representation.source))
+        }
+        if plan.status == 200 || plan.status == 206 {
+            plan.delivery = Delivery(
+                delay: faults.delay, dropAfter: faults.dropAfter, resetAfter: faults.resetAfter,
+                stallAfter: faults.stallAfter, stallFor: faults.stallFor, rate: faults.rate, chunked: faults.chunked
+            )
+        } else {
+            plan.delivery.delay = faults.delay
+            faultNames = faultNames.filter { $0.hasPrefix("delay=") || !isBodyFault($0) }
+        }
+        plan.faults = faultNames
+        return plan
+    }
+
+    private func isBodyFault(_ name: String) -> Bool {
+        ["drop-after", "reset-after", "stall-after", "stall-for", "rate", "chunked", "misalign-range"].contains {
+            name.hasPrefix($0)
+        }
+    }
+
+    /// `Repr-Digest` when the client asked for sha-256 (RFC 9530), computed once per representation.
+    private func digestHeader(_ request: IncomingRequest, _ representation: Representation) -> [(name: String, value: String)] {
+        guard let want = request.header("want-repr-digest"), wantsSHA256(want), let key = representation.digestKey else {
+            return []
+        }
+        if let cached = digests.withLock({ $0[key] }) { return [("Repr-Digest", "sha-256=:\(cached):")] }
+        guard let digest = representation.sha256() else { return [] }
+        let encoded = base64(digest)
+        digests.withLock { $0[key] = encoded }
+        return [("Repr-Digest", "sha-256=:\(encoded):")]
+    }
+
+    private func wantsSHA256(_ header: String) -> Bool {
+        for member in header.split(separator: ",") {
+            let parts = member.split(separator: "=", maxSplits: 1).map { String($0).trimmingASCII(" \t") }
+            guard parts.first?.lowercased() == "sha-256" else { continue }
+            // A preference of 0 means "not acceptable".
+            return parts.count == 1 || (Int(parts[1]) ?? 1) != 0
+        }
+        return false
+    }
+
+    // MARK: - Redirects
+
+    private func redirectChain(_ request: IncomingRequest, segments: [Substring]) -> ResponsePlan {
+        guard let hops = Int(segments[0]), hops >= 1, hops <= 1000 else {
+            return .text(400, "bad request: redirect count '\(segments[0])' must be an integer from 1 to 1000")
+        }
+        let target = segments.dropFirst().joined(separator: "/")
+        let query = QueryString.parse(String(request.rawQuery))
+        var code = 302
+        var absolute = false
+        var carried: [(key: String, value: String)] = []
+        for (key, value) in query {
+            switch key {
+            case "redirect-code":
+                guard let parsed = Int(value), [301, 302, 303, 307, 308].contains(parsed) else {
+                    return .text(400, "bad request: redirect-code '\(value)' must be 301, 302, 303, 307 or 308")
+                }
+                code = parsed
+            case "redirect-location":
+                guard value == "absolute" || value == "relative" else {
+                    return .text(400, "bad request: redirect-location '\(value)' must be absolute or relative")
+                }
+                absolute = value == "absolute"
+            default:
+                carried.append((key, value))
+            }
+        }
+        let location: String
+        if hops == 1 {
+            location = "/" + target + encodeQuery(carried)
+        } else {
+            location = "/redirect/\(hops - 1)/" + target + "?" + String(request.rawQuery)
+        }
+        return redirect(request, to: location, code: code, absolute: absolute)
+    }
+
+    private func redirectLoop(_ request: IncomingRequest) -> ResponsePlan {
+        let hop = QueryString.parse(String(request.rawQuery)).first { $0.key == "hop" }.flatMap { Int($0.value) } ?? 0
+        return redirect(request, to: "/redirect-loop?hop=\(hop + 1)", code: 302, absolute: false)
+    }
+
+    /// A redirect response; `absolute` makes the Location carry scheme and authority from the Host header.
+    func redirect(_ request: IncomingRequest, to location: String, code: Int, absolute: Bool) -> ResponsePlan {
+        var value = location
+        if absolute {
+            let host = request.header("host") ?? "\(configuration.host):\(boundPort.load(ordering: .relaxed))"
+            value = "http://\(host)\(location)"
+        }
+        return .text(code, "redirecting to \(value)", headers: [("Location", value)])
+    }
+}
+
+/// Wraps an error response so resolution can return `Result`.
+struct ResponsePlanFailure: Error {
+    var plan: ResponsePlan
+    init(_ plan: ResponsePlan) { self.plan = plan }
+}
+
+/// Standard base64 with padding, as Repr-Digest's byte sequences use.
+func base64(_ bytes: [UInt8]) -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    var output: [UInt8] = []
+    output.reserveCapacity((bytes.count + 2) / 3 * 4)
+    var index = 0
+    while index < bytes.count {
+        let remaining = bytes.count - index
+        let b0 = UInt32(bytes[index])
+        let b1 = remaining > 1 ? UInt32(bytes[index + 1]) : 0
+        let b2 = remaining > 2 ? UInt32(bytes[index + 2]) : 0
+        let triple = b0 << 16 | b1 << 8 | b2
+        output.append(alphabet[Int(triple >> 18 & 63)])
+        output.append(alphabet[Int(triple >> 12 & 63)])
+        output.append(remaining > 1 ? alphabet[Int(triple >> 6 & 63)] : UInt8(ascii: "="))
+        output.append(remaining > 2 ? alphabet[Int(triple & 63)] : UInt8(ascii: "="))
+        index += 3
+    }
+    return String(decoding: output, as: UTF8.self)
+}
+
+/// The reason phrase for the status codes this server sends.
+func reasonPhrase(_ status: Int) -> String {
+    switch status {
+    case 200: "OK"
+    case 206: "Partial Content"
+    case 301: "Moved Permanently"
+    case 302: "Found"
+    case 303: "See Other"
+    case 304: "Not Modified"
+    case 307: "Temporary Redirect"
+    case 308: "Permanent Redirect"
+    case 400: "Bad Request"
+    case 401: "Unauthorized"
+    case 403: "Forbidden"
+    case 404: "Not Found"
+    case 405: "Method Not Allowed"
+    case 408: "Request Timeout"
+    case 410: "Gone"
+    case 412: "Precondition Failed"
+    case 416: "Range Not Satisfiable"
+    case 429: "Too Many Requests"
+    case 500: "Internal Server Error"
+    case 502: "Bad Gateway"
+    case 503: "Service Unavailable"
+    case 504: "Gateway Timeout"
+    default: "Status"
+    }
+}
+
+extension String {
+    /// Trims the given ASCII characters from both ends (no Foundation).
+    func trimmingASCII(_ characters: String) -> String {
+        let set = Set(characters.unicodeScalars)
+        let scalars = unicodeScalars
+        guard let start = scalars.firstIndex(where: { !set.contains($0) }),
+            let end = scalars.lastIndex(where: { !set.contains($0) })
+        else { return "" }
+        return String(scalars[start...end])
+    }
+}

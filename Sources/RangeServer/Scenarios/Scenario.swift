@@ -1,0 +1,135 @@
+/// A scripted download: what each successive attempt at a URL gets, per route.
+///
+/// A scenario is loaded from `fixtures/scenarios/NAME.json` (see `Scenario+Loading.swift` and
+/// `schema.json`). Each route counts its own attempts (per scenario run, see `ScenarioCounters`),
+/// and attempt *k* gets `step(forAttempt: k)`. Route `""` is the scenario's own URL; other routes
+/// are targets of redirects, for example short-lived signed URLs.
+public struct Scenario: Hashable, Sendable {
+    /// The route name of the scenario's own URL (the top-level `attempts`).
+    public static let mainRoute = ""
+
+    /// The file name without `.json`.
+    public var name: String
+    /// What the scenario exercises, for people and reports.
+    public var description: String
+    /// The resource every route serves unless it names its own, e.g. `/bytes/8M?seed=7`.
+    public var resource: String
+    /// The routes by name; `mainRoute` (`""`) always exists.
+    public var routes: [String: Route]
+    /// The conformance harness's expectations, kept opaque here; always an object when present.
+    public var expect: JSONValue?
+
+    /// Makes a scenario from parts, without the loader's validation.
+    ///
+    /// - Parameters:
+    ///   - name: the scenario name.
+    ///   - description: what it exercises.
+    ///   - resource: the default resource for all routes.
+    ///   - routes: the routes by name; include `mainRoute`.
+    ///   - expect: the harness's expectations, if any.
+    public init(name: String, description: String, resource: String, routes: [String: Route], expect: JSONValue? = nil) {
+        self.name = name
+        self.description = description
+        self.resource = resource
+        self.routes = routes
+        self.expect = expect
+    }
+
+    /// One URL's script: the resource it serves and what each attempt at it gets.
+    public struct Route: Hashable, Sendable {
+        /// The resource this route serves, e.g. `/bytes/8M?seed=7`.
+        public var resource: String
+        /// The steps for attempts 1, 2, …; attempts past the end reuse the last step.
+        public var attempts: [ScenarioStep]
+
+        /// Makes a route.
+        ///
+        /// - Parameters:
+        ///   - resource: the resource it serves.
+        ///   - attempts: the steps for attempts 1, 2, ….
+        public init(resource: String, attempts: [ScenarioStep]) {
+            self.resource = resource
+            self.attempts = attempts
+        }
+
+        /// The step for one attempt.
+        ///
+        /// - Parameters:
+        ///   - k: the 1-based attempt number; values below 1 are treated as 1.
+        /// - Returns: `attempts[k - 1]`, the last step when `k` is past the end (so the final
+        ///   behaviour persists, typically success), or a plain step when there are no attempts.
+        public func step(forAttempt k: Int) -> ScenarioStep {
+            guard !attempts.isEmpty else { return ScenarioStep() }
+            return attempts[min(max(k, 1), attempts.count) - 1]
+        }
+
+        /// The resource version in effect for one attempt.
+        ///
+        /// A step's `version` changes the resource from that attempt on, so the version in effect is
+        /// the latest one set at or before attempt `k`.
+        ///
+        /// - Parameters:
+        ///   - k: the 1-based attempt number; values below 1 are treated as 1.
+        ///   - base: the version when no step has set one yet (from the resource URL, usually 1).
+        /// - Returns: the version to serve.
+        public func effectiveVersion(forAttempt k: Int, base: Int) -> Int {
+            let upTo = min(max(k, 1), attempts.count)
+            return attempts.prefix(upTo).last(where: { $0.version != nil })?.version ?? base
+        }
+    }
+
+    /// The route with this name, or `nil`.
+    ///
+    /// - Parameters:
+    ///   - name: a route name; `mainRoute` for the scenario's own URL.
+    /// - Returns: the route.
+    public func route(_ name: String) -> Route? { routes[name] }
+}
+
+/// What one attempt at a scenario route gets: faults, a resource version, or a redirect.
+public struct ScenarioStep: Hashable, Sendable {
+    /// The status a redirect step answers with when it names none.
+    public static let defaultRedirectCode = 302
+    /// The redirect statuses a step may use.
+    public static let redirectCodes: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// The faults to inject; a query's own faults are layered over these with `FaultPlan.merged(over:)`.
+    public var faults: FaultPlan
+    /// From this attempt on, serve this version of the resource (new bytes, ETag and Last-Modified).
+    public var version: Int?
+    /// Answer with a redirect to this route name, or to this absolute path when it starts with `/`.
+    public var redirect: String?
+    /// The redirect status as written; `nil` means `defaultRedirectCode`.
+    public var redirectCode: Int?
+
+    /// Makes a step; with no arguments, a plain step that serves the resource normally.
+    ///
+    /// - Parameters:
+    ///   - faults: the faults to inject.
+    ///   - version: the resource version from this attempt on.
+    ///   - redirect: a route name or an absolute path to redirect to.
+    ///   - redirectCode: the redirect status.
+    public init(faults: FaultPlan = FaultPlan(), version: Int? = nil, redirect: String? = nil, redirectCode: Int? = nil) {
+        self.faults = faults
+        self.version = version
+        self.redirect = redirect
+        self.redirectCode = redirectCode
+    }
+
+    /// Where a redirect step points.
+    public enum RedirectTarget: Hashable, Sendable {
+        /// Another route of the same scenario (and run), by name.
+        case route(String)
+        /// An absolute path on this server, such as `/bytes/1M`.
+        case path(String)
+    }
+
+    /// The redirect target, or `nil` when this step does not redirect.
+    public var redirectTarget: RedirectTarget? {
+        guard let redirect else { return nil }
+        return redirect.hasPrefix("/") ? .path(redirect) : .route(redirect)
+    }
+
+    /// The redirect status to send: `redirectCode`, or `defaultRedirectCode`.
+    public var effectiveRedirectCode: Int { redirectCode ?? Self.defaultRedirectCode }
+}

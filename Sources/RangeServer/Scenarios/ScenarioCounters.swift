@@ -1,0 +1,61 @@
+import Synchronization
+
+/// Counts attempts per (scenario, run, route), so each request knows which scenario step it gets.
+///
+/// Called synchronously from libmicrohttpd's threads, hence a `Mutex` rather than an actor:
+/// a request handler cannot suspend. A run is any client-chosen string that isolates one test's
+/// attempts from another's, so tests running at the same time against one server do not interfere.
+public final class ScenarioCounters: Sendable {
+    private struct Key: Hashable {
+        var scenario: String
+        var run: String
+        var route: String
+    }
+
+    private let counts = Mutex<[Key: Int]>([:])
+
+    /// Makes a set of counters, all at zero.
+    public init() {}
+
+    /// Counts one more attempt and returns its number.
+    ///
+    /// - Parameters:
+    ///   - scenario: the scenario name.
+    ///   - run: the run identifier.
+    ///   - route: the route name (`Scenario.mainRoute` for the scenario's own URL).
+    /// - Returns: the attempt number, 1 for the first request.
+    public func nextAttempt(scenario: String, run: String, route: String) -> Int {
+        counts.withLock { counts in
+            let next = counts[Key(scenario: scenario, run: run, route: route), default: 0] + 1
+            counts[Key(scenario: scenario, run: run, route: route)] = next
+            return next
+        }
+    }
+
+    /// The number of the latest attempt (how many were counted), without counting one.
+    ///
+    /// - Parameters:
+    ///   - scenario: the scenario name.
+    ///   - run: the run identifier.
+    ///   - route: the route name.
+    /// - Returns: the number of attempts so far, 0 if none.
+    public func currentAttempt(scenario: String, run: String, route: String) -> Int {
+        counts.withLock { $0[Key(scenario: scenario, run: run, route: route)] ?? 0 }
+    }
+
+    /// Forgets every count, so the next request to any route is attempt 1 again.
+    public func reset() {
+        counts.withLock { $0.removeAll() }
+    }
+
+    /// Forgets the counts of one run of one scenario (all its routes), leaving other runs alone.
+    ///
+    /// - Parameters:
+    ///   - scenario: the scenario name.
+    ///   - run: the run identifier.
+    public func reset(scenario: String, run: String) {
+        counts.withLock { counts in
+            counts = counts.filter { $0.key.scenario != scenario || $0.key.run != run }
+        }
+    }
+}

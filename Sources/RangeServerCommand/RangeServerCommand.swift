@@ -1,0 +1,121 @@
+import ArgumentParser
+import RangeServer
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@main
+struct RangeServerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rangeserver",
+        abstract: "An HTTP range-download test server with fault injection and a request journal."
+    )
+
+    @Option(help: "The numeric address to bind (127.0.0.1, ::1, 0.0.0.0).")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on; 0 picks a free one.")
+    var port = 8080
+
+    @Option(help: "The directory served under /files/.")
+    var root = "fixtures/files"
+
+    @Option(help: "The directory of scenario JSON files (default: fixtures/scenarios when it exists).")
+    var scenarios: String?
+
+    @Option(help: "Range headers with more ranges than this are ignored (answered 200).")
+    var maxRanges = 64
+
+    @Option(help: "The size of the server's thread pool.")
+    var threads = 4
+
+    @Option(help: "Also append every journal entry to this file, as JSON lines.")
+    var journalFile: String?
+
+    @Option(help: "How many journal entries to keep in memory; the oldest are dropped and counted.")
+    var journalLimit = 100_000
+
+    @Option(help: "Require 'Authorization: Bearer TOKEN' on /_control/ (otherwise it answers loopback peers only).")
+    var controlToken: String?
+
+    @Flag(help: "Do not write an access-log line per request to stderr.")
+    var quiet = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, got \(port)") }
+        guard maxRanges >= 1 else { throw ValidationError("--max-ranges must be at least 1, got \(maxRanges)") }
+        guard (1...256).contains(threads) else { throw ValidationError("--threads must be from 1 to 256, got \(threads)") }
+        guard journalLimit >= 1 else { throw ValidationError("--journal-limit must be at least 1, got \(journalLimit)") }
+        if let controlToken, controlToken.isEmpty { throw ValidationError("--control-token must not be empty") }
+    }
+
+    func run() throws {
+        // Block the stop signals before libmicrohttpd starts its threads, so that only sigwait sees them.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        signal(SIGPIPE, SIG_IGN)
+
+        var configuration = RangeServer.Configuration()
+        configuration.host = host
+        configuration.port = port
+        configuration.root = root
+        configuration.maxRanges = maxRanges
+        configuration.threads = threads
+        configuration.journalFile = journalFile
+        configuration.journalLimit = journalLimit
+        configuration.controlToken = controlToken
+        if let scenarios {
+            configuration.scenariosDirectory = scenarios
+        } else if isDirectory("fixtures/scenarios") {
+            configuration.scenariosDirectory = "fixtures/scenarios"
+        }
+        if !quiet {
+            configuration.accessLog = { line in printError(line) }
+        }
+
+        let server: RangeServer
+        do {
+            server = try RangeServer.start(configuration)
+        } catch {
+            printError("rangeserver: \(error)")
+            throw ExitCode.failure
+        }
+        let loopback = host.hasPrefix("127.") || host == "::1" || host == "localhost"
+        if !loopback && controlToken == nil {
+            printError("rangeserver: warning: bound to \(host) without --control-token; /_control/ answers loopback peers only")
+        }
+        // Written straight to the descriptor so scripts waiting for this line see it at once.
+        writeLine(STDOUT_FILENO, "rangeserver listening on \(server.baseURL)")
+
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        server.stop()
+        if !quiet { printError("rangeserver: stopped on signal \(received)") }
+    }
+}
+
+private func printError(_ line: String) {
+    writeLine(STDERR_FILENO, line)
+}
+
+private func writeLine(_ fd: Int32, _ line: String) {
+    var bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else { return }
+        offset += written
+    }
+}
+
+private func isDirectory(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+}

@@ -1,0 +1,60 @@
+# Shared by the scripts: find the repository, install what is missing, build.
+# Sourced, not run.
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+export REPO_ROOT
+
+say() { printf '%s\n' "$*" >&2; }
+die() { say "$(basename "$0"): $*"; exit 1; }
+
+# Runs a command as root: directly when we are root, through sudo when it is there.
+as_root() {
+    if [ "$(id -u)" = 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        return 1
+    fi
+}
+
+# apt_install PACKAGE...: installs Debian packages that are not installed yet; fast when all are present.
+APT_UPDATED=""
+apt_install() {
+    local missing=()
+    for package in "$@"; do
+        dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    command -v apt-get >/dev/null 2>&1 || return 1
+    say "installing ${missing[*]} with apt-get"
+    if [ -z "$APT_UPDATED" ]; then
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || return 1
+        APT_UPDATED=1
+    fi
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+}
+
+# Makes sure libmicrohttpd's headers and pkg-config file are present.
+ensure_libmicrohttpd() {
+    if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libmicrohttpd 2>/dev/null; then
+        return 0
+    fi
+    case "$(uname -s)" in
+        Linux)
+            apt_install libmicrohttpd-dev pkg-config \
+                || die "libmicrohttpd is missing and could not be installed: run 'sudo apt-get install libmicrohttpd-dev pkg-config' (or your distribution's equivalent)"
+            ;;
+        Darwin)
+            command -v brew >/dev/null 2>&1 || die "libmicrohttpd is missing: install Homebrew, then 'brew install libmicrohttpd pkg-config'"
+            brew install libmicrohttpd pkg-config >&2 || die "brew install libmicrohttpd failed"
+            ;;
+        *)
+            die "libmicrohttpd is missing: install its development package (headers and pkg-config file)"
+            ;;
+    esac
+}
+
+ensure_swift() {
+    command -v swift >/dev/null 2>&1 || die "the Swift toolchain is not on PATH: install Swift 6.2 or later from swift.org"
+}
