@@ -145,7 +145,11 @@ enum FileIO {
 
     /// Moves a file into place, copying when `rename` crosses file systems; the destination appears atomically.
     static func moveIntoPlace(_ from: String, _ to: String) throws {
-        if errnoOf({ Glibc_rename(from, to) }) == EXDEV {
+        let failure = errnoOf { Glibc_rename(from, to) }
+        if let failure, failure != EXDEV {
+            throw DownloadError.fileSystem("rename(\(from) -> \(to)): \(String(cString: strerror(failure)))")
+        }
+        if failure == EXDEV {
             let temporary = Path.parent(to) + "/.\(Path.lastComponent(to)).rangefetch-tmp"
             let input = try open(from, O_RDONLY)
             defer { close(input) }
@@ -169,10 +173,6 @@ enum FileIO {
             close(output)
             try rename(temporary, to)
             unlink(from)
-        } else if FileIO.exists(from) {
-            try rename(from, to)
-        } else {
-            throw DownloadError.fileSystem("rename(\(from) -> \(to)): \(String(cString: strerror(errno)))")
         }
         try fsyncDirectory(Path.parent(to))
     }

@@ -12,6 +12,17 @@ public struct DownloadTaskID: Hashable, Sendable, Codable, CustomStringConvertib
 
     static func random() -> DownloadTaskID { .init(UUID().uuidString.lowercased()) }
 
+    /// Decodes an identifier stored as a plain string.
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    /// Encodes the identifier as a plain string.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
     /// The identifier's text.
     public var description: String { rawValue }
 
