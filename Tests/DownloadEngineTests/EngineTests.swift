@@ -1,0 +1,477 @@
+import Foundation
+import RangeServer
+import Testing
+
+@testable import DownloadEngine
+
+/// Behaviours 1–9 against the in-process rangeserver; the journal is the witness.
+@Suite("Engine against rangeserver")
+struct EngineTests {
+    // MARK: 1. Tasks
+
+    @Test("1. add, start, pause, resume, cancel, remove; stable id; ordered events")
+    func taskLifecycle() async throws {
+        try await withEngine { server, engine, dir in
+            let log = EventLog(engine.events())
+            let url = server.baseURL + "/bytes/1M?seed=11&rate=256K"
+            let id = try await engine.add(.init(url: url, destination: dir + "/a.bin"), start: false)
+            #expect(id.rawValue != url)
+            #expect(await engine.snapshot(id)?.state == .idle)
+            try await engine.start(id)
+            try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
+            try await engine.pause(id)
+            #expect(await engine.snapshot(id)?.state == .paused)
+            let paused = try #require(fileSize(dir + "/.rangefetch/\(id).part"))
+            #expect(paused > 0)
+            try await engine.resume(id)
+            let result = await engine.result(of: id)
+            #expect(result == .completed(path: dir + "/a.bin", sha256: expectedSHA256(size: 1 << 20, seed: 11), bytes: 1 << 20))
+            // Re-adding the same URL and destination finds the same task.
+            #expect(try await engine.add(.init(url: url, destination: dir + "/a.bin")) == id)
+
+            let gets = requests(server, "/bytes/1M?seed=11")
+            #expect(gets.count == 2)
+            #expect(gets[1].requestHeaders["range"] == "bytes=\(paused)-")
+            let kinds = log.kinds(id)
+            #expect(Array(kinds.prefix(3)) == ["added", "waiting", "running"])
+            #expect(kinds.contains("paused"))
+            #expect(Array(kinds.suffix(2)) == ["completed-event", "completed"])
+
+            // Cancel deletes the partial file; remove deletes the record.
+            let other = try await engine.add(.init(url: server.baseURL + "/bytes/1M?seed=12&rate=128K", destination: dir + "/b.bin"))
+            try await eventually { (await engine.snapshot(other)?.progress.bytes ?? 0) > 10_000 }
+            try await engine.cancel(other)
+            #expect(await engine.snapshot(other)?.state == .cancelled)
+            #expect(!FileManager.default.fileExists(atPath: dir + "/.rangefetch/\(other).part"))
+            #expect(!FileManager.default.fileExists(atPath: dir + "/b.bin"))
+            try await engine.remove(other)
+            #expect(await engine.snapshot(other) == nil)
+            #expect(!FileManager.default.fileExists(atPath: dir + "/.rangefetch/\(other).json"))
+            #expect(log.states(other).last == .cancelled)
+        }
+    }
+
+    // MARK: 2. Persistence
+
+    @Test("2. restart resumes from the partial file's actual length, even after a move")
+    func persistenceUsesActualLength() async throws {
+        let dir = makeTemporaryDirectory()
+        var serverConfiguration = RangeServer.Configuration()
+        serverConfiguration.root = fixturesRoot
+        try await withRangeServer(serverConfiguration) { server in
+            let url = server.baseURL + "/bytes/1M?seed=21&rate=256K"
+            let first = try DownloadEngine(stateDirectory: dir + "/out/.rangefetch", configuration: testConfiguration())
+            let id = try await first.add(.init(url: url, destination: dir + "/out/f.bin"))
+            try await eventually { (await first.snapshot(id)?.progress.bytes ?? 0) > 200_000 }
+            await first.shutdown()
+            let record = try String(contentsOfFile: dir + "/out/.rangefetch/\(id).json", encoding: .utf8)
+            #expect(record.contains("\"destination\" : \"../f.bin\""))
+            #expect(!record.contains(dir))
+
+            // Simulate a crash that lost the tail: the file is shorter than anything recorded.
+            let part = dir + "/out/.rangefetch/\(id).part"
+            let handle = try #require(FileHandle(forWritingAtPath: part))
+            try handle.truncate(atOffset: 100_000)
+            try handle.close()
+            try FileManager.default.moveItem(atPath: dir + "/out", toPath: dir + "/moved")
+
+            let second = try DownloadEngine(stateDirectory: dir + "/moved/.rangefetch", configuration: testConfiguration())
+            #expect(await second.snapshot(id)?.state == .paused)
+            #expect(await second.snapshot(id)?.destination == dir + "/moved/f.bin")
+            try await second.resume(id)
+            let result = await second.result(of: id)
+            await second.shutdown()
+            #expect(result == .completed(path: dir + "/moved/f.bin", sha256: expectedSHA256(size: 1 << 20, seed: 21), bytes: 1 << 20))
+            let gets = requests(server, "/bytes/1M?seed=21")
+            #expect(gets.last?.requestHeaders["range"] == "bytes=100000-")
+        }
+    }
+
+    // MARK: 3. Resume rules
+
+    /// Downloads part of `url`, pauses, optionally edits the record, resumes, and returns the journal's GETs.
+    func pauseAndResume(
+        _ server: RangeServer, _ engine: DownloadEngine, _ dir: String, path: String, size: Int, seed: UInt64,
+        edit: ((inout TaskRecord) -> Void)? = nil
+    ) async throws -> (gets: [JournalEntry], pausedAt: Int64, result: DownloadResult) {
+        let url = server.baseURL + path
+        let id = try await engine.add(.init(url: url, destination: dir + "/\(seed).bin"))
+        try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
+        try await engine.pause(id)
+        let part = dir + "/.rangefetch/\(id).part"
+        let pausedAt = fileSize(part) ?? 0
+        if let edit {
+            let store = try StateStore(directory: dir + "/.rangefetch")
+            let data = try Data(contentsOf: URL(fileURLWithPath: store.recordPath(id)))
+            var record = try StateStore.decode(data)
+            edit(&record)
+            try store.save(record)
+            await engine.shutdown()
+            let again = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: testConfiguration())
+            try await again.resume(id)
+            let result = await again.result(of: id)
+            await again.shutdown()
+            return (requests(server, "/bytes/"), pausedAt, result)
+        }
+        try await engine.resume(id)
+        let result = await engine.result(of: id)
+        return (requests(server, "/bytes/"), pausedAt, result)
+    }
+
+    @Test("3a. resume sends Range and If-Range with the strong ETag and Accept-Encoding: identity")
+    func resumeWithStrongETag() async throws {
+        try await withEngine { server, engine, dir in
+            let (gets, pausedAt, result) = try await pauseAndResume(
+                server, engine, dir, path: "/bytes/1M?seed=31&rate=256K", size: 1 << 20, seed: 31)
+            #expect(gets.count == 2)
+            #expect(gets.allSatisfy { $0.requestHeaders["accept-encoding"] == "identity" })
+            #expect(gets[0].requestHeaders["range"] == nil)
+            #expect(gets[1].requestHeaders["range"] == "bytes=\(pausedAt)-")
+            #expect(gets[1].requestHeaders["if-range"] == gets[0].responseHeaders["etag"])
+            #expect(gets[1].status == 206)
+            #expect(result == .completed(path: dir + "/31.bin", sha256: expectedSHA256(size: 1 << 20, seed: 31), bytes: 1 << 20))
+        }
+    }
+
+    @Test("3b. a weak ETag is never used: If-Range carries Last-Modified")
+    func resumeWithLastModifiedWhenETagIsWeak() async throws {
+        try await withEngine { server, engine, dir in
+            let (gets, _, result) = try await pauseAndResume(
+                server, engine, dir, path: "/bytes/1M?seed=32&rate=256K&weak-etag=1", size: 1 << 20, seed: 32)
+            #expect(gets[0].responseHeaders["etag"]?.hasPrefix("W/") == true)
+            #expect(gets[1].requestHeaders["if-range"] == gets[0].responseHeaders["last-modified"])
+            #expect(gets[1].status == 206)
+            #expect(result == .completed(path: dir + "/32.bin", sha256: expectedSHA256(size: 1 << 20, seed: 32), bytes: 1 << 20))
+        }
+    }
+
+    @Test("3c. no validator at all: restart from zero without Range")
+    func noValidatorRestarts() async throws {
+        try await withEngine { server, engine, dir in
+            let (gets, _, result) = try await pauseAndResume(
+                server, engine, dir, path: "/bytes/1M?seed=33&rate=256K&no-etag=1&no-last-modified=1", size: 1 << 20,
+                seed: 33)
+            #expect(gets.count == 2)
+            #expect(gets[1].requestHeaders["range"] == nil)
+            #expect(gets[1].status == 200)
+            #expect(result == .completed(path: dir + "/33.bin", sha256: expectedSHA256(size: 1 << 20, seed: 33), bytes: 1 << 20))
+        }
+    }
+
+    @Test("3d. 200 to a range request: the body is kept and written from zero")
+    func fullResponseToRangeRequest() async throws {
+        try await withEngine { server, engine, dir in
+            let (gets, _, result) = try await pauseAndResume(
+                server, engine, dir, path: "/bytes/1M?seed=34&rate=512K&ignore-range=1", size: 1 << 20, seed: 34)
+            #expect(gets.count == 2)
+            #expect(gets[1].requestHeaders["range"] != nil)
+            #expect(gets[1].status == 200)
+            #expect(gets[1].bodyBytesSent == 1 << 20)
+            #expect(result == .completed(path: dir + "/34.bin", sha256: expectedSHA256(size: 1 << 20, seed: 34), bytes: 1 << 20))
+        }
+    }
+
+    @Test("3e. a truthful earlier Content-Range start: the overlap is skipped")
+    func earlierStartSkipsOverlap() async throws {
+        try await withEngine { server, engine, dir in
+            let (gets, pausedAt, result) = try await pauseAndResume(
+                server, engine, dir, path: "/bytes/1M?seed=35&rate=256K&misalign-range=-1000", size: 1 << 20, seed: 35)
+            #expect(gets.count == 2)
+            #expect(gets[1].status == 206)
+            let contentRange = try #require(gets[1].responseHeaders["content-range"])
+            #expect(contentRange.hasPrefix("bytes \(pausedAt - 1000)-"))
+            #expect(result == .completed(path: dir + "/35.bin", sha256: expectedSHA256(size: 1 << 20, seed: 35), bytes: 1 << 20))
+        }
+    }
+
+    @Test("3f. a changed ETag on resume: the 200 restarts the file")
+    func changedValidatorRestarts() async throws {
+        try await withEngine { server, engine, dir in
+            let (gets, _, result) = try await pauseAndResume(
+                server, engine, dir, path: "/bytes/1M?seed=36&rate=256K", size: 1 << 20, seed: 36
+            ) { record in record.etag = "\"something-else\"" }
+            #expect(gets.count == 2)
+            #expect(gets[1].requestHeaders["if-range"] == "\"something-else\"")
+            #expect(gets[1].status == 200)
+            #expect(result == .completed(path: dir + "/36.bin", sha256: expectedSHA256(size: 1 << 20, seed: 36), bytes: 1 << 20))
+        }
+    }
+
+    @Test("3g. 416 with a complete partial file: verify and finish without a body")
+    func unsatisfiableFinishes() async throws {
+        try await withEngine { server, engine, dir in
+            let size = 1 << 20
+            let url = server.baseURL + "/bytes/1M?seed=37&rate=256K"
+            let id = try await engine.add(.init(url: url, destination: dir + "/37.bin"))
+            try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
+            try await engine.pause(id)
+            // Complete the partial file by hand, as if the crash came after the last write.
+            let part = dir + "/.rangefetch/\(id).part"
+            let have = Int(fileSize(part) ?? 0)
+            let rest = ContentGenerator(seed: 37, version: 1).bytes(offset: UInt64(have), count: size - have)
+            let handle = try #require(FileHandle(forWritingAtPath: part))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(rest))
+            try handle.close()
+            try await engine.resume(id)
+            let result = await engine.result(of: id)
+            let gets = requests(server, "/bytes/1M?seed=37")
+            #expect(gets.last?.status == 416)
+            #expect(gets.last?.requestHeaders["range"] == "bytes=\(size)-")
+            #expect(result == .completed(path: dir + "/37.bin", sha256: expectedSHA256(size: size, seed: 37), bytes: Int64(size)))
+        }
+    }
+
+    // MARK: 4. Retries
+
+    @Test("4a. dropped and reset connections are retried from the current offset")
+    func retriesFromOffset() async throws {
+        try await withEngine { server, engine, dir in
+            let log = EventLog(engine.events())
+            for (seed, fault) in [(41, "drop-after=300K"), (42, "reset-after=300K")] {
+                let id = try await engine.add(
+                    .init(url: server.baseURL + "/bytes/1M?seed=\(seed)&\(fault)", destination: dir + "/\(seed).bin"))
+                let result = await engine.result(of: id)
+                #expect(
+                    result
+                        == .completed(
+                            path: dir + "/\(seed).bin", sha256: expectedSHA256(size: 1 << 20, seed: UInt64(seed)),
+                            bytes: 1 << 20))
+                let gets = requests(server, "/bytes/1M?seed=\(seed)&")
+                #expect(gets.count == 4)
+                #expect(gets.first?.requestHeaders["range"] == nil)
+                for (previous, next) in zip(gets, gets.dropFirst()) {
+                    #expect(next.requestHeaders["range"]?.hasPrefix("bytes=") == true)
+                    _ = previous
+                }
+                #expect(log.kinds(id).contains("retry"))
+                #expect(log.states(id).contains(.retrying))
+            }
+        }
+    }
+
+    @Test("4b. 503 with Retry-After is honoured, then the budget runs out; 404 fails at once")
+    func retryAfterAndPermanentFailures() async throws {
+        try await withEngine(testConfiguration { $0.retry.maximumRetries = 1 }) { server, engine, dir in
+            let started = ContinuousClock.now
+            let busy = try await engine.add(
+                .init(url: server.baseURL + "/bytes/1K?seed=43&status=503&retry-after=1", destination: dir + "/b"))
+            let busyResult = await engine.result(of: busy)
+            #expect(ContinuousClock.now - started >= .milliseconds(900))
+            guard case .failed(let error) = busyResult else {
+                Issue.record("expected failure, got \(busyResult)")
+                return
+            }
+            #expect(DownloadError.retriesExhausted ~= error)
+            #expect(requests(server, "/bytes/1K?seed=43").count == 2)
+
+            let missing = try await engine.add(
+                .init(url: server.baseURL + "/files/does-not-exist", destination: dir + "/m"))
+            let missingResult = await engine.result(of: missing)
+            #expect(missingResult == .failed(.permanentHTTPStatus(404, url: server.baseURL + "/files/does-not-exist")))
+            #expect(requests(server, "/files/does-not-exist").count == 1)
+        }
+    }
+
+    // MARK: 5. Timeouts
+
+    @Test("5. idle timeout aborts a stalled body and retries from the offset; overall deadline fails")
+    func idleTimeoutAndDeadline() async throws {
+        let configuration = testConfiguration { $0.timeouts.idle = .milliseconds(400) }
+        try await withEngine(configuration) { server, engine, dir in
+            let log = EventLog(engine.events())
+            let id = try await engine.add(
+                .init(url: server.baseURL + "/bytes/512K?seed=51&stall-after=100K&stall-for=2s", destination: dir + "/s"))
+            let result = await engine.result(of: id)
+            #expect(result == .completed(path: dir + "/s", sha256: expectedSHA256(size: 512 << 10, seed: 51), bytes: 512 << 10))
+            #expect(log.all.contains { if case .retrying(id, _, _, DownloadError.idleTimeout) = $0 { true } else { false } })
+            // A stalled response is journalled when its stall ends.
+            try await eventually(.seconds(10), "journal entries") { requests(server, "/bytes/512K?seed=51").count >= 2 }
+            let gets = requests(server, "/bytes/512K?seed=51").sorted { $0.requestHeaders["range"] ?? "" < $1.requestHeaders["range"] ?? "" }
+            #expect(gets.contains { $0.requestHeaders["range"] == "bytes=102400-" })
+        }
+        let deadline = testConfiguration { $0.timeouts.overall = .milliseconds(500) }
+        try await withEngine(deadline) { server, engine, dir in
+            let id = try await engine.add(.init(url: server.baseURL + "/bytes/1M?seed=52&rate=100K", destination: dir + "/d"))
+            let result = await engine.result(of: id)
+            guard case .failed(let error) = result else {
+                Issue.record("expected a deadline failure, got \(result)")
+                return
+            }
+            #expect(DownloadError.deadlineExceeded ~= error)
+            #expect(!FileManager.default.fileExists(atPath: dir + "/d"))
+        }
+    }
+
+    // MARK: 6. Redirects
+
+    @Test("6a. redirects are followed by the engine and recorded; a loop ends with a clear error")
+    func redirects() async throws {
+        try await withEngine { server, engine, dir in
+            let log = EventLog(engine.events())
+            let url = server.baseURL + "/redirect/3/bytes/64K?seed=61&redirect-code=303"
+            let id = try await engine.add(.init(url: url, destination: dir + "/r"))
+            let result = await engine.result(of: id)
+            #expect(result == .completed(path: dir + "/r", sha256: expectedSHA256(size: 64 << 10, seed: 61), bytes: 64 << 10))
+            let snapshot = try #require(await engine.snapshot(id))
+            #expect(snapshot.url == url)
+            #expect(snapshot.redirects.count == 3)
+            #expect(snapshot.redirects.allSatisfy { $0.status == 303 })
+            #expect(snapshot.resolvedURL == server.baseURL + "/bytes/64K?seed=61")
+            #expect(log.kinds(id).filter { $0 == "redirect" }.count == 3)
+            #expect(requests(server, "/redirect/").allSatisfy { $0.method == "GET" })
+
+            let loop = try await engine.add(.init(url: server.baseURL + "/redirect-loop", destination: dir + "/loop"))
+            let loopResult = await engine.result(of: loop)
+            guard case .failed(let error) = loopResult else {
+                Issue.record("expected failure, got \(loopResult)")
+                return
+            }
+            #expect(DownloadError.tooManyRedirects ~= error)
+            #expect(requests(server, "/redirect-loop").count == 21)
+        }
+    }
+
+    @Test("6b. a resume goes to the resolved URL; on 404 there it re-resolves from the original and resumes")
+    func reresolveOnGoneResolvedURL() async throws {
+        try await withEngine { server, engine, dir in
+            let path = "/redirect/1/bytes/1M?seed=62&rate=256K"
+            let url = server.baseURL + path
+            let id = try await engine.add(.init(url: url, destination: dir + "/62.bin"))
+            try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
+            try await engine.pause(id)
+            let pausedAt = fileSize(dir + "/.rangefetch/\(id).part") ?? 0
+            let store = try StateStore(directory: dir + "/.rangefetch")
+            var record = try StateStore.decode(Data(contentsOf: URL(fileURLWithPath: store.recordPath(id))))
+            record.resolvedURL = server.baseURL + "/files/moved-away"
+            try store.save(record)
+            await engine.shutdown()
+            let again = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: testConfiguration())
+            try await again.resume(id)
+            let result = await again.result(of: id)
+            await again.shutdown()
+            #expect(result == .completed(path: dir + "/62.bin", sha256: expectedSHA256(size: 1 << 20, seed: 62), bytes: 1 << 20))
+            let targets = server.journal.entries().map(\.target)
+            let gone = try #require(targets.firstIndex(of: "/files/moved-away"))
+            #expect(targets[(gone + 1)...].first == path)
+            let last = try #require(requests(server, "/bytes/1M?seed=62").last)
+            #expect(last.requestHeaders["range"] == "bytes=\(pausedAt)-")
+            #expect(last.requestHeaders["if-range"] != nil)
+        }
+    }
+
+    // MARK: 7. Concurrency and groups
+
+    @Test("7. at most `concurrency` transfers, FIFO start order, groups with one completion")
+    func concurrencyAndGroups() async throws {
+        try await withEngine(testConfiguration { $0.concurrency = 2 }) { server, engine, dir in
+            let log = EventLog(engine.events())
+            let requests = (0..<5).map {
+                DownloadRequest(url: server.baseURL + "/bytes/256K?seed=7\($0)&rate=512K", destination: dir + "/g\($0)")
+            }
+            let group = try await engine.addGroup(requests)
+            let results = await engine.results(of: group)
+            #expect(results.count == 5)
+            for (index, member) in group.members.enumerated() {
+                #expect(
+                    results[member]
+                        == .completed(
+                            path: dir + "/g\(index)", sha256: expectedSHA256(size: 256 << 10, seed: UInt64(70 + index)),
+                            bytes: 256 << 10))
+            }
+            var running = Set<DownloadTaskID>()
+            var peak = 0
+            var startOrder: [DownloadTaskID] = []
+            for event in log.all {
+                guard case .stateChanged(let id, let state) = event else { continue }
+                if state == .running, !startOrder.contains(id) { startOrder.append(id) }
+                if state == .running || state == .retrying { running.insert(id) } else { running.remove(id) }
+                peak = max(peak, running.count)
+            }
+            #expect(peak == 2)
+            #expect(startOrder == group.members)
+            let aggregate = await engine.progress(of: group)
+            #expect(aggregate.bytes == 5 * 262_144)
+            #expect(aggregate.total == Int64(5 * 262_144))
+            try await eventually {
+                log.all.contains { if case .groupFinished(group.id, _) = $0 { true } else { false } }
+            }
+        }
+    }
+
+    // MARK: 8. Completion
+
+    @Test("8. a wrong SHA-256 fails verification and never reaches the destination; no silent overwrite")
+    func verification() async throws {
+        try await withEngine { server, engine, dir in
+            let url = server.baseURL + "/bytes/64K?seed=81"
+            let wrong = String(repeating: "0", count: 64)
+            let id = try await engine.add(.init(url: url, destination: dir + "/v", sha256: wrong))
+            let result = await engine.result(of: id)
+            guard case .failed(let error) = result else {
+                Issue.record("expected failure, got \(result)")
+                return
+            }
+            #expect(DownloadError.verificationFailed ~= error)
+            #expect(!FileManager.default.fileExists(atPath: dir + "/v"))
+            #expect((fileSize(dir + "/.rangefetch/\(id).part") ?? 0) == 0)
+
+            // The right digest succeeds; the Repr-Digest the server sent is checked too.
+            let good = try await engine.add(
+                .init(url: url, destination: dir + "/v", sha256: expectedSHA256(size: 64 << 10, seed: 81)))
+            #expect(good == id)
+            guard case .completed = await engine.result(of: good) else {
+                Issue.record("expected completion")
+                return
+            }
+            #expect(requests(server, "/bytes/64K?seed=81").allSatisfy { $0.requestHeaders["want-repr-digest"] != nil })
+
+            try Data("keep me".utf8).write(to: URL(fileURLWithPath: dir + "/existing"))
+            let blocked = try await engine.add(.init(url: url, destination: dir + "/existing"))
+            let blockedResult = await engine.result(of: blocked)
+            guard case .failed(let blockedError) = blockedResult else {
+                Issue.record("expected failure, got \(blockedResult)")
+                return
+            }
+            #expect(DownloadError.destinationExists ~= blockedError)
+            #expect(try String(contentsOfFile: dir + "/existing", encoding: .utf8) == "keep me")
+            let forced = try await engine.add(.init(url: url, destination: dir + "/existing", overwrite: true))
+            guard case .completed = await engine.result(of: forced) else {
+                Issue.record("expected completion with overwrite")
+                return
+            }
+            #expect(try sha256(ofFile: dir + "/existing") == expectedSHA256(size: 64 << 10, seed: 81))
+        }
+    }
+
+    // MARK: 9. Bad input
+
+    @Test("9. bad input fails that task alone; a corrupt record is set aside")
+    func badInput() async throws {
+        let dir = makeTemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir + "/.rangefetch", withIntermediateDirectories: true)
+        try Data("{\"format\":".utf8).write(to: URL(fileURLWithPath: dir + "/.rangefetch/broken.json"))
+        try await withEngine(directory: dir) { server, engine, dir in
+            #expect(engine.loadProblems.count == 1)
+            #expect(engine.loadProblems.allSatisfy { DownloadError.corruptRecord ~= $0 })
+            let aside = try FileManager.default.contentsOfDirectory(atPath: dir + "/.rangefetch")
+            #expect(aside.contains { $0.hasPrefix("broken.json.corrupt-") })
+
+            await #expect { try await engine.add(.init(url: "http://[::1", destination: dir + "/x")) } throws: {
+                DownloadError.invalidURL ~= $0
+            }
+            await #expect { try await engine.add(.init(url: "ftp://example.com/x", destination: dir + "/x")) } throws: {
+                DownloadError.unsupportedScheme ~= $0
+            }
+            await #expect {
+                try await engine.add(.init(url: server.baseURL + "/bytes/1K", destination: "/proc/forbidden/x"))
+            } throws: {
+                DownloadError.fileSystem ~= $0
+            }
+            let fine = try await engine.add(.init(url: server.baseURL + "/bytes/1K?seed=91", destination: dir + "/ok"))
+            #expect(
+                await engine.result(of: fine)
+                    == .completed(path: dir + "/ok", sha256: expectedSHA256(size: 1024, seed: 91), bytes: 1024))
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Crypto
+import Foundation
+import RangeServer
+import Testing
+
+@testable import DownloadEngine
+
+/// The fixtures directory of this package, found from this file's path.
+let fixturesRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.appendingPathComponent("fixtures/files").path
+}()
+
+/// A configuration with fast retries, for tests.
+func testConfiguration(_ adjust: (inout DownloadConfiguration) -> Void = { _ in }) -> DownloadConfiguration {
+    var configuration = DownloadConfiguration()
+    configuration.retry = .init(
+        maximumRetries: 5, initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200), multiplier: 2)
+    configuration.timeouts.idle = .seconds(10)
+    configuration.progressInterval = .milliseconds(20)
+    adjust(&configuration)
+    return configuration
+}
+
+/// The SHA-256 of `/bytes/{size}?seed=seed&version=version`, computed from the server's content generator.
+func expectedSHA256(size: Int, seed: UInt64 = 0, version: UInt64 = 1) -> String {
+    let generator = ContentGenerator(seed: seed, version: version)
+    var hasher = SHA256()
+    let chunk = 1 << 20
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 8)
+    defer { buffer.deallocate() }
+    var offset = 0
+    while offset < size {
+        let n = min(chunk, size - offset)
+        let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<n])
+        generator.fill(slice, offset: UInt64(offset))
+        hasher.update(bufferPointer: UnsafeRawBufferPointer(slice))
+        offset += n
+    }
+    return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+}
+
+func sha256(ofFile path: String) throws -> String {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    return SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+}
+
+func fileSize(_ path: String) -> Int64? {
+    (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
+}
+
+/// Runs `body` with an in-process rangeserver and an engine on a fresh state directory; both are shut down after.
+func withEngine<T>(
+    _ configuration: DownloadConfiguration = testConfiguration(),
+    directory: String? = nil,
+    _ body: (RangeServer, DownloadEngine, String) async throws -> T
+) async throws -> T {
+    var serverConfiguration = RangeServer.Configuration()
+    serverConfiguration.root = fixturesRoot
+    return try await withRangeServer(serverConfiguration) { server in
+        let dir = directory ?? makeTemporaryDirectory()
+        let engine = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration)
+        do {
+            let result = try await body(server, engine, dir)
+            await engine.shutdown()
+            return result
+        } catch {
+            await engine.shutdown()
+            throw error
+        }
+    }
+}
+
+/// Journal entries for GET requests whose target starts with `prefix`.
+func requests(_ server: RangeServer, _ prefix: String) -> [JournalEntry] {
+    server.journal.entries().filter { $0.method == "GET" && $0.target.hasPrefix(prefix) }
+}
+
+/// Waits (polling) until `condition` holds, failing the test after `timeout`.
+func eventually(
+    _ timeout: Duration = .seconds(20), _ what: String = "condition",
+    _ condition: @Sendable () async -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("timed out waiting for \(what)")
+    throw CancellationError()
+}
+
+/// Collects events in the background.
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [DownloadEvent] = []
+    private var task: Task<Void, Never>?
+
+    init(_ stream: AsyncStream<DownloadEvent>) {
+        task = Task { [weak self] in
+            for await event in stream { self?.append(event) }
+        }
+    }
+
+    private func append(_ event: DownloadEvent) { lock.withLock { events.append(event) } }
+    var all: [DownloadEvent] { lock.withLock { events } }
+
+    func states(_ id: DownloadTaskID) -> [DownloadState] {
+        all.compactMap { if case .stateChanged(id, let s) = $0 { s } else { nil } }
+    }
+
+    /// A compact name per event of `id`, for order checks.
+    func kinds(_ id: DownloadTaskID) -> [String] {
+        all.compactMap { event -> String? in
+            switch event {
+            case .added(id, _): "added"
+            case .stateChanged(id, let s): s.rawValue
+            case .progress(id, _): "progress"
+            case .redirected(id, _): "redirect"
+            case .retrying(id, _, _, _): "retry"
+            case .completed(id, _, _, _): "completed-event"
+            case .failed(id, _): "failed-event"
+            default: nil
+            }
+        }
+    }
+}
