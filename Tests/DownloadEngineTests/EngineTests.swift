@@ -175,7 +175,7 @@ struct EngineTests {
     func earlierStartSkipsOverlap() async throws {
         try await withEngine { server, engine, dir in
             let (gets, pausedAt, result) = try await pauseAndResume(
-                server, engine, dir, path: "/bytes/1M?seed=35&rate=256K&misalign-range=-1000", size: 1 << 20, seed: 35)
+                server, engine, dir, path: "/bytes/1M?seed=35&rate=256K&misalign-range=1000", size: 1 << 20, seed: 35)
             #expect(gets.count == 2)
             #expect(gets[1].status == 206)
             let contentRange = try #require(gets[1].responseHeaders["content-range"])

@@ -1,0 +1,207 @@
+import Foundation
+import RangeServer
+import Testing
+
+@testable import DownloadEngine
+
+/// The `rangefetch` binary built next to the test bundle.
+let rangefetchPath: String = {
+    var candidates: [String] = []
+    if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+        candidates.append((exe as NSString).deletingLastPathComponent)
+    }
+    candidates.append((CommandLine.arguments[0] as NSString).deletingLastPathComponent)
+    candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().path)
+    for directory in candidates where FileManager.default.isExecutableFile(atPath: directory + "/rangefetch") {
+        return directory + "/rangefetch"
+    }
+    return candidates[0] + "/rangefetch"
+}()
+
+/// A running `rangefetch` child whose stdout and stderr go to files.
+struct Child {
+    let process: Process
+    let stdout: String
+    let stderr: String
+
+    static func start(_ arguments: [String], logs: String) throws -> Child {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: rangefetchPath)
+        process.arguments = arguments
+        let out = logs + ".out"
+        let err = logs + ".err"
+        FileManager.default.createFile(atPath: out, contents: nil)
+        FileManager.default.createFile(atPath: err, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: out)
+        process.standardError = FileHandle(forWritingAtPath: err)
+        try process.run()
+        return Child(process: process, stdout: out, stderr: err)
+    }
+
+    /// Waits for the child to exit (polling, so the test task is not blocked) and returns its status.
+    func wait(timeout: Duration = .seconds(60)) async throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                kill(process.processIdentifier, SIGKILL)
+                Issue.record("rangefetch did not exit in time")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return process.terminationStatus
+    }
+
+    var output: String { (try? String(contentsOfFile: stdout, encoding: .utf8)) ?? "" }
+    var errors: String { (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? "" }
+}
+
+/// The partial files in a state directory.
+func partialFiles(_ state: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: state)) ?? []).filter { $0.hasSuffix(".part") }.map {
+        state + "/" + $0
+    }
+}
+
+@Suite("rangefetch executable", .serialized)
+struct CLITests {
+    @Test("2. kill -9 at several offsets, then a restart finishes with the right SHA-256")
+    func killNineAndResume() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: rangefetchPath), "missing \(rangefetchPath)")
+        var configuration = RangeServer.Configuration()
+        configuration.root = fixturesRoot
+        try await withRangeServer(configuration) { server in
+            let dir = makeTemporaryDirectory()
+            let size = 4 << 20
+            let digest = expectedSHA256(size: size, seed: 101)
+            let path = "/bytes/4M?seed=101&rate=2M"
+            let arguments = [server.baseURL + path, "-o", dir + "/out.bin", "--json", "--sha256", digest]
+            var killedAt: [Int64] = []
+            for (round, offset) in [Int64(300_000), 1_500_000, 2_800_000].enumerated() {
+                let child = try Child.start(arguments, logs: dir + "/run\(round)")
+                try await eventually(.seconds(20), "partial file past \(offset)") {
+                    partialFiles(dir + "/.rangefetch").contains { (fileSize($0) ?? 0) >= offset }
+                }
+                kill(child.process.processIdentifier, SIGKILL)
+                let status = try await child.wait()
+                #expect(status == SIGKILL || child.process.terminationReason == .uncaughtSignal)
+                let partial = try #require(partialFiles(dir + "/.rangefetch").first)
+                killedAt.append(fileSize(partial) ?? 0)
+            }
+            let last = try Child.start(arguments, logs: dir + "/final")
+            #expect(try await last.wait() == 0, "\(last.errors)")
+            #expect(try sha256(ofFile: dir + "/out.bin") == digest)
+            #expect(partialFiles(dir + "/.rangefetch").isEmpty)
+            #expect(last.output.contains("\"event\":\"completed\""))
+
+            // The journal: each restart asked from the partial file's actual length, and at most one write
+            // buffer per kill was fetched twice.
+            try await eventually(.seconds(5), "journal") { requests(server, path).count == 4 }
+            let gets = requests(server, path).sorted { $0.seq < $1.seq }
+            #expect(gets[0].requestHeaders["range"] == nil)
+            for (index, resumedFrom) in killedAt.enumerated() {
+                let next = gets[index + 1]
+                #expect(next.requestHeaders["range"] == "bytes=\(resumedFrom)-")
+                #expect(next.requestHeaders["if-range"] == gets[0].responseHeaders["etag"])
+                let previousStart = index == 0 ? Int64(0) : killedAt[index - 1]
+                let reached = previousStart + Int64(gets[index].bodyBytesSent)
+                #expect(reached - resumedFrom <= 1 << 20, "refetched \(reached - resumedFrom) bytes after kill \(index)")
+            }
+        }
+    }
+
+    @Test("Ctrl-C pauses cleanly with exit code 130; the rerun resumes")
+    func interruptPausesAndResumes() async throws {
+        var configuration = RangeServer.Configuration()
+        configuration.root = fixturesRoot
+        try await withRangeServer(configuration) { server in
+            let dir = makeTemporaryDirectory()
+            let url = server.baseURL + "/bytes/2M?seed=102&rate=2M"
+            let child = try Child.start([url, "-o", dir + "/i.bin"], logs: dir + "/int")
+            try await eventually(.seconds(20), "partial bytes") {
+                partialFiles(dir + "/.rangefetch").contains { (fileSize($0) ?? 0) >= 300_000 }
+            }
+            kill(child.process.processIdentifier, SIGINT)
+            #expect(try await child.wait() == 130)
+            #expect(!child.errors.contains("Fatal"))
+            let records = try FileManager.default.contentsOfDirectory(atPath: dir + "/.rangefetch").filter {
+                $0.hasSuffix(".json")
+            }
+            let record = try String(contentsOfFile: dir + "/.rangefetch/" + records[0], encoding: .utf8)
+            #expect(record.contains("\"state\" : \"paused\""))
+            let rerun = try Child.start([url, "-o", dir + "/i.bin"], logs: dir + "/int2")
+            #expect(try await rerun.wait() == 0)
+            #expect(try sha256(ofFile: dir + "/i.bin") == expectedSHA256(size: 2 << 20, seed: 102))
+            #expect(requests(server, "/bytes/2M?seed=102").last?.requestHeaders["range"] != nil)
+        }
+    }
+
+    @Test("bad input: one clear line on stderr and a documented exit code")
+    func badInputExitCodes() async throws {
+        let dir = makeTemporaryDirectory()
+        let scheme = try Child.start(["ftp://example.com/x", "-o", dir + "/x"], logs: dir + "/ftp")
+        #expect(try await scheme.wait() == 64)
+        #expect(scheme.errors.split(separator: "\n").count == 1)
+        #expect(scheme.errors.contains("unsupported URL scheme"))
+
+        let usage = try Child.start(["--concurrency", "0", "http://127.0.0.1:1/x"], logs: dir + "/usage")
+        #expect(try await usage.wait() == 64)
+
+        let unwritable = try Child.start(["http://127.0.0.1:1/x", "-o", "/proc/nope/x"], logs: dir + "/unwritable")
+        #expect(try await unwritable.wait() == 1)
+        #expect(unwritable.errors.split(separator: "\n").count == 1)
+
+        var configuration = RangeServer.Configuration()
+        configuration.root = fixturesRoot
+        try await withRangeServer(configuration) { server in
+            let missing = try Child.start([server.baseURL + "/files/nope", "-o", dir + "/n"], logs: dir + "/404")
+            #expect(try await missing.wait() == 2)
+            let wrong = try Child.start(
+                [server.baseURL + "/bytes/1K", "-o", dir + "/w", "--sha256", String(repeating: "a", count: 64)],
+                logs: dir + "/sha")
+            #expect(try await wrong.wait() == 3)
+            let busy = try Child.start(
+                [server.baseURL + "/bytes/1K?status=503", "-o", dir + "/b", "--retries", "1"], logs: dir + "/503")
+            #expect(try await busy.wait() == 4)
+            #expect(!busy.errors.contains("Fatal") && !missing.errors.contains("Fatal"))
+        }
+    }
+
+    @Test("--help is pinned")
+    func helpIsPinned() async throws {
+        let dir = makeTemporaryDirectory()
+        let help = try Child.start(["--help"], logs: dir + "/help")
+        #expect(try await help.wait() == 0)
+        let text = help.output
+        for line in [
+            "USAGE: rangefetch [--output <output>] [--state <state>] [--concurrency <concurrency>] [--sha256 <sha256>]",
+            "-o, --output <output>", "--state <state>", "-j, --concurrency <concurrency>", "--checksums <checksums>",
+            "--connect-timeout <connect-timeout>", "--idle-timeout <idle-timeout>", "--retries <retries>", "--json",
+            "0    every download completed and verified", "64   usage error", "130  interrupted",
+        ] {
+            #expect(text.contains(line), "help lacks: \(line)")
+        }
+    }
+}
+
+@Suite("Throughput")
+struct ThroughputTests {
+    @Test("256 MiB /bytes resource, whole digest checked (no timing assertions)")
+    func largeDownload() async throws {
+        try await withEngine(testConfiguration()) { server, engine, dir in
+            let size = 256 << 20
+            let id = try await engine.add(.init(url: server.baseURL + "/bytes/256M?seed=200", destination: dir + "/big"))
+            let started = ContinuousClock.now
+            let result = await engine.result(of: id)
+            let elapsed = ContinuousClock.now - started
+            guard case .completed(_, let sha256, let bytes) = result else {
+                Issue.record("expected completion, got \(result)")
+                return
+            }
+            #expect(bytes == Int64(size))
+            #expect(sha256 == expectedSHA256(size: size, seed: 200))
+            #expect(fileSize(dir + "/big") == Int64(size))
+            print("throughput: 256 MiB in \(elapsed)")
+            try? FileManager.default.removeItem(atPath: dir + "/big")
+        }
+    }
+}
