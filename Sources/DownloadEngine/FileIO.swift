@@ -67,7 +67,9 @@ enum FileIO {
         }
     }
 
-    static func read(_ fd: Int32, _ path: String, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws
+    static func read(
+        _ fd: Int32, _ path: String, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64
+    ) throws
         -> Int
     {
         try call("pread", path) { pread(fd, buffer.baseAddress!, buffer.count, off_t(offset)) }

@@ -153,14 +153,17 @@ final class Transfer: @unchecked Sendable {
             case .restart(let reason):
                 restarts += 1
                 if restarts > 3 {
-                    throw DownloadError.unexpectedResponse("restarted from zero \(restarts - 1) times (\(reason.rawValue))")
+                    throw DownloadError.unexpectedResponse(
+                        "restarted from zero \(restarts - 1) times (\(reason.rawValue))")
                 }
                 try truncate()
                 record.validators = .init()
                 try store.save(record)
             case .retry(let error, let after):
                 failures += 1
-                guard let delay = configuration.retry.delay(forRetry: failures, retryAfter: after, random: .random(in: 0..<1))
+                guard
+                    let delay = configuration.retry.delay(
+                        forRetry: failures, retryAfter: after, random: .random(in: 0..<1))
                 else {
                     if configuration.retry.maximumRetries == 0 { throw error }
                     throw DownloadError.retriesExhausted(failures - 1, last: error)
@@ -364,7 +367,8 @@ final class Transfer: @unchecked Sendable {
         var offset: Int64 = 0
         while offset < length {
             let want = Int(min(Int64(buffer.count), length - offset))
-            let n = try FileIO.read(fd, partialPath, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
+            let n = try FileIO.read(
+                fd, partialPath, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
             if n == 0 { break }
             hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             offset += Int64(n)

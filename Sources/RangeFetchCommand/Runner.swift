@@ -48,8 +48,9 @@ struct Runner {
         }
         defer { signals.forEach { $0.cancel() } }
 
-        let checksums = command.checksums.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }.map(
-            parseChecksums) ?? [:]
+        let checksums =
+            command.checksums.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }.map(
+                parseChecksums) ?? [:]
         var ids: [(index: Int, id: DownloadTaskID)] = []
         var statuses = [ExitStatus?](repeating: nil, count: planned.count)
         for (index, item) in planned.enumerated() {

@@ -30,8 +30,8 @@ struct Child {
         process.arguments = arguments
         let out = logs + ".out"
         let err = logs + ".err"
-        FileManager.default.createFile(atPath: out, contents: nil)
-        FileManager.default.createFile(atPath: err, contents: nil)
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
         process.standardOutput = FileHandle(forWritingAtPath: out)
         process.standardError = FileHandle(forWritingAtPath: err)
         try process.run()
@@ -104,7 +104,8 @@ struct CLITests {
                 #expect(next.requestHeaders["if-range"] == gets[0].responseHeaders["etag"])
                 let previousStart = index == 0 ? Int64(0) : killedAt[index - 1]
                 let reached = previousStart + Int64(gets[index].bodyBytesSent)
-                #expect(reached - resumedFrom <= 1 << 20, "refetched \(reached - resumedFrom) bytes after kill \(index)")
+                #expect(
+                    reached - resumedFrom <= 1 << 20, "refetched \(reached - resumedFrom) bytes after kill \(index)")
             }
         }
     }
@@ -166,6 +167,29 @@ struct CLITests {
         }
     }
 
+    @Test("8. --checksums verifies several URLs into a directory, -j 2")
+    func checksumsFile() async throws {
+        var configuration = RangeServer.Configuration()
+        configuration.root = fixturesRoot
+        try await withRangeServer(configuration) { server in
+            let dir = makeTemporaryDirectory()
+            let sums = """
+                \(expectedSHA256(size: 1024, seed: 0))  1K
+                \(String(repeating: "b", count: 64)) *2K
+                """
+            try Data(sums.utf8).write(to: URL(fileURLWithPath: dir + "/SHA256SUMS"))
+            let child = try Child.start(
+                [
+                    server.baseURL + "/bytes/1K", server.baseURL + "/bytes/2K", "-o", dir + "/out", "-j", "2",
+                    "--checksums", dir + "/SHA256SUMS", "--json",
+                ], logs: dir + "/sums")
+            #expect(try await child.wait() == 3)
+            #expect(try sha256(ofFile: dir + "/out/1K") == expectedSHA256(size: 1024, seed: 0))
+            #expect(!FileManager.default.fileExists(atPath: dir + "/out/2K"))
+            #expect(child.output.contains("\"kind\":\"verification-failed\""))
+        }
+    }
+
     @Test("--help is pinned")
     func helpIsPinned() async throws {
         let dir = makeTemporaryDirectory()
@@ -189,7 +213,8 @@ struct ThroughputTests {
     func largeDownload() async throws {
         try await withEngine(testConfiguration()) { server, engine, dir in
             let size = 256 << 20
-            let id = try await engine.add(.init(url: server.baseURL + "/bytes/256M?seed=200", destination: dir + "/big"))
+            let id = try await engine.add(
+                .init(url: server.baseURL + "/bytes/256M?seed=200", destination: dir + "/big"))
             let started = ContinuousClock.now
             let result = await engine.result(of: id)
             let elapsed = ContinuousClock.now - started

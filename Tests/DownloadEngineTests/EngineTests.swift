@@ -25,7 +25,10 @@ struct EngineTests {
             #expect(paused > 0)
             try await engine.resume(id)
             let result = await engine.result(of: id)
-            #expect(result == .completed(path: dir + "/a.bin", sha256: expectedSHA256(size: 1 << 20, seed: 11), bytes: 1 << 20))
+            #expect(
+                result
+                    == .completed(path: dir + "/a.bin", sha256: expectedSHA256(size: 1 << 20, seed: 11), bytes: 1 << 20)
+            )
             // Re-adding the same URL and destination finds the same task.
             #expect(try await engine.add(.init(url: url, destination: dir + "/a.bin")) == id)
 
@@ -38,7 +41,8 @@ struct EngineTests {
             #expect(Array(kinds.suffix(2)) == ["completed-event", "completed"])
 
             // Cancel deletes the partial file; remove deletes the record.
-            let other = try await engine.add(.init(url: server.baseURL + "/bytes/1M?seed=12&rate=128K", destination: dir + "/b.bin"))
+            let other = try await engine.add(
+                .init(url: server.baseURL + "/bytes/1M?seed=12&rate=128K", destination: dir + "/b.bin"))
             try await eventually { (await engine.snapshot(other)?.progress.bytes ?? 0) > 10_000 }
             try await engine.cancel(other)
             #expect(await engine.snapshot(other)?.state == .cancelled)
@@ -75,13 +79,17 @@ struct EngineTests {
             try handle.close()
             try FileManager.default.moveItem(atPath: dir + "/out", toPath: dir + "/moved")
 
-            let second = try DownloadEngine(stateDirectory: dir + "/moved/.rangefetch", configuration: testConfiguration())
+            let second = try DownloadEngine(
+                stateDirectory: dir + "/moved/.rangefetch", configuration: testConfiguration())
             #expect(await second.snapshot(id)?.state == .paused)
             #expect(await second.snapshot(id)?.destination == dir + "/moved/f.bin")
             try await second.resume(id)
             let result = await second.result(of: id)
             await second.shutdown()
-            #expect(result == .completed(path: dir + "/moved/f.bin", sha256: expectedSHA256(size: 1 << 20, seed: 21), bytes: 1 << 20))
+            #expect(
+                result
+                    == .completed(
+                        path: dir + "/moved/f.bin", sha256: expectedSHA256(size: 1 << 20, seed: 21), bytes: 1 << 20))
             let gets = requests(server, "/bytes/1M?seed=21")
             #expect(gets.last?.requestHeaders["range"] == "bytes=100000-")
         }
@@ -129,7 +137,10 @@ struct EngineTests {
             #expect(gets[1].requestHeaders["range"] == "bytes=\(pausedAt)-")
             #expect(gets[1].requestHeaders["if-range"] == gets[0].responseHeaders["etag"])
             #expect(gets[1].status == 206)
-            #expect(result == .completed(path: dir + "/31.bin", sha256: expectedSHA256(size: 1 << 20, seed: 31), bytes: 1 << 20))
+            #expect(
+                result
+                    == .completed(
+                        path: dir + "/31.bin", sha256: expectedSHA256(size: 1 << 20, seed: 31), bytes: 1 << 20))
         }
     }
 
@@ -141,7 +152,10 @@ struct EngineTests {
             #expect(gets[0].responseHeaders["etag"]?.hasPrefix("W/") == true)
             #expect(gets[1].requestHeaders["if-range"] == gets[0].responseHeaders["last-modified"])
             #expect(gets[1].status == 206)
-            #expect(result == .completed(path: dir + "/32.bin", sha256: expectedSHA256(size: 1 << 20, seed: 32), bytes: 1 << 20))
+            #expect(
+                result
+                    == .completed(
+                        path: dir + "/32.bin", sha256: expectedSHA256(size: 1 << 20, seed: 32), bytes: 1 << 20))
         }
     }
 
@@ -154,7 +168,10 @@ struct EngineTests {
             #expect(gets.count == 2)
             #expect(gets[1].requestHeaders["range"] == nil)
             #expect(gets[1].status == 200)
-            #expect(result == .completed(path: dir + "/33.bin", sha256: expectedSHA256(size: 1 << 20, seed: 33), bytes: 1 << 20))
+            #expect(
+                result
+                    == .completed(
+                        path: dir + "/33.bin", sha256: expectedSHA256(size: 1 << 20, seed: 33), bytes: 1 << 20))
         }
     }
 
@@ -167,7 +184,10 @@ struct EngineTests {
             #expect(gets[1].requestHeaders["range"] != nil)
             #expect(gets[1].status == 200)
             #expect(gets[1].bodyBytesSent == 1 << 20)
-            #expect(result == .completed(path: dir + "/34.bin", sha256: expectedSHA256(size: 1 << 20, seed: 34), bytes: 1 << 20))
+            #expect(
+                result
+                    == .completed(
+                        path: dir + "/34.bin", sha256: expectedSHA256(size: 1 << 20, seed: 34), bytes: 1 << 20))
         }
     }
 
@@ -180,7 +200,10 @@ struct EngineTests {
             #expect(gets[1].status == 206)
             let contentRange = try #require(gets[1].responseHeaders["content-range"])
             #expect(contentRange.hasPrefix("bytes \(pausedAt - 1000)-"))
-            #expect(result == .completed(path: dir + "/35.bin", sha256: expectedSHA256(size: 1 << 20, seed: 35), bytes: 1 << 20))
+            #expect(
+                result
+                    == .completed(
+                        path: dir + "/35.bin", sha256: expectedSHA256(size: 1 << 20, seed: 35), bytes: 1 << 20))
         }
     }
 
@@ -193,7 +216,10 @@ struct EngineTests {
             #expect(gets.count == 2)
             #expect(gets[1].requestHeaders["if-range"] == "\"something-else\"")
             #expect(gets[1].status == 200)
-            #expect(result == .completed(path: dir + "/36.bin", sha256: expectedSHA256(size: 1 << 20, seed: 36), bytes: 1 << 20))
+            #expect(
+                result
+                    == .completed(
+                        path: dir + "/36.bin", sha256: expectedSHA256(size: 1 << 20, seed: 36), bytes: 1 << 20))
         }
     }
 
@@ -218,7 +244,10 @@ struct EngineTests {
             let gets = requests(server, "/bytes/1M?seed=37")
             #expect(gets.last?.status == 416)
             #expect(gets.last?.requestHeaders["range"] == "bytes=\(size)-")
-            #expect(result == .completed(path: dir + "/37.bin", sha256: expectedSHA256(size: size, seed: 37), bytes: Int64(size)))
+            #expect(
+                result
+                    == .completed(
+                        path: dir + "/37.bin", sha256: expectedSHA256(size: size, seed: 37), bytes: Int64(size)))
         }
     }
 
@@ -281,18 +310,27 @@ struct EngineTests {
         try await withEngine(configuration) { server, engine, dir in
             let log = EventLog(engine.events())
             let id = try await engine.add(
-                .init(url: server.baseURL + "/bytes/512K?seed=51&stall-after=100K&stall-for=2s", destination: dir + "/s"))
+                .init(
+                    url: server.baseURL + "/bytes/512K?seed=51&stall-after=100K&stall-for=2s", destination: dir + "/s"))
             let result = await engine.result(of: id)
-            #expect(result == .completed(path: dir + "/s", sha256: expectedSHA256(size: 512 << 10, seed: 51), bytes: 512 << 10))
-            #expect(log.all.contains { if case .retrying(id, _, _, DownloadError.idleTimeout) = $0 { true } else { false } })
+            #expect(
+                result
+                    == .completed(path: dir + "/s", sha256: expectedSHA256(size: 512 << 10, seed: 51), bytes: 512 << 10)
+            )
+            #expect(
+                log.all.contains { if case .retrying(id, _, _, DownloadError.idleTimeout) = $0 { true } else { false } }
+            )
             // A stalled response is journalled when its stall ends.
             try await eventually(.seconds(10), "journal entries") { requests(server, "/bytes/512K?seed=51").count >= 2 }
-            let gets = requests(server, "/bytes/512K?seed=51").sorted { $0.requestHeaders["range"] ?? "" < $1.requestHeaders["range"] ?? "" }
+            let gets = requests(server, "/bytes/512K?seed=51").sorted {
+                $0.requestHeaders["range"] ?? "" < $1.requestHeaders["range"] ?? ""
+            }
             #expect(gets.contains { $0.requestHeaders["range"] == "bytes=102400-" })
         }
         let deadline = testConfiguration { $0.timeouts.overall = .milliseconds(500) }
         try await withEngine(deadline) { server, engine, dir in
-            let id = try await engine.add(.init(url: server.baseURL + "/bytes/1M?seed=52&rate=100K", destination: dir + "/d"))
+            let id = try await engine.add(
+                .init(url: server.baseURL + "/bytes/1M?seed=52&rate=100K", destination: dir + "/d"))
             let result = await engine.result(of: id)
             guard case .failed(let error) = result else {
                 Issue.record("expected a deadline failure, got \(result)")
@@ -312,7 +350,9 @@ struct EngineTests {
             let url = server.baseURL + "/redirect/3/bytes/64K?seed=61&redirect-code=303"
             let id = try await engine.add(.init(url: url, destination: dir + "/r"))
             let result = await engine.result(of: id)
-            #expect(result == .completed(path: dir + "/r", sha256: expectedSHA256(size: 64 << 10, seed: 61), bytes: 64 << 10))
+            #expect(
+                result
+                    == .completed(path: dir + "/r", sha256: expectedSHA256(size: 64 << 10, seed: 61), bytes: 64 << 10))
             let snapshot = try #require(await engine.snapshot(id))
             #expect(snapshot.url == url)
             #expect(snapshot.redirects.count == 3)
@@ -350,7 +390,10 @@ struct EngineTests {
             try await again.resume(id)
             let result = await again.result(of: id)
             await again.shutdown()
-            #expect(result == .completed(path: dir + "/62.bin", sha256: expectedSHA256(size: 1 << 20, seed: 62), bytes: 1 << 20))
+            #expect(
+                result
+                    == .completed(
+                        path: dir + "/62.bin", sha256: expectedSHA256(size: 1 << 20, seed: 62), bytes: 1 << 20))
             let targets = server.journal.entries().map(\.target)
             let gone = try #require(targets.firstIndex(of: "/files/moved-away"))
             #expect(targets[(gone + 1)...].first == path)

@@ -21,7 +21,8 @@ struct ResumePlannerTests {
     @Test func requestUsesStrongETagThenLastModifiedNeverWeak() {
         let date = "Sun, 06 Nov 1994 08:49:37 GMT"
         #expect(ResumePlanner.request(offset: 0, validators: V(etag: "\"a\"")) == .full)
-        #expect(ResumePlanner.request(offset: 10, validators: V(etag: "\"a\"")) == .resume(offset: 10, ifRange: "\"a\""))
+        #expect(
+            ResumePlanner.request(offset: 10, validators: V(etag: "\"a\"")) == .resume(offset: 10, ifRange: "\"a\""))
         #expect(
             ResumePlanner.request(offset: 10, validators: V(etag: "W/\"a\"", lastModified: date))
                 == .resume(offset: 10, ifRange: date))
