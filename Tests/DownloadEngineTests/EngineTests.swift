@@ -20,6 +20,8 @@ struct EngineTests {
             try await engine.start(id)
             try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
             try await engine.pause(id)
+            // The stopped response is journalled once the server sees the close; wait, so the order is fixed.
+            try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }
             #expect(await engine.snapshot(id)?.state == .paused)
             let paused = try #require(fileSize(dir + "/.rangefetch/\(id).part"))
             #expect(paused > 0)
@@ -29,16 +31,17 @@ struct EngineTests {
                 result
                     == .completed(path: dir + "/a.bin", sha256: expectedSHA256(size: 1 << 20, seed: 11), bytes: 1 << 20)
             )
+            try await eventually(.seconds(5), "completed event") { log.kinds(id).last == "completed" }
+            let kinds = log.kinds(id)
+            #expect(Array(kinds.prefix(3)) == ["added", "waiting", "running"])
+            #expect(kinds.contains("paused"))
+            #expect(Array(kinds.suffix(2)) == ["completed-event", "completed"])
             // Re-adding the same URL and destination finds the same task.
             #expect(try await engine.add(.init(url: url, destination: dir + "/a.bin")) == id)
 
             let gets = requests(server, "/bytes/1M?seed=11")
             #expect(gets.count == 2)
             #expect(gets[1].requestHeaders["range"] == "bytes=\(paused)-")
-            let kinds = log.kinds(id)
-            #expect(Array(kinds.prefix(3)) == ["added", "waiting", "running"])
-            #expect(kinds.contains("paused"))
-            #expect(Array(kinds.suffix(2)) == ["completed-event", "completed"])
 
             // Cancel deletes the partial file; remove deletes the record.
             let other = try await engine.add(
@@ -68,6 +71,8 @@ struct EngineTests {
             let id = try await first.add(.init(url: url, destination: dir + "/out/f.bin"))
             try await eventually { (await first.snapshot(id)?.progress.bytes ?? 0) > 200_000 }
             await first.shutdown()
+            // The stopped response is journalled once the server sees the close; wait, so the order is fixed.
+            try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }
             let record = try String(contentsOfFile: dir + "/out/.rangefetch/\(id).json", encoding: .utf8)
             #expect(record.contains("\"destination\" : \"../f.bin\""))
             #expect(!record.contains(dir))
@@ -106,6 +111,8 @@ struct EngineTests {
         let id = try await engine.add(.init(url: url, destination: dir + "/\(seed).bin"))
         try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
         try await engine.pause(id)
+        // The stopped response is journalled once the server sees the close; wait, so the order is fixed.
+        try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }
         let part = dir + "/.rangefetch/\(id).part"
         let pausedAt = fileSize(part) ?? 0
         if let edit {
@@ -231,6 +238,8 @@ struct EngineTests {
             let id = try await engine.add(.init(url: url, destination: dir + "/37.bin"))
             try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
             try await engine.pause(id)
+            // The stopped response is journalled once the server sees the close; wait, so the order is fixed.
+            try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }
             // Complete the partial file by hand, as if the crash came after the last write.
             let part = dir + "/.rangefetch/\(id).part"
             let have = Int(fileSize(part) ?? 0)
@@ -380,6 +389,8 @@ struct EngineTests {
             let id = try await engine.add(.init(url: url, destination: dir + "/62.bin"))
             try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
             try await engine.pause(id)
+            // The stopped response is journalled once the server sees the close; wait, so the order is fixed.
+            try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }
             let pausedAt = fileSize(dir + "/.rangefetch/\(id).part") ?? 0
             let store = try StateStore(directory: dir + "/.rangefetch")
             var record = try StateStore.decode(Data(contentsOf: URL(fileURLWithPath: store.recordPath(id))))
