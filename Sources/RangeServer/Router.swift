@@ -80,6 +80,17 @@ final class Router: Sendable {
         case .failure(let failure):
             plan = failure.plan
         case .success(let representation):
+            if needsDigest(request, representation) {
+                // Hash once, off the pool thread, then answer as if the digest had been cached all along.
+                var pending = ResponsePlan(status: 500)
+                pending.preparation = { [self] in
+                    cacheDigest(representation)
+                    return serveResource(
+                        request, path: path, query: query, base: base, versionOverride: versionOverride, scenario: scenario
+                    )
+                }
+                return pending
+            }
             plan = respond(request, with: representation.applying(effective), faults: effective)
         }
         plan.scenario = scenario
@@ -209,16 +220,28 @@ final class Router: Sendable {
         }
     }
 
-    /// `Repr-Digest` when the client asked for sha-256 (RFC 9530), computed once per representation.
+    /// `Repr-Digest` when the client asked for sha-256 (RFC 9530) and the digest is known.
     private func digestHeader(_ request: IncomingRequest, _ representation: Representation) -> [(name: String, value: String)] {
+        guard let want = request.header("want-repr-digest"), wantsSHA256(want), let key = representation.digestKey,
+            let digest = digests.withLock({ $0[key] }), !digest.isEmpty
+        else { return [] }
+        return [("Repr-Digest", "sha-256=:\(digest):")]
+    }
+
+    /// Whether the request wants a digest that has not been computed yet.
+    private func needsDigest(_ request: IncomingRequest, _ representation: Representation) -> Bool {
         guard let want = request.header("want-repr-digest"), wantsSHA256(want), let key = representation.digestKey else {
-            return []
+            return false
         }
-        if let cached = digests.withLock({ $0[key] }) { return [("Repr-Digest", "sha-256=:\(cached):")] }
-        guard let digest = representation.sha256() else { return [] }
-        let encoded = base64(digest)
+        return digests.withLock { $0[key] == nil }
+    }
+
+    /// Computes and caches the SHA-256 of a representation (computed once per key). A file that cannot be
+    /// read caches an empty marker, so the request is answered without a digest instead of hashing again.
+    private func cacheDigest(_ representation: Representation) {
+        guard let key = representation.digestKey else { return }
+        let encoded = representation.sha256().map(base64) ?? ""
         digests.withLock { $0[key] = encoded }
-        return [("Repr-Digest", "sha-256=:\(encoded):")]
     }
 
     private func wantsSHA256(_ header: String) -> Bool {

@@ -109,27 +109,39 @@ final class MicroHTTPDaemon: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Suspends `connection` and resumes it after `duration`. Must be called from a libmicrohttpd callback.
+    /// Suspends `connection` until `resume(_:)` is called with the returned token. Must be called from a
+    /// libmicrohttpd callback.
     ///
-    /// - Returns: false when the daemon is stopping and the caller must end the response instead.
-    fileprivate func suspend(_ connection: OpaquePointer, for duration: Duration) -> Bool {
+    /// - Returns: nil when the daemon is stopping and the caller must end the response instead.
+    fileprivate func suspend(_ connection: OpaquePointer) -> UInt64? {
         let handle = ConnectionHandle(pointer: connection)
-        let token: UInt64? = suspensions.withLock { table in
+        return suspensions.withLock { table in
             guard !table.stopping else { return nil }
             table.nextToken &+= 1
             table.pending[table.nextToken] = handle
             MHD_suspend_connection(connection)
             return table.nextToken
         }
-        guard let token else { return false }
+    }
+
+    /// Resumes the connection suspended under `token`, unless `stop()` already did. Thread-safe.
+    fileprivate func resume(_ token: UInt64) {
+        suspensions.withLock { table in
+            if let connection = table.pending.removeValue(forKey: token) {
+                MHD_resume_connection(connection.pointer)
+            }
+        }
+    }
+
+    /// Suspends `connection` and resumes it after `duration`. Must be called from a libmicrohttpd callback.
+    ///
+    /// - Returns: false when the daemon is stopping and the caller must end the response instead.
+    fileprivate func suspend(_ connection: OpaquePointer, for duration: Duration) -> Bool {
+        guard let token = suspend(connection) else { return false }
         let (seconds, attoseconds) = duration.components
         let nanoseconds = max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000
         timers.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) { [self] in
-            suspensions.withLock { table in
-                if let connection = table.pending.removeValue(forKey: token) {
-                    MHD_resume_connection(connection.pointer)
-                }
-            }
+            resume(token)
         }
         return true
     }
@@ -152,7 +164,7 @@ struct ConnectionHandle: @unchecked Sendable {
 
 /// Per-request state, from the first line of the request to libmicrohttpd's completion notice.
 private final class RequestContext: @unchecked Sendable {
-    enum Phase { case receivingHeaders, delaying, queued }
+    enum Phase { case receivingHeaders, preparing, delaying, queued }
 
     let target: String
     let startedAt = ContinuousClock.now
@@ -265,17 +277,45 @@ private let accessHandler:
             context.request!.headers = box.fields
             let plan = daemon.handler(context.request!)
             context.plan = plan
-            if let delay = plan.delivery.delay, delay > .zero {
-                context.phase = .delaying
-                if daemon.suspend(connection, for: delay) { return .YES }
+            if let preparation = plan.preparation, let token = daemon.suspend(connection) {
+                // Slow work (hashing a large representation) runs off the pool; the connection waits
+                // suspended and holds no thread meanwhile.
+                context.phase = .preparing
+                let box = UncheckedBox(context)
+                DispatchQueue.global().async {
+                    box.value.plan = preparation()
+                    daemon.resume(token)
+                }
+                return .YES
             }
-            return queue(plan, context: context, connection: connection, daemon: daemon)
+            return delayOrQueue(context: context, connection: connection, daemon: daemon)
+        case .preparing:
+            return delayOrQueue(context: context, connection: connection, daemon: daemon)
         case .delaying:
             return queue(context.plan!, context: context, connection: connection, daemon: daemon)
         case .queued:
             return .YES
         }
     }
+
+/// Waits out a `delay` fault, or queues the response at once.
+private func delayOrQueue(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon) -> MHD_Result {
+    var plan = context.plan!
+    plan.preparation = nil
+    context.plan = plan
+    if let delay = plan.delivery.delay, delay > .zero {
+        context.phase = .delaying
+        if daemon.suspend(connection, for: delay) { return .YES }
+    }
+    return queue(plan, context: context, connection: connection, daemon: daemon)
+}
+
+/// Carries a request context to the worker that prepares its plan; the connection is suspended meanwhile,
+/// so nothing else touches the context.
+private struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
 
 private func peerAddress(_ connection: OpaquePointer) -> String {
     var buffer = [CChar](repeating: 0, count: 64)

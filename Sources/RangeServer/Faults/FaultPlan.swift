@@ -180,7 +180,8 @@ extension FaultPlan {
     /// Sets one fault from its textual value, the same way for query parameters and scenario steps.
     mutating func set(_ key: Key, from value: String) throws(FaultValueError) {
         func bad(_ expected: String) -> FaultValueError {
-            FaultValueError(key: key.rawValue, message: "\(FaultPlan.quoted(key.rawValue, value)): expected \(expected)")
+            let shown = FaultPlan.quoted(key.rawValue, value)
+            return FaultValueError(key: key.rawValue, message: "\(shown): expected \(expected)")
         }
         func need<T>(_ parsed: T?, _ expected: String) throws(FaultValueError) -> T {
             guard let parsed else { throw bad(expected) }
@@ -280,7 +281,8 @@ extension FaultPlan {
     static func quoted(_ key: String, _ value: String) -> String {
         func clean(_ text: String) -> String {
             let limited = text.count > 64 ? String(text.prefix(64)) + "…" : text
-            return String(limited.map { $0.isNewline || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } == true ? "?" : $0 })
+            // A percent-decoded CR or LF would split the 400 message and the access log line.
+            return String(limited.map { $0.isNewline || ($0.asciiValue ?? 0x20) < 0x20 || $0 == "\u{7F}" ? "?" : $0 })
         }
         return "\(clean(key))=\(clean(value))"
     }

@@ -75,6 +75,8 @@ struct ResponsePlan: Sendable {
     var faults: [String] = []
     /// Set when the request went through `/scenario/...`.
     var scenario: ScenarioContext?
+    /// Work too slow for a pool thread; when set, the daemon runs it elsewhere and sends its plan instead.
+    var preparation: (@Sendable () -> ResponsePlan)?
 
     init(status: Int, headers: [(name: String, value: String)] = [], body: ResponseBody = .empty) {
         self.status = status

@@ -133,11 +133,14 @@ struct LocatedJSONParser {
         case UInt8(ascii: "{"): return LocatedJSON(location: start, kind: try parseObject())
         case UInt8(ascii: "["): return LocatedJSON(location: start, kind: try parseArray())
         case UInt8(ascii: "\""): return LocatedJSON(location: start, kind: .string(try parseString()))
-        case UInt8(ascii: "t"): try expectLiteral("true")
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
             return LocatedJSON(location: start, kind: .bool(true))
-        case UInt8(ascii: "f"): try expectLiteral("false")
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
             return LocatedJSON(location: start, kind: .bool(false))
-        case UInt8(ascii: "n"): try expectLiteral("null")
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
             return LocatedJSON(location: start, kind: .null)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return LocatedJSON(location: start, kind: .number(try parseNumber()))
@@ -147,8 +150,12 @@ struct LocatedJSONParser {
     }
 
     private mutating func expectLiteral(_ literal: String) throws(JSONSyntaxError) {
+        // Blame the literal's first character: "tru" is one mistake, not one at its end.
+        let start = location
         for expected in literal.utf8 {
-            guard current == expected else { throw error("invalid literal, expected '\(literal)'") }
+            guard current == expected else {
+                throw JSONSyntaxError(location: start, reason: "invalid literal, expected '\(literal)'")
+            }
             index += 1
         }
     }
@@ -180,7 +187,9 @@ struct LocatedJSONParser {
                 throw JSONSyntaxError(location: keyLocation, reason: "duplicate key \"\(key)\"")
             }
             skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw error("expected ':' after \"\(key)\", found \(currentDescription)") }
+            guard current == UInt8(ascii: ":") else {
+                throw error("expected ':' after \"\(key)\", found \(currentDescription)")
+            }
             index += 1
             skipWhitespace()
             let value = try parseValue()
@@ -309,10 +318,13 @@ struct LocatedJSONParser {
 
     private mutating func parseNumber() throws(JSONSyntaxError) -> String {
         let start = index
+        let startLocation = location
         if current == UInt8(ascii: "-") { index += 1 }
         if current == UInt8(ascii: "0") {
             index += 1
-            if let next = current, Self.isDigit(next) { throw error("leading zeros are not allowed in numbers") }
+            if let next = current, Self.isDigit(next) {
+                throw JSONSyntaxError(location: startLocation, reason: "leading zeros are not allowed in numbers")
+            }
         } else {
             guard skipDigits() > 0 else { throw error("expected a digit") }
         }

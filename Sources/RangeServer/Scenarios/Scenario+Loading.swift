@@ -20,7 +20,8 @@ extension Scenario {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: path)
         } catch {
-            throw RangeServerError.invalidScenario("cannot list scenario directory \(path): \(error.localizedDescription)")
+            throw RangeServerError.invalidScenario(
+                "cannot list scenario directory \(path): \(error.localizedDescription)")
         }
         let directory = path.hasSuffix("/") ? String(path.dropLast()) : path
         var scenarios: [String: Scenario] = [:]
@@ -104,7 +105,7 @@ private struct ScenarioReader {
     func read(_ root: LocatedJSON, name: String) throws -> Scenario {
         let members = try object(root, "the scenario")
         try checkKeys(members, allowed: Self.topLevelKeys, in: "the scenario")
-        try checkRequired(members, Self.requiredTopLevelKeys, at: root.location, in: "the scenario")
+        try require(Self.requiredTopLevelKeys, in: members, at: root.location, "the scenario")
 
         let description = try string(members["description"]!, "description")
         let resource = try resourcePath(members["resource"]!, "resource")
@@ -126,11 +127,12 @@ private struct ScenarioReader {
                 }
                 let routeMembers = try object(member.value, path)
                 try checkKeys(routeMembers, allowed: Self.routeKeys, in: path)
-                try checkRequired(routeMembers, ["attempts"], at: member.value.location, in: path)
+                try require(["attempts"], in: routeMembers, at: member.value.location, path)
                 let routeResource = try routeMembers["resource"].map { try resourcePath($0, "\(path).resource") }
                 routes[member.key] = Scenario.Route(
                     resource: routeResource ?? resource,
-                    attempts: try steps(routeMembers["attempts"]!, path: "\(path).attempts", redirects: &pendingRedirects)
+                    attempts: try steps(
+                        routeMembers["attempts"]!, path: "\(path).attempts", redirects: &pendingRedirects)
                 )
             }
         }
@@ -184,7 +186,8 @@ private struct ScenarioReader {
                 switch key {
                 case "version":
                     guard let version = FaultPlan.decimalInt(text), version >= 1 else {
-                        throw fail(member.value.location, "\(stepPath): version=\(text): expected an integer of at least 1")
+                        throw fail(
+                            member.value.location, "\(stepPath): version=\(text): expected an integer of at least 1")
                     }
                     step.version = version
                 case "redirect-code":
@@ -272,10 +275,8 @@ private struct ScenarioReader {
         }
     }
 
-    private func checkRequired(_ members: Members, _ required: [String], at location: SourceLocation, in path: String)
-        throws
-    {
-        for key in required where members[key] == nil {
+    private func require(_ keys: [String], in members: Members, at location: SourceLocation, _ path: String) throws {
+        for key in keys where members[key] == nil {
             throw fail(location, "\(path) is missing the required key \"\(key)\"")
         }
     }

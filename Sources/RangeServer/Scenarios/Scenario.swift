@@ -27,7 +27,9 @@ public struct Scenario: Hashable, Sendable {
     ///   - resource: the default resource for all routes.
     ///   - routes: the routes by name; include `mainRoute`.
     ///   - expect: the harness's expectations, if any.
-    public init(name: String, description: String, resource: String, routes: [String: Route], expect: JSONValue? = nil) {
+    public init(
+        name: String, description: String, resource: String, routes: [String: Route], expect: JSONValue? = nil
+    ) {
         self.name = name
         self.description = description
         self.resource = resource
@@ -109,7 +111,9 @@ public struct ScenarioStep: Hashable, Sendable {
     ///   - version: the resource version from this attempt on.
     ///   - redirect: a route name or an absolute path to redirect to.
     ///   - redirectCode: the redirect status.
-    public init(faults: FaultPlan = FaultPlan(), version: Int? = nil, redirect: String? = nil, redirectCode: Int? = nil) {
+    public init(
+        faults: FaultPlan = FaultPlan(), version: Int? = nil, redirect: String? = nil, redirectCode: Int? = nil
+    ) {
         self.faults = faults
         self.version = version
         self.redirect = redirect

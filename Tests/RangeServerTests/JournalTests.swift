@@ -1,0 +1,234 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import RangeServer
+
+private func entry(
+    run: String? = nil, scenario: String? = nil, target: String = "/bytes/1M", outcome: JournalOutcome = .complete
+) -> JournalEntry {
+    JournalEntry(
+        time: "2026-11-21T20:05:31.123Z", method: "GET", target: target, scenario: scenario, run: run,
+        route: scenario == nil ? nil : "", attempt: scenario == nil ? nil : 1,
+        requestHeaders: ["range": "bytes=0-", "host": "127.0.0.1"], status: 206,
+        responseHeaders: ["content-range": "bytes 0-1048575/1048576"], bodyBytesPlanned: 1_048_576,
+        bodyBytesSent: 2_457_600, outcome: outcome, faults: ["drop-after=2400K"], connection: 3, peer: "127.0.0.1:5000"
+    )
+}
+
+private func temporaryPath() -> String {
+    NSTemporaryDirectory() + "journal-tests-" + UUID().uuidString + ".jsonl"
+}
+
+@Suite("Journal")
+struct JournalTests {
+    @Test("append assigns sequence numbers from 1")
+    func sequenceNumbers() throws {
+        let journal = try Journal(limit: 10)
+        let first = journal.append(entry())
+        let second = journal.append(entry())
+        #expect(first.seq == 1)
+        #expect(second.seq == 2)
+        #expect(journal.entries().map(\.seq) == [1, 2])
+        #expect(journal.entries()[0].target == "/bytes/1M")
+    }
+
+    @Test("the ring keeps the newest `limit` entries and counts the dropped ones")
+    func ringBound() throws {
+        let journal = try Journal(limit: 3)
+        for index in 1...8 { journal.append(entry(target: "/t/\(index)")) }
+        #expect(journal.count == 3)
+        #expect(journal.droppedCount == 5)
+        #expect(journal.entries().map(\.seq) == [6, 7, 8])
+        #expect(journal.entries().map(\.target) == ["/t/6", "/t/7", "/t/8"])
+    }
+
+    @Test("a limit below 1 is rejected")
+    func badLimit() {
+        #expect(throws: RangeServerError.self) { _ = try Journal(limit: 0) }
+    }
+
+    @Test("filters by run, scenario and since combine")
+    func filters() throws {
+        let journal = try Journal()
+        journal.append(entry())
+        journal.append(entry(run: "r1", scenario: "a"))
+        journal.append(entry(run: "r2", scenario: "a"))
+        journal.append(entry(run: "r1", scenario: "b"))
+        journal.append(entry(run: "r1", scenario: "a"))
+        #expect(journal.entries().count == 5)
+        #expect(journal.entries(run: "r1").map(\.seq) == [2, 4, 5])
+        #expect(journal.entries(scenario: "a").map(\.seq) == [2, 3, 5])
+        #expect(journal.entries(run: "r1", scenario: "a").map(\.seq) == [2, 5])
+        #expect(journal.entries(since: 3).map(\.seq) == [4, 5])
+        #expect(journal.entries(since: 0).count == 5)
+        #expect(journal.entries(since: 5).isEmpty)
+        #expect(journal.entries(run: "r1", scenario: "a", since: 2).map(\.seq) == [5])
+        #expect(journal.entries(run: "nope").isEmpty)
+    }
+
+    @Test("clear empties entries and the dropped count, but sequence numbers keep increasing")
+    func clear() throws {
+        let journal = try Journal(limit: 2)
+        for _ in 1...4 { journal.append(entry()) }
+        #expect(journal.droppedCount == 2)
+        journal.clear()
+        #expect(journal.entries().isEmpty)
+        #expect(journal.count == 0)
+        #expect(journal.droppedCount == 0)
+        #expect(journal.append(entry()).seq == 5)
+        #expect(journal.entries(since: 4).map(\.seq) == [5])
+        journal.append(entry())
+        journal.append(entry())
+        #expect(journal.entries().map(\.seq) == [6, 7])
+    }
+
+    @Test("JSON uses exactly the documented keys, with null scenario fields")
+    func jsonKeys() throws {
+        let bytes = entry().jsonBytes
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        #expect(
+            Set(object.keys) == [
+                "seq", "time", "method", "target", "scenario", "run", "route", "attempt", "requestHeaders", "status",
+                "responseHeaders", "bodyBytesPlanned", "bodyBytesSent", "outcome", "faults", "connection", "peer",
+            ]
+        )
+        #expect(object["route"] is NSNull)
+        #expect(object["attempt"] is NSNull)
+        #expect(object["outcome"] as? String == "complete")
+        #expect((object["requestHeaders"] as? [String: String])?["range"] == "bytes=0-")
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"seq":0,"time":"2026-11-21T20:05:31.123Z","method":"GET""#))
+        #expect(text.contains(#""requestHeaders":{"host":"127.0.0.1","range":"bytes=0-"}"#), "sorted header names")
+        #expect(!text.contains("\n"))
+    }
+
+    @Test("hand-written JSON decodes back to an equal entry, escapes included")
+    func jsonRoundTrip() throws {
+        var tricky = entry(run: "r\"1", scenario: "s\\x", outcome: .clientClosed)
+        tricky.target = "/bytes/1M?q=\u{1}\n\t\u{7F}é😀"
+        tricky.requestHeaders = ["user-agent": "a \"b\" \\c"]
+        tricky.faults = []
+        let decoded = try JSONDecoder().decode(JournalEntry.self, from: Data(tricky.jsonBytes))
+        #expect(decoded == tricky)
+        #expect(String(decoding: tricky.jsonBytes, as: UTF8.self).contains(#""outcome":"client-closed""#))
+        // The Codable encoding agrees with the hand-written one.
+        let viaEncoder = try JSONDecoder().decode(JournalEntry.self, from: JSONEncoder().encode(tricky))
+        #expect(viaEncoder == tricky)
+        let encoded = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(entry())) as? [String: Any]
+        )
+        #expect(encoded["route"] is NSNull, "Codable encoding writes null rather than omitting the key")
+    }
+
+    @Test("encodedJSON wraps entries and the dropped count")
+    func encodedDocument() throws {
+        let journal = try Journal(limit: 1)
+        journal.append(entry())
+        journal.append(entry(run: "r", scenario: "s"))
+        let document = journal.encodedJSON(entries: journal.entries())
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(document)) as? [String: Any])
+        #expect(object["dropped"] as? Int == 1)
+        let entries = try #require(object["entries"] as? [[String: Any]])
+        #expect(entries.count == 1)
+        #expect(entries.first?["seq"] as? Int == 2)
+        #expect(entries.first?["run"] as? String == "r")
+        let empty = String(decoding: journal.encodedJSON(entries: []), as: UTF8.self)
+        #expect(empty == #"{"entries":[],"dropped":1}"#)
+    }
+
+    @Test("the JSON Lines file gets one object per line, appended across journals")
+    func jsonLinesFile() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            let journal = try Journal(limit: 2, filePath: path)
+            #expect(journal.filePath == path)
+            for index in 1...3 { journal.append(entry(target: "/t/\(index)")) }
+            // Written per entry: readable before the journal goes away.
+            let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == 3)
+            #expect(journal.fileWriteFailures.count == 0)
+        }
+        let second = try Journal(filePath: path)
+        second.append(entry(target: "/t/4"))
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.hasSuffix("\n"))
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.count == 4, "the file is appended to, not truncated, and keeps what the ring dropped")
+        let decoded = try lines.map { try JSONDecoder().decode(JournalEntry.self, from: Data($0.utf8)) }
+        #expect(decoded.map(\.target) == ["/t/1", "/t/2", "/t/3", "/t/4"])
+        #expect(decoded.map(\.seq) == [1, 2, 3, 1])
+    }
+
+    @Test("an unopenable journal file is a journalFile error naming the path")
+    func unopenableFile() {
+        let path = "/nonexistent-dir/journal.jsonl"
+        #expect {
+            _ = try Journal(filePath: path)
+        } throws: { error in
+            guard let error = error as? RangeServerError, error ~= RangeServerError.journalFile("") else {
+                return false
+            }
+            return error.message.hasPrefix("cannot open journal file \(path): ")
+                && error.message.count > "cannot open journal file \(path): ".count
+        }
+    }
+
+    @Test("concurrent appends from many threads get unique, gapless sequence numbers, in file order too")
+    func concurrentAppends() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let journal = try Journal(limit: 100_000, filePath: path)
+        let threads = 8
+        let perThread = 250
+        let seen = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var mine: [Int] = []
+            for _ in 0..<perThread { mine.append(journal.append(entry(run: "t\(thread)")).seq) }
+            seen.withLock { $0.append(contentsOf: mine) }
+        }
+        let total = threads * perThread
+        let seqs = seen.withLock { $0 }
+        #expect(seqs.count == total)
+        #expect(Set(seqs) == Set(1...total))
+        #expect(journal.entries().map(\.seq) == Array(1...total))
+        for thread in 0..<threads { #expect(journal.entries(run: "t\(thread)").count == perThread) }
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        let fileSeqs = try lines.map { try JSONDecoder().decode(JournalEntry.self, from: Data($0.utf8)).seq }
+        #expect(fileSeqs == Array(1...total))
+    }
+
+    @Test(
+        "timestamps are RFC 3339 UTC with milliseconds",
+        arguments: [
+            (0, 0, "1970-01-01T00:00:00.000Z"), (1_795_291_531, 123, "2026-11-21T20:05:31.123Z"),
+            (951_782_400, 5, "2000-02-29T00:00:00.005Z"), (4_107_542_399, 999, "2100-02-28T23:59:59.999Z"),
+            (-1, 0, "1969-12-31T23:59:59.000Z"), (253_402_300_799, 0, "9999-12-31T23:59:59.000Z"),
+            (1_709_164_800, 42, "2024-02-29T00:00:00.042Z"),
+        ] as [(Int64, Int, String)]
+    )
+    func timestamps(seconds: Int64, milliseconds: Int, expected: String) {
+        #expect(JournalEntry.timestamp(secondsSince1970: seconds, milliseconds: milliseconds) == expected)
+    }
+
+    @Test("the current timestamp matches the format and Foundation's clock")
+    func currentTimestamp() throws {
+        let stamp = JournalEntry.timestamp()
+        #expect(stamp.count == 24)
+        #expect(stamp.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let parsed = try #require(formatter.date(from: stamp))
+        #expect(abs(parsed.timeIntervalSinceNow) < 5)
+    }
+
+    @Test("headerDictionary lower-cases names and joins repeats in order")
+    func headerDictionary() {
+        let headers = JournalEntry.headerDictionary([
+            (name: "Accept", value: "a"), (name: "X-Thing", value: "1"), (name: "accept", value: "b"),
+            (name: "ACCEPT", value: "c"),
+        ])
+        #expect(headers == ["accept": "a, b, c", "x-thing": "1"])
+    }
+}
