@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "rangeserver",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "RangeServer", targets: ["RangeServer"]),
         .library(name: "DownloadEngine", targets: ["DownloadEngine"]),
@@ -65,6 +65,10 @@ let package = Package(
                 "Conformance",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        .executableTarget(
+            name: "RangeBench",
+            dependencies: ["RangeServer"]
         ),
         .testTarget(
             name: "RangeServerTests",

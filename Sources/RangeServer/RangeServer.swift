@@ -131,7 +131,7 @@ public final class RangeServer: Sendable {
             accessLog(line)
         }
         // Reading the journal must not fill the journal.
-        guard !request.target.hasPrefix("/_control/") else { return }
+        guard !request.rawPath.hasPrefix("/_control/") else { return }
         journal.append(
             JournalEntry(
                 seq: 0,

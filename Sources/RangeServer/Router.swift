@@ -135,8 +135,9 @@ final class Router: Sendable {
         let joined = rootPath + "/" + components.joined(separator: "/")
         guard realpath(joined, &resolved) != nil else { return .failure(.init(.text(404, "not found: \(path)"))) }
         let real = stringFromCBuffer(resolved)
-        // Symlinks are followed only while they stay under the root.
-        guard real.hasPrefix(rootPath + "/"), let representation = Representation.file(atPath: real) else {
+        // Symlinks are followed only while they stay under the root. Bytes, not Characters: String.hasPrefix
+        // treats canonically equivalent names (precomposed and decomposed "é") as equal, the file system does not.
+        guard real.utf8.starts(with: (rootPath + "/").utf8), let representation = Representation.file(atPath: real) else {
             return .failure(.init(.text(404, "not found: \(path)")))
         }
         return .success(representation)

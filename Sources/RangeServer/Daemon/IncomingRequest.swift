@@ -13,14 +13,36 @@ struct IncomingRequest: Sendable {
     /// A per-connection number, so tests can tell connections apart.
     var connectionID: Int
 
-    /// The target before `?`, still encoded.
+    /// The target before `?`, still encoded; an absolute-form target is reduced to its path first.
     var rawPath: Substring {
-        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+        let target = originForm
+        return target.firstIndex(of: "?").map { target[..<$0] } ?? target
     }
 
     /// The target after `?`, still encoded; empty when there is none.
     var rawQuery: Substring {
-        target.firstIndex(of: "?").map { target[target.index(after: $0)...] } ?? ""
+        let target = originForm
+        return target.firstIndex(of: "?").map { target[target.index(after: $0)...] } ?? ""
+    }
+
+    /// The target in origin form (`/path?query`).
+    ///
+    /// RFC 9112 §3.2.2 requires a server to accept the absolute form (`http://host:port/path?query`) too; its
+    /// scheme and authority are dropped here (the path is what names the resource), and an empty path is `/`.
+    private var originForm: Substring {
+        let utf8 = target.utf8
+        let schemeLength: Int
+        if utf8.count >= 7, utf8.prefix(7).map({ $0 | 0x20 }).elementsEqual("http://".utf8) {
+            schemeLength = 7
+        } else if utf8.count >= 8, utf8.prefix(8).map({ $0 | 0x20 }).elementsEqual("https://".utf8) {
+            schemeLength = 8
+        } else {
+            return target[...]
+        }
+        let authorityStart = utf8.index(utf8.startIndex, offsetBy: schemeLength)
+        let authorityEnd = utf8[authorityStart...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }
+        guard let pathStart = authorityEnd, utf8[pathStart] == UInt8(ascii: "/") else { return "/" }
+        return target[pathStart...]
     }
 
     /// The field value for `name` (lower-case); repeated fields are joined with ", " as RFC 9110 allows.

@@ -10,18 +10,22 @@ enum SafePath {
     static func components(_ encoded: Substring) -> [String]? {
         guard !encoded.isEmpty else { return nil }
         var components: [String] = []
-        for rawSegment in encoded.split(separator: "/", omittingEmptySubsequences: false) {
+        // Split and compare bytes, not Characters: a "/" or "\\" followed by a combining mark is one grapheme
+        // cluster, so a Character-level split or search would leave the separator inside a component.
+        for rawSegment in encoded.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
             guard !rawSegment.isEmpty, let segment = decode(rawSegment) else { return nil }
-            guard segment != ".", segment != "..", !segment.contains("\\") else { return nil }
+            let bytes = segment.utf8
+            guard !bytes.elementsEqual(".".utf8), !bytes.elementsEqual("..".utf8), !bytes.contains(UInt8(ascii: "\\"))
+            else { return nil }
             components.append(segment)
         }
         return components
     }
 
-    private static func decode(_ segment: Substring) -> String? {
+    private static func decode(_ segment: Substring.UTF8View) -> String? {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(segment.utf8.count)
-        var iterator = segment.utf8.makeIterator()
+        bytes.reserveCapacity(segment.count)
+        var iterator = segment.makeIterator()
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
                 guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {

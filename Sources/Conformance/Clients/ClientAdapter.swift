@@ -1,0 +1,149 @@
+/// What a client can be asked to do beyond a plain download; a scenario needing more is `n/a` for it.
+public struct ClientCapabilities: OptionSet, Hashable, Sendable {
+    /// The raw bits.
+    public let rawValue: Int
+
+    /// Makes a set from raw bits.
+    ///
+    /// - Parameters:
+    ///   - rawValue: the bits.
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// It can be killed with SIGKILL and started again on the same output and state (a subprocess).
+    public static let killAndRestart = ClientCapabilities(rawValue: 1 << 0)
+    /// It can pause a download and resume it later.
+    public static let pauseAndResume = ClientCapabilities(rawValue: 1 << 1)
+    /// It can cancel a download, removing what it wrote.
+    public static let cancel = ClientCapabilities(rawValue: 1 << 2)
+    /// It continues from an existing output file it did not write itself.
+    public static let prefilledOutput = ClientCapabilities(rawValue: 1 << 3)
+    /// It downloads several URLs in one run, with a concurrency limit.
+    public static let multipleFiles = ClientCapabilities(rawValue: 1 << 4)
+}
+
+/// One download (or set of downloads) a client is asked to perform.
+public struct ClientJob: Hashable, Sendable {
+    /// One URL and where its bytes must end up.
+    public struct Transfer: Hashable, Sendable {
+        /// The absolute URL.
+        public var url: String
+        /// The absolute path of the output file.
+        public var output: String
+
+        /// Makes a transfer.
+        ///
+        /// - Parameters:
+        ///   - url: the URL.
+        ///   - output: the output path.
+        public init(url: String, output: String) {
+            self.url = url
+            self.output = output
+        }
+    }
+
+    /// The transfers, in order; one unless the scenario lists several `files`.
+    public var transfers: [Transfer]
+    /// A directory the client may keep state in (partial files, records); it survives restarts.
+    public var stateDirectory: String
+    /// A directory for the client's logs (stdout and stderr of subprocesses); not counted as output.
+    public var logDirectory: String
+    /// The most downloads at once.
+    public var concurrency: Int
+    /// How long a transfer may receive nothing before the client should give up on that attempt.
+    public var idleTimeout: Duration
+    /// How many times a client without its own retry loop is run before giving up.
+    public var attempts: Int
+
+    /// Makes a job.
+    ///
+    /// - Parameters:
+    ///   - transfers: the URLs and outputs.
+    ///   - stateDirectory: the client's state directory.
+    ///   - logDirectory: where logs go.
+    ///   - concurrency: the most downloads at once.
+    ///   - idleTimeout: the idle timeout to configure.
+    ///   - attempts: how many runs a retry loop makes at most.
+    public init(
+        transfers: [Transfer], stateDirectory: String, logDirectory: String, concurrency: Int = 1,
+        idleTimeout: Duration = .seconds(5), attempts: Int = 5
+    ) {
+        self.transfers = transfers
+        self.stateDirectory = stateDirectory
+        self.logDirectory = logDirectory
+        self.concurrency = concurrency
+        self.idleTimeout = idleTimeout
+        self.attempts = attempts
+    }
+}
+
+/// How a client run ended, as the client reported it.
+public enum ClientExit: Hashable, Sendable {
+    /// The client reported success.
+    case success
+    /// The client reported failure; the detail is one line (an exit status, the last line of stderr, an error).
+    case failure(String)
+    /// The client reported the download as cancelled.
+    case cancelled
+
+    /// A short form for reports.
+    public var summary: String {
+        switch self {
+        case .success: "success"
+        case .failure(let detail): "failure (\(detail))"
+        case .cancelled: "cancelled"
+        }
+    }
+}
+
+/// A downloader under test, behind one small interface, so a new client is one small file.
+///
+/// Call order: `unavailableReason()` once; if nil, `start(_:)` once per (scenario, client) pair. The
+/// returned run is then polled until it reports an exit, with at most the steps the adapter's
+/// `capabilities` allow, in the order the scenario lists them.
+public protocol ClientAdapter: Sendable {
+    /// The column name in reports (`engine`, `curl`, …).
+    var name: String { get }
+    /// The steps and job shapes this client supports.
+    var capabilities: ClientCapabilities { get }
+    /// One line on how this client is invoked, for reports and `--list`.
+    var invocation: String { get }
+    /// Why the client cannot run here (program not installed, engine not built), or nil when it can.
+    func unavailableReason() async -> String?
+    /// Starts a job.
+    ///
+    /// - Parameters:
+    ///   - job: what to download.
+    /// - Returns: the running download.
+    /// - Throws: `ConformanceError.clientFailed` when it cannot be started at all.
+    func start(_ job: ClientJob) async throws -> any ClientRun
+}
+
+/// A running client download, driven by the runner.
+///
+/// `poll()` is called repeatedly (every few milliseconds); the step methods are only called for steps in
+/// the adapter's `capabilities`, and never after `poll()` returned an exit.
+public protocol ClientRun: Sendable {
+    /// The exit once the client has finished (including its own retry loop), nil while it runs.
+    func poll() async -> ClientExit?
+    /// Kills the client with SIGKILL and starts it again on the same output and state.
+    func killAndRestart() async throws
+    /// Pauses the download.
+    func pause() async throws
+    /// Resumes a paused download.
+    func resume() async throws
+    /// Cancels the download.
+    func cancel() async throws
+    /// Stops everything at once (the run timed out); must not throw or wait long.
+    func terminate() async
+}
+
+extension ClientRun {
+    /// Unsupported by default.
+    public func killAndRestart() async throws { throw ConformanceError.clientFailed("kill and restart is not supported") }
+    /// Unsupported by default.
+    public func pause() async throws { throw ConformanceError.clientFailed("pause is not supported") }
+    /// Unsupported by default.
+    public func resume() async throws { throw ConformanceError.clientFailed("resume is not supported") }
+    /// Unsupported by default.
+    public func cancel() async throws { throw ConformanceError.clientFailed("cancel is not supported") }
+}

@@ -1,0 +1,192 @@
+import Foundation
+
+/// The bundled subprocess columns. Each documents its exact invocation; the harness adds only the
+/// re-run loop (`transientExitCodes`, one second apart, at most `ClientJob.attempts` runs).
+extension SubprocessClient {
+    static func seconds(_ duration: Duration) -> Int { max(1, Int(duration.components.seconds)) }
+
+    /// `curl -sS -f -L --max-redirs 10 -C - --retry 3 --connect-timeout 5 --speed-limit 1 --speed-time IDLE
+    /// -o OUTPUT URL` (with several files: `--parallel --parallel-max N` and one `-o OUTPUT URL` pair per file).
+    /// Re-run on exit 7, 16, 18, 28, 52, 55, 56, 92 (connection, partial file, timeout, empty reply, send/recv).
+    public static let curl = SubprocessClient(
+        name: "curl", program: "curl", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
+        invocation: "curl -sS -f -L --max-redirs 10 -C - --retry 3 --connect-timeout 5 --speed-limit 1 "
+            + "--speed-time 5 -o OUTPUT URL; re-run on exit 7/16/18/28/52/55/56/92",
+        transientExitCodes: [7, 16, 18, 28, 52, 55, 56, 92]
+    ) { job in
+        var arguments = [
+            "--silent", "--show-error", "--fail", "--location", "--max-redirs", "10", "--continue-at", "-",
+            "--retry", "3", "--connect-timeout", "5", "--speed-limit", "1", "--speed-time",
+            String(seconds(job.idleTimeout)),
+        ]
+        if job.transfers.count > 1 { arguments += ["--parallel", "--parallel-max", String(job.concurrency)] }
+        for transfer in job.transfers { arguments += ["--output", transfer.output, transfer.url] }
+        return arguments
+    }
+
+    /// `wget -nv -c --tries=3 --waitretry=1 --timeout=IDLE --max-redirect=10
+    /// --retry-on-http-error=429,500,502,503,504 -O OUTPUT URL` (with several files: `-P DIR` and the URLs,
+    /// fetched one after the other). Re-run on exit 4 (network failure).
+    public static let wget = SubprocessClient(
+        name: "wget", program: "wget", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
+        invocation: "wget -nv -c --tries=3 --waitretry=1 --timeout=5 --max-redirect=10 "
+            + "--retry-on-http-error=429,500,502,503,504 -O OUTPUT URL; re-run on exit 4",
+        transientExitCodes: [4]
+    ) { job in
+        var arguments = [
+            "--no-verbose", "--continue", "--tries=3", "--waitretry=1", "--timeout=\(seconds(job.idleTimeout))",
+            "--max-redirect=10", "--retry-on-http-error=429,500,502,503,504",
+        ]
+        if job.transfers.count == 1 {
+            arguments += ["--output-document", job.transfers[0].output, job.transfers[0].url]
+        } else {
+            let directory = (job.transfers[0].output as NSString).deletingLastPathComponent
+            arguments += ["--directory-prefix", directory] + job.transfers.map(\.url)
+        }
+        return arguments
+    }
+
+    /// `aria2c -c -x1 -s1 --file-allocation=none --auto-file-renaming=false --max-tries=3 --retry-wait=1
+    /// --timeout=IDLE --connect-timeout=5 --max-file-not-found=1 -d DIR -o NAME URL` (with several files:
+    /// `-i LIST -j N`). Re-run on exit 2, 6, 7, 29 (timeout, network, unfinished, server busy).
+    public static let aria2c = SubprocessClient(
+        name: "aria2c", program: "aria2c", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
+        invocation: "aria2c -c -x1 -s1 --file-allocation=none --auto-file-renaming=false --max-tries=3 "
+            + "--retry-wait=1 --timeout=5 --connect-timeout=5 --max-file-not-found=1 -d DIR -o NAME URL; "
+            + "re-run on exit 2/6/7/29",
+        transientExitCodes: [2, 6, 7, 29]
+    ) { job in
+        var arguments = [
+            "--continue=true", "--max-connection-per-server=1", "--split=1", "--file-allocation=none",
+            "--auto-file-renaming=false", "--max-tries=3", "--retry-wait=1",
+            "--timeout=\(seconds(job.idleTimeout))", "--connect-timeout=5", "--max-file-not-found=1",
+            "--summary-interval=0", "--console-log-level=warn", "--download-result=hide",
+        ]
+        if job.transfers.count == 1 {
+            let output = job.transfers[0].output as NSString
+            arguments += ["--dir", output.deletingLastPathComponent, "--out", output.lastPathComponent, job.transfers[0].url]
+        } else {
+            let list = job.transfers.map { transfer in
+                let output = transfer.output as NSString
+                return "\(transfer.url)\n  dir=\(output.deletingLastPathComponent)\n  out=\(output.lastPathComponent)\n"
+            }.joined()
+            let listPath = "\(job.stateDirectory)/aria2c-input.txt"
+            guard FileManager.default.createFile(atPath: listPath, contents: Data(list.utf8)) else {
+                throw ConformanceError.io("cannot write \(listPath)")
+            }
+            arguments += ["--input-file", listPath, "--max-concurrent-downloads", String(job.concurrency)]
+        }
+        return arguments
+    }
+
+    /// `rangefetch --output OUTPUT --state STATE --idle-timeout IDLE --connect-timeout 5s URL` (with several
+    /// files: `--output DIR -j N URL...`), found next to `rangecheck` or on PATH. It retries by itself, so
+    /// it is never re-run; SIGINT pauses it (exit 130) and running it again resumes.
+    ///
+    /// - Parameters:
+    ///   - directory: the directory searched before PATH (where `rangecheck` itself lives).
+    /// - Returns: the client.
+    public static func rangefetch(nextTo directory: String?) -> SubprocessClient {
+        SubprocessClient(
+            name: "rangefetch", program: "rangefetch", preferredDirectories: directory.map { [$0] } ?? [],
+            capabilities: [.killAndRestart, .pauseAndResume, .multipleFiles],
+            invocation: "rangefetch --output OUTPUT --state STATE --idle-timeout 5s --connect-timeout 5s URL "
+                + "(its own retries; SIGINT pauses, exit 130)",
+            transientExitCodes: [], pausedExitCode: 130,
+            probe: { path in
+                // main carries a placeholder rangefetch until the engine branch is merged.
+                guard let help = await ChildProcess.capture(path, ["--help"]), help.output.contains("--state") else {
+                    return "\(path) is a placeholder, not the DownloadEngine CLI (engine not merged)"
+                }
+                return nil
+            }
+        ) { job in
+            var arguments = [
+                "--state", job.stateDirectory, "--idle-timeout", "\(seconds(job.idleTimeout))s", "--connect-timeout",
+                "5s",
+            ]
+            if job.transfers.count == 1 {
+                arguments += ["--output", job.transfers[0].output, job.transfers[0].url]
+            } else {
+                let directory = (job.transfers[0].output as NSString).deletingLastPathComponent
+                arguments += ["--output", directory, "-j", String(job.concurrency)] + job.transfers.map(\.url)
+            }
+            return arguments
+        }
+    }
+
+    /// A downloader the user brings, from `NAME=TEMPLATE` (`mytool=mytool --out {output} {url}`).
+    ///
+    /// The template is split into words like a shell would (single and double quotes, backslash), then
+    /// `{url}`, `{output}` and `{state}` are replaced in each word; no shell runs it. Any non-zero exit is
+    /// re-run, one second apart, up to the job's attempts. One URL per run, so several-file scenarios are n/a.
+    ///
+    /// - Parameters:
+    ///   - specification: `NAME=TEMPLATE`.
+    /// - Returns: the client.
+    /// - Throws: `ConformanceError.invalidArgument` for a missing name, an empty template, unbalanced quotes
+    ///   or a template without `{url}`.
+    public static func command(_ specification: String) throws(ConformanceError) -> SubprocessClient {
+        guard let equals = specification.firstIndex(of: "="), equals != specification.startIndex else {
+            throw .invalidArgument("--client-command \(specification): expected NAME=TEMPLATE")
+        }
+        let name = String(specification[..<equals])
+        let template = String(specification[specification.index(after: equals)...])
+        guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." }) else {
+            throw .invalidArgument("--client-command \(name): the name may use letters, digits, '-', '_' and '.'")
+        }
+        guard let words = shellWords(template), let program = words.first else {
+            throw .invalidArgument("--client-command \(name): the template is empty or has unbalanced quotes")
+        }
+        guard template.contains("{url}") else { throw .invalidArgument("--client-command \(name): the template needs {url}") }
+        var capabilities: ClientCapabilities = [.killAndRestart]
+        if template.contains("{output}") { capabilities.insert(.prefilledOutput) }
+        return SubprocessClient(
+            name: name, program: program, capabilities: capabilities,
+            invocation: template + "; re-run on any non-zero exit", transientExitCodes: Set(1...255)
+        ) { job in
+            words.dropFirst().map { word in
+                word.replacingOccurrences(of: "{url}", with: job.transfers[0].url)
+                    .replacingOccurrences(of: "{output}", with: job.transfers[0].output)
+                    .replacingOccurrences(of: "{state}", with: job.stateDirectory)
+            }
+        }
+    }
+
+    /// Splits a command line into words: whitespace separates, quotes group, backslash escapes.
+    ///
+    /// - Parameters:
+    ///   - text: the command line.
+    /// - Returns: the words, or nil for unbalanced quotes.
+    public static func shellWords(_ text: String) -> [String]? {
+        var words: [String] = []
+        var current = ""
+        var inWord = false
+        var quote: Character?
+        var escaped = false
+        for character in text {
+            if escaped {
+                current.append(character)
+                escaped = false
+                inWord = true
+            } else if character == "\\" && quote != "'" {
+                escaped = true
+            } else if let open = quote {
+                if character == open { quote = nil } else { current.append(character) }
+            } else if character == "'" || character == "\"" {
+                quote = character
+                inWord = true
+            } else if character.isWhitespace {
+                if inWord { words.append(current) }
+                current = ""
+                inWord = false
+            } else {
+                current.append(character)
+                inWord = true
+            }
+        }
+        guard quote == nil, !escaped else { return nil }
+        if inWord { words.append(current) }
+        return words
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A downloader run as a subprocess, re-run after transient failures the way a user's script would
+/// (`until tool ...; do sleep 1; done`, bounded by the job's `attempts`).
+///
+/// The concrete columns (`curl`, `wget`, `aria2c`, `rangefetch`, `command`) are values of this type,
+/// built by the factories in `Clients+Subprocess.swift`.
+public struct SubprocessClient: ClientAdapter {
+    /// The column name.
+    public let name: String
+    /// The program, by name (looked up on PATH) or path.
+    public let program: String
+    /// Directories searched before PATH (for `rangefetch`: the directory of `rangecheck` itself).
+    public let preferredDirectories: [String]
+    /// The supported steps.
+    public let capabilities: ClientCapabilities
+    /// The invocation, for reports.
+    public let invocation: String
+    /// Exit statuses after which the harness runs the program again; others are final.
+    public let transientExitCodes: Set<Int32>
+    /// The exit status the program uses for "interrupted, run me again to resume" after SIGINT, if any.
+    public let pausedExitCode: Int32?
+    /// Builds the argument list (without the program) for a job; may write files into the job's
+    /// directories (an input list).
+    public let arguments: @Sendable (ClientJob) throws -> [String]
+    /// Checks that the program found is the real one (e.g. not a placeholder build); returns why not.
+    public let probe: (@Sendable (String) async -> String?)?
+
+    /// Makes a subprocess client.
+    ///
+    /// - Parameters:
+    ///   - name: the column name.
+    ///   - program: the program name or path.
+    ///   - preferredDirectories: directories searched before PATH.
+    ///   - capabilities: the supported steps.
+    ///   - invocation: the invocation, for reports.
+    ///   - transientExitCodes: statuses that are re-run.
+    ///   - pausedExitCode: the status meaning "paused".
+    ///   - probe: an availability check given the program's path.
+    ///   - arguments: the argument builder.
+    public init(
+        name: String, program: String, preferredDirectories: [String] = [], capabilities: ClientCapabilities,
+        invocation: String, transientExitCodes: Set<Int32>, pausedExitCode: Int32? = nil,
+        probe: (@Sendable (String) async -> String?)? = nil,
+        arguments: @escaping @Sendable (ClientJob) throws -> [String]
+    ) {
+        self.name = name
+        self.program = program
+        self.preferredDirectories = preferredDirectories
+        self.capabilities = capabilities
+        self.invocation = invocation
+        self.transientExitCodes = transientExitCodes
+        self.pausedExitCode = pausedExitCode
+        self.probe = probe
+        self.arguments = arguments
+    }
+
+    /// The program's path, or nil when it is not installed.
+    public var executablePath: String? { ChildProcess.locate(program, preferring: preferredDirectories) }
+
+    /// Why the program cannot run: not found, or the probe refused it.
+    ///
+    /// - Returns: the reason, or nil when it can run.
+    public func unavailableReason() async -> String? {
+        guard let path = executablePath else { return "\(program) is not installed (not on PATH)" }
+        return await probe?(path)
+    }
+
+    /// Starts the program.
+    ///
+    /// - Parameters:
+    ///   - job: what to download.
+    /// - Returns: the run.
+    /// - Throws: `ConformanceError.clientFailed` when the program is missing or cannot start.
+    public func start(_ job: ClientJob) async throws -> any ClientRun {
+        guard let path = executablePath else { throw ConformanceError.clientFailed("\(program) is not installed") }
+        let run = SubprocessRun(client: self, executable: path, job: job, arguments: try arguments(job))
+        try run.launch()
+        return run
+    }
+}
+
+/// The state machine of one subprocess client run: launches, re-runs, kills, pauses.
+final class SubprocessRun: ClientRun, @unchecked Sendable {
+    private struct State {
+        var child: ChildProcess?
+        var launches = 0
+        var runsSinceRestart = 0
+        var relaunchAt: ContinuousClock.Instant?
+        var paused = false
+        var finished: ClientExit?
+    }
+
+    private let client: SubprocessClient
+    private let executable: String
+    private let job: ClientJob
+    private let arguments: [String]
+    private let state = Mutex(State())
+
+    init(client: SubprocessClient, executable: String, job: ClientJob, arguments: [String]) {
+        self.client = client
+        self.executable = executable
+        self.job = job
+        self.arguments = arguments
+    }
+
+    func launch() throws {
+        try state.withLock { state in
+            state.launches += 1
+            state.runsSinceRestart += 1
+            state.relaunchAt = nil
+            state.child = try ChildProcess(
+                executable: executable, arguments: arguments, directory: job.stateDirectory,
+                logDirectory: job.logDirectory, label: "\(client.name)-\(state.launches)")
+        }
+    }
+
+    func poll() async -> ClientExit? {
+        let relaunch: Bool = state.withLock { state in
+            if state.finished != nil || state.paused { return false }
+            if let at = state.relaunchAt { return ContinuousClock.now >= at }
+            guard let child = state.child, let status = child.status else { return false }
+            if status == 0 {
+                state.finished = .success
+            } else if client.transientExitCodes.contains(status) && state.runsSinceRestart < job.attempts {
+                // A user's retry loop: `sleep 1` between runs.
+                state.relaunchAt = ContinuousClock.now + .seconds(1)
+            } else {
+                let line = child.lastErrorLine
+                let runs = state.runsSinceRestart
+                state.finished = .failure(
+                    "exit \(status) after \(runs) run\(runs == 1 ? "" : "s")" + (line.isEmpty ? "" : ": \(line)"))
+            }
+            return false
+        }
+        if relaunch {
+            do {
+                try launch()
+            } catch {
+                state.withLock { $0.finished = .failure("\(error)") }
+            }
+        }
+        return state.withLock { $0.finished }
+    }
+
+    func killAndRestart() async throws {
+        guard let child = state.withLock({ $0.child }) else { return }
+        child.signal(SIGKILL)
+        await child.waitForExit(limit: .seconds(10))
+        state.withLock { $0.runsSinceRestart = 0 }
+        try launch()
+    }
+
+    func pause() async throws {
+        guard let code = client.pausedExitCode else { throw ConformanceError.clientFailed("\(client.name) cannot pause") }
+        guard let child = state.withLock({ $0.child }) else { return }
+        state.withLock { $0.paused = true }
+        child.signal(SIGINT)
+        if !(await child.waitForExit(limit: .seconds(15))) {
+            child.signal(SIGKILL)
+            await child.waitForExit(limit: .seconds(5))
+            throw ConformanceError.clientFailed("\(client.name) did not stop within 15s of SIGINT")
+        }
+        if let status = child.status, status != code, status != 0 {
+            throw ConformanceError.clientFailed("\(client.name) exited \(status) on SIGINT, expected \(code)")
+        }
+    }
+
+    func resume() async throws {
+        state.withLock {
+            $0.paused = false
+            $0.runsSinceRestart = 0
+        }
+        // A pause that raced with completion leaves nothing to resume: the output is already there.
+        if state.withLock({ $0.child?.status }) == 0 {
+            state.withLock { $0.finished = .success }
+            return
+        }
+        try launch()
+    }
+
+    func terminate() async {
+        let child = state.withLock { state -> ChildProcess? in
+            state.finished = state.finished ?? .failure("terminated")
+            return state.child
+        }
+        child?.signal(SIGKILL)
+        await child?.waitForExit(limit: .seconds(5))
+    }
+}

@@ -1,0 +1,59 @@
+/// Everything the conformance harness can fail with, as one type.
+///
+/// The cases are static members around a private code, so a case can be added without breaking callers.
+/// `description` is one line meant for people: it names the file, flag or client at fault.
+public struct ConformanceError: Error, Hashable, Sendable, CustomStringConvertible {
+    private enum Code: Hashable, Sendable {
+        case invalidExpectation
+        case invalidArgument
+        case clientFailed
+        case io
+    }
+
+    private let code: Code
+    /// The one-line explanation.
+    public let message: String
+
+    private init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// A scenario's `expect` section is malformed.
+    ///
+    /// - Parameters:
+    ///   - message: `SCENARIO: expect.KEY: reason`.
+    /// - Returns: the error.
+    public static func invalidExpectation(_ message: String) -> ConformanceError { .init(.invalidExpectation, message) }
+
+    /// A command-line value or runner option is not usable (a bad glob, shard, client template, …).
+    ///
+    /// - Parameters:
+    ///   - message: what is wrong and with which value.
+    /// - Returns: the error.
+    public static func invalidArgument(_ message: String) -> ConformanceError { .init(.invalidArgument, message) }
+
+    /// A client could not be launched or driven (not a verdict: a verdict is a `CellResult`).
+    ///
+    /// - Parameters:
+    ///   - message: the client and what went wrong.
+    /// - Returns: the error.
+    public static func clientFailed(_ message: String) -> ConformanceError { .init(.clientFailed, message) }
+
+    /// A file or directory operation failed (temporary directories, reports).
+    ///
+    /// - Parameters:
+    ///   - message: the path and the reason.
+    /// - Returns: the error.
+    public static func io(_ message: String) -> ConformanceError { .init(.io, message) }
+
+    /// Whether two errors are the same kind, ignoring the message.
+    ///
+    /// - Parameters:
+    ///   - other: the error to compare with.
+    /// - Returns: true when both were made by the same factory.
+    public func isSameKind(as other: ConformanceError) -> Bool { code == other.code }
+
+    /// The message.
+    public var description: String { message }
+}

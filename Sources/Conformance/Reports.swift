@@ -1,0 +1,256 @@
+/// Renders a matrix as text: a terminal table, Markdown, JUnit XML, JSON and a self-contained HTML page.
+///
+/// Every renderer is a pure function of the matrix, so the output is deterministic and testable.
+public enum Report {
+    /// A plain-text table: scenarios as rows, clients as columns; reasons for failures listed underneath,
+    /// then one summary line per client.
+    ///
+    /// - Parameters:
+    ///   - matrix: the results.
+    /// - Returns: the text, ending with a newline.
+    public static func terminal(_ matrix: Matrix) -> String {
+        let header = ["scenario"] + matrix.clients
+        var rows: [[String]] = []
+        for scenario in matrix.scenarios {
+            let cells = matrix.clients.map { matrix.cell(scenario: scenario, client: $0)?.result.label ?? "-" }
+            if cells.allSatisfy({ $0 == "-" }) { continue }
+            rows.append([scenario] + cells)
+        }
+        var widths = header.map(\.count)
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                cell + String(repeating: " ", count: widths[index] - cell.count)
+            }.joined(separator: "  ").trimmingTrailingSpaces() + "\n"
+        }
+        var text = line(header)
+        text += line(widths.map { String(repeating: "-", count: $0) })
+        for row in rows { text += line(row) }
+        let notes = orderedCells(matrix).filter { $0.result != .pass && !$0.result.reason.isEmpty }
+        if !notes.isEmpty {
+            text += "\n"
+            for cell in notes { text += "\(cell.result.label) \(cell.scenario) × \(cell.client): \(cell.result.reason)\n" }
+        }
+        text += "\n"
+        for summary in matrix.summaries { text += summary.line + "\n" }
+        return text
+    }
+
+    /// A Markdown table with the reason in each non-passing cell, the summaries, and the invocations.
+    ///
+    /// - Parameters:
+    ///   - matrix: the results.
+    /// - Returns: the Markdown.
+    public static func markdown(_ matrix: Matrix) -> String {
+        var text = "| scenario | " + matrix.clients.joined(separator: " | ") + " |\n"
+        text += "|---|" + matrix.clients.map { _ in "---|" }.joined() + "\n"
+        for scenario in matrix.scenarios {
+            let cells = matrix.clients.map { client -> String in
+                guard let result = matrix.cell(scenario: scenario, client: client)?.result else { return "–" }
+                switch result {
+                case .pass: return "pass"
+                default: return "**\(result.label)**: " + markdownEscaped(result.reason)
+                }
+            }
+            if cells.allSatisfy({ $0 == "–" }) { continue }
+            text += "| \(scenario) | " + cells.joined(separator: " | ") + " |\n"
+        }
+        text += "\n"
+        for summary in matrix.summaries { text += "- " + summary.line + "\n" }
+        if !matrix.invocations.isEmpty {
+            text += "\n"
+            for client in matrix.clients {
+                if let invocation = matrix.invocations[client] { text += "- `\(client)`: `\(invocation)`\n" }
+            }
+        }
+        return text
+    }
+
+    /// JUnit XML: one test suite per client, one test case per pair that was run.
+    ///
+    /// - Parameters:
+    ///   - matrix: the results.
+    /// - Returns: the XML document.
+    public static func junit(_ matrix: Matrix) -> String {
+        var text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        let summaries = matrix.summaries
+        let total = summaries.reduce(0) { $0 + $1.passed + $1.failed + $1.skipped + $1.notApplicable }
+        let failures = summaries.reduce(0) { $0 + $1.failed }
+        text += "<testsuites name=\"rangecheck\" tests=\"\(total)\" failures=\"\(failures)\">\n"
+        for summary in summaries {
+            let cells = orderedCells(matrix).filter { $0.client == summary.client }
+            let tests = cells.count
+            let skipped = summary.skipped + summary.notApplicable
+            text += "  <testsuite name=\"\(xmlEscaped(summary.client))\" tests=\"\(tests)\""
+            text += " failures=\"\(summary.failed)\" skipped=\"\(skipped)\">\n"
+            for cell in cells {
+                let time = cell.elapsed.map { Judge.seconds($0).dropLast() } ?? "0"
+                text += "    <testcase classname=\"rangecheck.\(xmlEscaped(cell.client))\""
+                text += " name=\"\(xmlEscaped(cell.scenario))\" time=\"\(time)\""
+                switch cell.result {
+                case .pass:
+                    text += "/>\n"
+                case .fail(let reason):
+                    text += ">\n      <failure message=\"\(xmlEscaped(reason))\"/>\n    </testcase>\n"
+                case .skipped(let reason), .notApplicable(let reason):
+                    let message = "\(cell.result.label): \(reason)"
+                    text += ">\n      <skipped message=\"\(xmlEscaped(message))\"/>\n    </testcase>\n"
+                }
+            }
+            text += "  </testsuite>\n"
+        }
+        text += "</testsuites>\n"
+        return text
+    }
+
+    /// JSON: `{"command", "clients", "scenarios", "cells": [{scenario, client, result, reason, seconds}],
+    /// "summaries": [{client, passed, failed, skipped, notApplicable}]}`.
+    ///
+    /// - Parameters:
+    ///   - matrix: the results.
+    /// - Returns: the JSON document, pretty-printed with sorted structure.
+    public static func json(_ matrix: Matrix) -> String {
+        func list(_ values: [String]) -> String { "[" + values.map(jsonString).joined(separator: ", ") + "]" }
+        var text = "{\n  \"command\": \(jsonString(matrix.command)),\n"
+        text += "  \"clients\": \(list(matrix.clients)),\n  \"scenarios\": \(list(matrix.scenarios)),\n"
+        text += "  \"invocations\": {"
+        text += matrix.clients.compactMap { client in
+            matrix.invocations[client].map { "\(jsonString(client)): \(jsonString($0))" }
+        }.joined(separator: ", ")
+        text += "},\n  \"cells\": [\n"
+        text += orderedCells(matrix).map { cell in
+            var object = "    {\"scenario\": \(jsonString(cell.scenario)), \"client\": \(jsonString(cell.client)), "
+            object += "\"result\": \(jsonString(cell.result.label)), \"reason\": \(jsonString(cell.result.reason))"
+            if let elapsed = cell.elapsed { object += ", \"seconds\": \(Judge.seconds(elapsed).dropLast())" }
+            return object + "}"
+        }.joined(separator: ",\n")
+        text += "\n  ],\n  \"summaries\": [\n"
+        text += matrix.summaries.map { summary in
+            "    {\"client\": \(jsonString(summary.client)), \"passed\": \(summary.passed), "
+                + "\"failed\": \(summary.failed), \"skipped\": \(summary.skipped), "
+                + "\"notApplicable\": \(summary.notApplicable)}"
+        }.joined(separator: ",\n")
+        text += "\n  ]\n}\n"
+        return text
+    }
+
+    /// A self-contained HTML page: a coloured table (green pass, red FAIL, grey skipped and n/a) with
+    /// the reason in each cell's tooltip and text, then the summaries.
+    ///
+    /// - Parameters:
+    ///   - matrix: the results.
+    /// - Returns: the HTML document.
+    public static func html(_ matrix: Matrix) -> String {
+        var text = """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>rangecheck conformance matrix</title>
+            <style>
+            body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+            table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}
+            th{background:#f4f4f4;text-align:left}td.pass{background:#d9f2d9}td.FAIL{background:#f8d0d0}
+            td.skipped,td.na{background:#eee;color:#666}small{display:block;max-width:22em;color:#444}
+            code{background:#f4f4f4;padding:1px 3px}
+            </style></head><body>
+            <h1>rangecheck conformance matrix</h1>
+
+            """
+        text += "<p><code>\(htmlEscaped(matrix.command))</code></p>\n<table>\n<tr><th>scenario</th>"
+        for client in matrix.clients { text += "<th>\(htmlEscaped(client))</th>" }
+        text += "</tr>\n"
+        for scenario in matrix.scenarios {
+            let cells = matrix.clients.map { matrix.cell(scenario: scenario, client: $0) }
+            if cells.allSatisfy({ $0 == nil }) { continue }
+            text += "<tr><th>\(htmlEscaped(scenario))</th>"
+            for cell in cells {
+                guard let result = cell?.result else {
+                    text += "<td>–</td>"
+                    continue
+                }
+                let css = result == .pass ? "pass" : result.isFailure ? "FAIL" : result.label == "n/a" ? "na" : "skipped"
+                text += "<td class=\"\(css)\" title=\"\(htmlEscaped(result.reason))\">\(result.label)"
+                if !result.reason.isEmpty { text += "<small>\(htmlEscaped(result.reason))</small>" }
+                text += "</td>"
+            }
+            text += "</tr>\n"
+        }
+        text += "</table>\n<ul>\n"
+        for summary in matrix.summaries { text += "<li>\(htmlEscaped(summary.line))</li>\n" }
+        text += "</ul>\n"
+        if !matrix.invocations.isEmpty {
+            text += "<h2>Invocations</h2>\n<ul>\n"
+            for client in matrix.clients {
+                if let invocation = matrix.invocations[client] {
+                    text += "<li><b>\(htmlEscaped(client))</b>: <code>\(htmlEscaped(invocation))</code></li>\n"
+                }
+            }
+            text += "</ul>\n"
+        }
+        text += "</body></html>\n"
+        return text
+    }
+
+    /// Cells in row order, then column order.
+    static func orderedCells(_ matrix: Matrix) -> [MatrixCell] {
+        matrix.scenarios.flatMap { scenario in
+            matrix.clients.compactMap { matrix.cell(scenario: scenario, client: $0) }
+        }
+    }
+
+    static func xmlEscaped(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&apos;"
+            default:
+                // Control characters other than tab and newline are not allowed in XML 1.0.
+                if scalar.value < 0x20 && scalar != "\t" && scalar != "\n" { result += "?" } else { result.unicodeScalars.append(scalar) }
+            }
+        }
+        return result
+    }
+
+    static func htmlEscaped(_ text: String) -> String { xmlEscaped(text) }
+
+    static func markdownEscaped(_ text: String) -> String {
+        text.replacingAll("|", with: "\\|").replacingAll("\n", with: " ")
+    }
+
+    static func jsonString(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result + "\""
+    }
+}
+
+extension String {
+    func trimmingTrailingSpaces() -> String {
+        var copy = self
+        while copy.last == " " { copy.removeLast() }
+        return copy
+    }
+
+    func replacingAll(_ target: Character, with replacement: String) -> String {
+        var result = ""
+        for character in self { if character == target { result += replacement } else { result.append(character) } }
+        return result
+    }
+}

@@ -1,0 +1,302 @@
+import Foundation
+import RangeServer
+
+/// How `ConformanceRunner` runs the matrix.
+public struct RunnerOptions: Sendable {
+    /// The scenario directory.
+    public var scenariosDirectory = "fixtures/scenarios"
+    /// The directory served under `/files/`.
+    public var filesRoot = "fixtures/files"
+    /// Only scenarios matching this glob (comma-separated alternatives); nil runs all.
+    public var scenarioPattern: String?
+    /// The slice of (scenario, client) pairs to run.
+    public var shard = Shard.all
+    /// How many times each pair runs; a pair fails when any run fails.
+    public var repeatCount = 1
+    /// Whether scenarios tagged `slow` run (otherwise they are left out of the matrix).
+    public var includeSlow = false
+    /// The idle timeout given to every client.
+    public var idleTimeout: Duration = .seconds(5)
+    /// How many runs a client's retry loop makes at most.
+    public var attempts = 5
+    /// A pair still running after this long is stopped and fails.
+    public var pairTimeout: Duration = .seconds(120)
+    /// The limit for `slow` scenarios.
+    public var slowPairTimeout: Duration = .seconds(1800)
+    /// Keep each pair's temporary directory (outputs, logs) instead of removing it.
+    public var keepWorkDirectories = false
+    /// Called with one line per finished pair (and other progress).
+    public var progress: (@Sendable (String) -> Void)?
+    /// The command line, recorded in reports.
+    public var command = "rangecheck"
+
+    /// Options with every default.
+    public init() {}
+}
+
+/// The I/O shell around the judge: starts a server, runs each pair in a fresh directory with a fresh run
+/// token, performs the scenario's client-side steps, gathers facts and asks the judge.
+public enum ConformanceRunner {
+    /// The rows this run will show, in order: matching `scenarioPattern`, slow ones only when included.
+    ///
+    /// - Parameters:
+    ///   - catalogue: every entry.
+    ///   - options: the filters.
+    /// - Returns: the selected entries.
+    public static func select(_ catalogue: [CatalogueEntry], options: RunnerOptions) -> [CatalogueEntry] {
+        catalogue.filter { entry in
+            (options.scenarioPattern.map { Glob.matches($0, entry.name) } ?? true)
+                && (options.includeSlow || !entry.isSlow)
+        }
+    }
+
+    /// Runs the matrix.
+    ///
+    /// - Parameters:
+    ///   - clients: the columns, in order.
+    ///   - options: what to run and how.
+    /// - Returns: the matrix of the pairs in the shard.
+    /// - Throws: a scenario or expectation error while loading, or a server start error.
+    public static func run(clients: [any ClientAdapter], options: RunnerOptions) async throws -> Matrix {
+        let catalogue = select(
+            try CatalogueEntry.load(directory: options.scenariosDirectory, root: options.filesRoot), options: options)
+        var configuration = RangeServer.Configuration()
+        configuration.root = options.filesRoot
+        configuration.scenariosDirectory = options.scenariosDirectory
+        configuration.threads = 8
+        return try await withRangeServer(configuration) { server in
+            var unavailable: [String: String?] = [:]
+            for client in clients { unavailable[client.name] = await client.unavailableReason() }
+            var cells: [MatrixCell] = []
+            let byName = Dictionary(catalogue.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let clientByName = Dictionary(clients.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let pairs = options.shard.pairs(scenarios: catalogue.map(\.name), clients: clients.map(\.name))
+            for pair in pairs {
+                let entry = byName[pair.scenario]!
+                let client = clientByName[pair.client]!
+                let cell: MatrixCell
+                if let reason = unavailable[client.name] ?? nil {
+                    cell = MatrixCell(scenario: entry.name, client: client.name, result: .skipped(reason))
+                } else {
+                    cell = await runRepeated(entry, client: client, server: server, options: options)
+                }
+                options.progress?(
+                    "\(cell.result.label) \(cell.scenario) × \(cell.client)"
+                        + (cell.result.reason.isEmpty ? "" : ": \(cell.result.reason)"))
+                cells.append(cell)
+            }
+            return Matrix(
+                scenarios: catalogue.map(\.name), clients: clients.map(\.name), cells: cells,
+                invocations: Dictionary(clients.map { ($0.name, $0.invocation) }, uniquingKeysWith: { first, _ in first }),
+                command: options.command)
+        }
+    }
+
+    static func runRepeated(_ entry: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: RunnerOptions)
+        async -> MatrixCell
+    {
+        var total: Duration = .zero
+        for round in 1...max(1, options.repeatCount) {
+            let cell = await runPair(entry, client: client, server: server, options: options)
+            total += cell.elapsed ?? .zero
+            if case .fail(let reason) = cell.result, options.repeatCount > 1 {
+                return MatrixCell(
+                    scenario: entry.name, client: client.name, result: .fail("run \(round)/\(options.repeatCount): \(reason)"),
+                    elapsed: total)
+            }
+            if cell.result != .pass { return cell }
+        }
+        return MatrixCell(scenario: entry.name, client: client.name, result: .pass, elapsed: total)
+    }
+
+    /// Runs one pair once: fresh directory, fresh run token, steps, facts, verdict.
+    ///
+    /// - Parameters:
+    ///   - entry: the scenario.
+    ///   - client: the client.
+    ///   - server: a running server that loaded the scenario.
+    ///   - options: timeouts and retry settings.
+    /// - Returns: the cell.
+    public static func runPair(
+        _ entry: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: RunnerOptions
+    ) async -> MatrixCell {
+        let expectation = entry.expectation
+        let missing = expectation.requiredCapabilities.subtracting(client.capabilities)
+        if !missing.isEmpty {
+            return MatrixCell(
+                scenario: entry.name, client: client.name, result: .notApplicable("\(client.name) cannot \(describe(missing))"))
+        }
+        do {
+            return try await execute(entry, client: client, server: server, options: options)
+        } catch {
+            return MatrixCell(scenario: entry.name, client: client.name, result: .fail("harness: \(error)"))
+        }
+    }
+
+    private static func execute(
+        _ entry: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: RunnerOptions
+    ) async throws -> MatrixCell {
+        let expectation = entry.expectation
+        let work = try makeWorkDirectory()
+        defer { if !options.keepWorkDirectories { try? FileManager.default.removeItem(atPath: work) } }
+        let token = "\(client.name)-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+        let base = "\(server.baseURL)/scenario/\(entry.name)/\(token)"
+        let transfers: [ClientJob.Transfer] =
+            expectation.files.isEmpty
+            ? [ClientJob.Transfer(url: base, output: "\(work)/out/\(entry.name).bin")]
+            : expectation.files.map { ClientJob.Transfer(url: "\(base)/\($0)", output: "\(work)/out/\($0)") }
+        let job = ClientJob(
+            transfers: transfers, stateDirectory: "\(work)/state", logDirectory: "\(work)/logs",
+            concurrency: expectation.concurrency ?? 1, idleTimeout: options.idleTimeout, attempts: options.attempts)
+        let total = entry.reference.length * UInt64(transfers.count)
+
+        var prefilled: UInt64 = 0
+        var steps: [Expectation.Step] = []
+        for step in expectation.steps {
+            if case .prefill(let threshold) = step {
+                prefilled = min(threshold.bytes(of: entry.reference.length), entry.reference.length)
+                for transfer in transfers { try prefill(transfer.output, entry: entry, count: prefilled) }
+            } else {
+                steps.append(step)
+            }
+        }
+
+        let limit = entry.isSlow ? options.slowPairTimeout : options.pairTimeout
+        let started = ContinuousClock.now
+        let run = try await client.start(job)
+        var peak = 0
+        var exit: ClientExit?
+        var timedOut = false
+        var stepFailure: String?
+        while exit == nil {
+            exit = await run.poll()
+            if exit != nil { break }
+            if let count = ConnectionSampler.established(toLocalPort: server.port) { peak = max(peak, count) }
+            if ContinuousClock.now - started > limit {
+                timedOut = true
+                await run.terminate()
+                break
+            }
+            if let step = steps.first {
+                let onDisk = OutputInspector.bytesOnDisk(under: ["\(work)/out", "\(work)/state"])
+                if onDisk >= threshold(of: step).bytes(of: total) {
+                    steps.removeFirst()
+                    do {
+                        try await perform(step, on: run)
+                    } catch {
+                        stepFailure = "step failed: \(error)"
+                        await run.terminate()
+                        break
+                    }
+                    continue
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let elapsed = ContinuousClock.now - started
+        let entries = await settledJournal(server: server, run: token)
+        func cell(_ result: CellResult) -> MatrixCell {
+            MatrixCell(scenario: entry.name, client: client.name, result: result, elapsed: elapsed)
+        }
+        if timedOut { return cell(.fail("timed out after \(Judge.seconds(limit))")) }
+        if let stepFailure { return cell(.fail(stepFailure)) }
+        if let step = steps.first {
+            return cell(.fail("finished before the \(describe(step)) step was reached (\(exit?.summary ?? "no exit"))"))
+        }
+        let outputs = transfers.map {
+            OutputInspector.inspect(
+                path: $0.output, reference: entry.reference, versions: entry.versions,
+                expectedVersion: entry.expectedVersion, computeDigest: expectation.sha256 != nil)
+        }
+        let facts = RunFacts(
+            entries: entries, outputs: outputs, resourceLength: entry.reference.length,
+            expectedVersion: entry.expectedVersion, exit: exit ?? .failure("no exit"), elapsed: elapsed,
+            observedPeakConnections: peak, prefilledBytes: prefilled)
+        return cell(Judge.verdict(of: expectation, in: facts))
+    }
+
+    private static func perform(_ step: Expectation.Step, on run: any ClientRun) async throws {
+        switch step {
+        case .killAndRestart: try await run.killAndRestart()
+        case .pause(_, let duration):
+            try await run.pause()
+            try await Task.sleep(for: duration)
+            try await run.resume()
+        case .cancel: try await run.cancel()
+        case .prefill: break
+        }
+    }
+
+    private static func threshold(of step: Expectation.Step) -> Expectation.Threshold {
+        switch step {
+        case .killAndRestart(let at), .pause(let at, _), .cancel(let at), .prefill(let at): at
+        }
+    }
+
+    static func describe(_ step: Expectation.Step) -> String {
+        let at: String
+        switch threshold(of: step) {
+        case .bytes(let count): at = ByteSize.format(count)
+        case .percent(let percent): at = "\(Int(percent))%"
+        }
+        switch step {
+        case .killAndRestart: return "kill-at \(at)"
+        case .pause: return "pause-at \(at)"
+        case .cancel: return "cancel-at \(at)"
+        case .prefill: return "prefill \(at)"
+        }
+    }
+
+    static func describe(_ capabilities: ClientCapabilities) -> String {
+        var words: [String] = []
+        if capabilities.contains(.killAndRestart) { words.append("be killed and restarted") }
+        if capabilities.contains(.pauseAndResume) { words.append("pause and resume") }
+        if capabilities.contains(.cancel) { words.append("cancel") }
+        if capabilities.contains(.prefilledOutput) { words.append("continue a prefilled output file") }
+        if capabilities.contains(.multipleFiles) { words.append("download several files at once") }
+        return words.joined(separator: " or ")
+    }
+
+    /// The run's journal once it stops changing (the server records a response after sending it).
+    private static func settledJournal(server: RangeServer, run: String) async -> [JournalEntry] {
+        var entries = server.journal.entries(run: run)
+        for _ in 0..<20 {
+            try? await Task.sleep(for: .milliseconds(100))
+            let again = server.journal.entries(run: run)
+            if again.count == entries.count { return again }
+            entries = again
+        }
+        return entries
+    }
+
+    private static func prefill(_ path: String, entry: CatalogueEntry, count: UInt64) throws {
+        FileManager.default.createFile(atPath: path, contents: nil)
+        guard let handle = FileHandle(forWritingAtPath: path) else { throw ConformanceError.io("cannot write \(path)") }
+        defer { try? handle.close() }
+        var offset: UInt64 = 0
+        var buffer = [UInt8](repeating: 0, count: OutputInspector.blockSize)
+        while offset < count {
+            let size = Int(min(UInt64(buffer.count), count - offset))
+            buffer.withUnsafeMutableBytes { raw in
+                entry.reference.fill(
+                    UnsafeMutableRawBufferPointer(rebasing: raw[0..<size]), offset: offset, version: entry.expectedVersion,
+                    file: nil)
+            }
+            handle.write(Data(buffer[0..<size]))
+            offset += UInt64(size)
+        }
+    }
+
+    private static func makeWorkDirectory() throws -> String {
+        let base = FileManager.default.temporaryDirectory.path
+        var template = Array("\(base)/rangecheck.XXXXXX".utf8CString)
+        guard let pointer = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw ConformanceError.io("cannot create a temporary directory in \(base)")
+        }
+        let path = String(cString: pointer)
+        for sub in ["out", "state", "logs"] {
+            try FileManager.default.createDirectory(atPath: "\(path)/\(sub)", withIntermediateDirectories: true)
+        }
+        return path
+    }
+}

@@ -1,0 +1,323 @@
+import Foundation
+import Testing
+
+@testable import RangeServer
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The fault query parameters on `/bytes` and `/files`, checked over the wire with the raw client.
+@Suite("Server faults over the wire")
+struct ServerFaultTests {
+    // MARK: - Connection fates
+
+    @Test("drop-after sends the full Content-Length, exactly SIZE bytes, a clean close; a resume completes")
+    func dropAfterThenResume() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let first = try await FaultWire.get(server, "/bytes/256K?seed=4&drop-after=100K")
+            #expect(first.status == 200)
+            #expect(first.header("content-length") == "262144")
+            #expect(first.ending == .closed)
+            #expect(first.body.count == 102_400)
+            #expect(first.body == FaultWire.expected(seed: 4, count: 102_400))
+
+            let etag = try #require(first.header("etag"))
+            let resumed = try await FaultWire.get(
+                server, "/bytes/256K?seed=4", headers: ["Range": "bytes=102400-", "If-Range": etag]
+            )
+            #expect(resumed.status == 206)
+            #expect(resumed.header("content-range") == "bytes 102400-262143/262144")
+            #expect(resumed.ending == .complete)
+            #expect(resumed.body == FaultWire.expected(seed: 4, offset: 102_400, count: 262_144 - 102_400))
+        }
+    }
+
+    @Test("drop-after applies to files too, and the remaining bytes match the file")
+    func dropAfterOnFile() async throws {
+        let file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixtures.files + "/sample.bin")))
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let first = try await FaultWire.get(server, "/files/sample.bin?drop-after=1000")
+            #expect(first.status == 200)
+            #expect(first.header("content-length") == String(file.count))
+            #expect(first.ending == .closed)
+            #expect(first.body == Array(file[..<1000]))
+
+            let rest = try await FaultWire.get(server, "/files/sample.bin", headers: ["Range": "bytes=1000-"])
+            #expect(rest.status == 206)
+            #expect(rest.body == Array(file[1000...]))
+        }
+    }
+
+    @Test("reset-after ends with a TCP RST after exactly SIZE body bytes")
+    func resetAfter() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let response = try await FaultWire.get(server, "/bytes/1M?seed=5&reset-after=300K")
+            #expect(response.status == 200)
+            #expect(response.header("content-length") == "1048576")
+            #expect(response.ending == .reset)
+            #expect(response.body.count == 307_200)
+            #expect(response.body == FaultWire.expected(seed: 5, count: 307_200))
+        }
+    }
+
+    @Test("stall-after holds the body for stall-for, then completes it correctly")
+    func stallThenComplete() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let port = server.port
+            let response = try await FaultWire.blocking {
+                try FaultWire.timedGet(port: port, "/bytes/256K?seed=6&stall-after=64K&stall-for=1s")
+            }
+            #expect(response.status == 200)
+            #expect(response.ending == .complete)
+            #expect(response.body == FaultWire.expected(seed: 6, count: 262_144))
+            let (gap, after) = response.longestGap
+            #expect(after == 65_536, "the pause comes after exactly stall-after bytes")
+            #expect(gap >= .milliseconds(950), "stalled \(FaultWire.seconds(gap)) s, expected about 1 s")
+            #expect(gap < .seconds(4), "stalled \(FaultWire.seconds(gap)) s, expected about 1 s")
+        }
+    }
+
+    @Test("rate paces the body within 5% of the requested rate")
+    func ratePacing() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let port = server.port
+            let rate = 200.0 * 1024
+            let response = try await FaultWire.blocking {
+                try FaultWire.timedGet(port: port, "/bytes/400K?seed=7&rate=200K")
+            }
+            #expect(response.status == 200)
+            #expect(response.ending == .complete)
+            #expect(response.body == FaultWire.expected(seed: 7, count: 409_600))
+            // Measure from the first read holding at least one pacing slice (rate/20 bytes) to the last byte:
+            // bytes on that stretch over its duration.
+            let start = try #require(response.arrivals.first { $0.count >= 10_240 })
+            let end = try #require(response.arrivals.last)
+            let measured = Double(end.count - start.count) / FaultWire.seconds(end.at - start.at)
+            #expect(measured >= rate * 0.95 && measured <= rate * 1.05, "measured \(Int(measured)) B/s for 200K")
+            let total = FaultWire.seconds(end.at - response.sentAt)
+            #expect(total >= 1.8 && total < 4, "400K at 200K/s took \(total) s")
+        }
+    }
+
+    @Test("delay holds back the status line")
+    func delay() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let port = server.port
+            let response = try await FaultWire.blocking {
+                try FaultWire.timedGet(port: port, "/bytes/1K?seed=8&delay=500ms")
+            }
+            #expect(response.status == 200)
+            #expect(response.body == FaultWire.expected(seed: 8, count: 1024))
+            let wait = try #require(response.headAt) - response.sentAt
+            #expect(wait >= .milliseconds(480), "status line after \(FaultWire.seconds(wait)) s")
+            #expect(wait < .seconds(3), "status line after \(FaultWire.seconds(wait)) s")
+        }
+    }
+
+    // MARK: - Status and headers
+
+    @Test("status answers that code with a short text body; retry-after adds Retry-After")
+    func statusAndRetryAfter() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let plain = try await FaultWire.get(server, "/bytes/1M?status=500")
+            #expect(plain.status == 500)
+            #expect(plain.header("retry-after") == nil)
+            #expect(plain.header("content-type")?.hasPrefix("text/plain") == true)
+            #expect(plain.body.count < 200)
+            #expect(String(decoding: plain.body, as: UTF8.self).contains("500"))
+
+            let retry = try await FaultWire.get(server, "/files/hello.txt?status=503&retry-after=7")
+            #expect(retry.status == 503)
+            #expect(retry.header("retry-after") == "7")
+            #expect(retry.ending == .complete)
+        }
+    }
+
+    @Test("ignore-range answers 200 with the full body despite Range")
+    func ignoreRange() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let honoured = try await FaultWire.get(server, "/bytes/64K?seed=9", headers: ["Range": "bytes=100-199"])
+            #expect(honoured.status == 206)
+
+            let ignored = try await FaultWire.get(
+                server, "/bytes/64K?seed=9&ignore-range=1", headers: ["Range": "bytes=100-199"]
+            )
+            #expect(ignored.status == 200)
+            #expect(ignored.header("content-range") == nil)
+            #expect(ignored.body == FaultWire.expected(seed: 9, count: 65_536))
+        }
+    }
+
+    @Test("ignore-if-range answers 206 although If-Range does not match")
+    func ignoreIfRange() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let headers = ["Range": "bytes=1000-1999", "If-Range": "\"not-the-etag\""]
+            let honest = try await FaultWire.get(server, "/bytes/64K?seed=10", headers: headers)
+            #expect(honest.status == 200)
+            #expect(honest.body.count == 65_536)
+
+            let ignoring = try await FaultWire.get(server, "/bytes/64K?seed=10&ignore-if-range=1", headers: headers)
+            #expect(ignoring.status == 206)
+            #expect(ignoring.header("content-range") == "bytes 1000-1999/65536")
+            #expect(ignoring.body == FaultWire.expected(seed: 10, offset: 1000, count: 1000))
+        }
+    }
+
+    @Test("misalign-range starts SIZE bytes early with a truthful Content-Range")
+    func misalignRange() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let response = try await FaultWire.get(
+                server, "/bytes/64K?seed=11&misalign-range=100", headers: ["Range": "bytes=5000-"]
+            )
+            #expect(response.status == 206)
+            #expect(response.header("content-range") == "bytes 4900-65535/65536")
+            #expect(response.header("content-length") == String(65_536 - 4900))
+            #expect(response.body == FaultWire.expected(seed: 11, offset: 4900, count: 65_536 - 4900))
+
+            // Near the start it cannot go below byte 0.
+            let clamped = try await FaultWire.get(
+                server, "/bytes/64K?seed=11&misalign-range=4K", headers: ["Range": "bytes=10-19"]
+            )
+            #expect(clamped.header("content-range") == "bytes 0-19/65536")
+            #expect(clamped.body == FaultWire.expected(seed: 11, count: 20))
+        }
+    }
+
+    @Test("validator and Accept-Ranges faults change only the advertised headers")
+    func validatorFaults() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let normal = try await FaultWire.get(server, "/bytes/4K?seed=12")
+            let etag = try #require(normal.header("etag"))
+            #expect(etag.hasPrefix("\""))
+            #expect(normal.header("last-modified") != nil)
+            #expect(normal.header("accept-ranges") == "bytes")
+            let body = FaultWire.expected(seed: 12, count: 4096)
+
+            let noETag = try await FaultWire.get(server, "/bytes/4K?seed=12&no-etag=1")
+            #expect(noETag.header("etag") == nil)
+            #expect(noETag.header("last-modified") != nil)
+            #expect(noETag.body == body)
+
+            let weak = try await FaultWire.get(server, "/bytes/4K?seed=12&weak-etag=1")
+            #expect(weak.header("etag") == "W/" + etag)
+            #expect(weak.body == body)
+
+            let noDate = try await FaultWire.get(server, "/bytes/4K?seed=12&no-last-modified=1")
+            #expect(noDate.header("last-modified") == nil)
+            #expect(noDate.header("etag") == etag)
+
+            let noRanges = try await FaultWire.get(server, "/bytes/4K?seed=12&no-accept-ranges=1")
+            #expect(noRanges.header("accept-ranges") == nil)
+            #expect(noRanges.body == body)
+        }
+    }
+
+    @Test("chunked sends Transfer-Encoding: chunked without Content-Length and the right body")
+    func chunked() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let response = try await FaultWire.get(server, "/bytes/200K?seed=13&chunked=1")
+            #expect(response.status == 200)
+            #expect(response.header("transfer-encoding")?.lowercased() == "chunked")
+            #expect(response.header("content-length") == nil)
+            #expect(response.ending == .complete)
+            #expect(response.body == FaultWire.expected(seed: 13, count: 204_800))
+        }
+    }
+
+    @Test("chunked with drop-after ends before the last chunk")
+    func chunkedDrop() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let response = try await FaultWire.get(server, "/bytes/200K?seed=14&chunked=1&drop-after=50K")
+            #expect(response.status == 200)
+            #expect(response.header("content-length") == nil)
+            #expect(response.ending == .closed)
+            #expect(response.body == FaultWire.expected(seed: 14, count: 51_200))
+        }
+    }
+
+    // MARK: - Bad input
+
+    @Test(
+        "unknown keys and bad values answer 400 with one line naming the key",
+        arguments: [
+            ("/bytes/1K?explode=1", "explode"),
+            ("/bytes/1K?drop-after=12X", "drop-after"),
+            ("/bytes/1K?stall-after=1K&stall-for=soon", "stall-for"),
+            ("/bytes/1K?rate=0", "rate"),
+            ("/bytes/1K?status=99", "status"),
+            ("/bytes/1K?retry-after=5", "retry-after"),
+            ("/bytes/1K?chunked=maybe", "chunked"),
+            ("/files/hello.txt?delay=-1s", "delay"),
+            ("/files/hello.txt?misalign-range=1.5K", "misalign-range"),
+        ]
+    )
+    func badParameters(target: String, key: String) async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let response = try await FaultWire.get(server, target)
+            #expect(response.status == 400)
+            let text = String(decoding: response.body, as: UTF8.self)
+            #expect(text.contains(key), "\(text)")
+            #expect(text.hasSuffix("\n") && text.dropLast().contains("\n") == false, "one line: \(text)")
+        }
+    }
+
+    // MARK: - Many stalled connections
+
+    @Test("200 stalled connections hold no thread: /healthz stays fast and stop() is prompt")
+    func manyStalledConnections() async throws {
+        let server = try RangeServer.start(Fixtures.configuration())
+        defer { server.stop() }
+        let port = server.port
+        let target = "/bytes/1M?stall-after=1K&stall-for=30s"
+        let result = try await FaultWire.blocking { () -> (health: [Duration], stop: Duration, ended: Int) in
+            var connections: [RawHTTPConnection] = []
+            for _ in 0..<200 {
+                let connection = try RawHTTPConnection(port: port, timeout: 10)
+                try connection.request("GET", target)
+                connections.append(connection)
+            }
+            // Read each one up to its stall point: the headers and 1K of body.
+            for connection in connections {
+                var received: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    if let end = received.firstRange(of: [13, 10, 13, 10]), received.count - end.upperBound >= 1024 {
+                        break
+                    }
+                    let count = chunk.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress!, $0.count, 0) }
+                    guard count > 0 else { throw RawHTTPError("stalled connection ended early: \(count)") }
+                    received += chunk[..<count]
+                }
+            }
+            var health: [Duration] = []
+            for _ in 0..<7 {
+                let start = ContinuousClock.now
+                let response = try rawRequest(port: port, "GET", "/healthz")
+                guard response.status == 200 else { throw RawHTTPError("healthz answered \(response.status)") }
+                health.append(ContinuousClock.now - start)
+            }
+            let stopStart = ContinuousClock.now
+            server.stop()
+            let stop = ContinuousClock.now - stopStart
+            // Every stalled client now sees its connection end.
+            var ended = 0
+            for connection in connections {
+                var byte: UInt8 = 0
+                if recv(connection.fd, &byte, 1, 0) <= 0 { ended += 1 }
+            }
+            return (health, stop, ended)
+        }
+        let sorted = result.health.sorted()
+        #expect(sorted[sorted.count / 2] < .milliseconds(100), "healthz times: \(result.health.map(FaultWire.seconds))")
+        #expect(sorted.last! < .seconds(1), "healthz times: \(result.health.map(FaultWire.seconds))")
+        #expect(result.stop < .seconds(5), "stop took \(FaultWire.seconds(result.stop)) s")
+        #expect(result.ended == 200)
+        let stalled = try await FaultWire.waitForJournal(server) { $0.filter { $0.target == target }.count == 200 }
+            .filter { $0.target == target }
+        #expect(stalled.count == 200)
+        #expect(stalled.allSatisfy { $0.outcome == .stalled && $0.bodyBytesSent == 1024 })
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+
+@testable import RangeServer
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Shared helpers for the over-the-wire server suites (`ServerFaultTests`, `ServerScenarioTests`,
+/// `ServerJournalTests`, `ServerControlTests`). No tests live here.
+enum FaultWire {
+    /// Runs blocking socket work on its own thread, so a test waiting on a stalled or paced response does not
+    /// hold one of the (two) cooperative-pool threads that every other test needs.
+    ///
+    /// - Parameters:
+    ///   - work: the blocking work.
+    /// - Returns: what `work` returned.
+    static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try work() }) }
+            thread.start()
+        }
+    }
+
+    /// One request on a fresh connection, read with `RawHTTPConnection`, off the cooperative pool.
+    static func get(
+        _ server: RangeServer, _ target: String, method: String = "GET", headers: [String: String] = [:]
+    ) async throws -> RawHTTPConnection.Response {
+        let port = server.port
+        return try await blocking { try rawRequest(port: port, method, target, headers: headers) }
+    }
+
+    /// The bytes `/bytes/{size}?seed=&version=` serves at `offset ..< offset + count`.
+    static func expected(seed: UInt64, version: UInt64 = 1, offset: UInt64 = 0, count: Int) -> [UInt8] {
+        ContentGenerator(seed: seed, version: version).bytes(offset: offset, count: count)
+    }
+
+    /// Polls the journal until `predicate` holds for its entries (journaling happens when libmicrohttpd reports
+    /// the request finished, which can be a moment after the client has read the last byte).
+    ///
+    /// - Returns: the entries at the moment the predicate held, or the last ones seen after `timeout`.
+    @discardableResult
+    static func waitForJournal(
+        _ server: RangeServer, timeout: Duration = .seconds(5), _ predicate: ([JournalEntry]) -> Bool
+    ) async throws -> [JournalEntry] {
+        let deadline = ContinuousClock.now + timeout
+        var entries = server.journal.entries()
+        while !predicate(entries) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+            entries = server.journal.entries()
+        }
+        return entries
+    }
+
+    /// The journal entries for `target`, once `count` of them are journaled.
+    static func entries(_ server: RangeServer, target: String, count: Int = 1) async throws -> [JournalEntry] {
+        try await waitForJournal(server) { $0.filter { $0.target == target }.count >= count }
+            .filter { $0.target == target }
+    }
+
+    /// The control API's journal document.
+    struct JournalDocument: Decodable {
+        var entries: [JournalEntry]
+        var dropped: Int
+    }
+
+    /// Decodes a JSON body.
+    static func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) throws -> T {
+        try JSONDecoder().decode(type, from: Data(body))
+    }
+
+    /// Seconds as a `Double`, for messages and ratios.
+    static func seconds(_ duration: Duration) -> Double {
+        let (whole, fraction) = duration.components
+        return Double(whole) + Double(fraction) / 1e18
+    }
+
+    /// A response read straight off the socket, with when each part arrived.
+    struct TimedResponse: Sendable {
+        var status: Int
+        var headers: [String: String]
+        var body: [UInt8]
+        var ending: RawHTTPConnection.Ending
+        var sentAt: ContinuousClock.Instant
+        /// When the first byte of the status line arrived.
+        var headAt: ContinuousClock.Instant?
+        /// Every read that carried body bytes: the body length so far and the arrival time.
+        var arrivals: [(count: Int, at: ContinuousClock.Instant)]
+
+        /// The longest silence between two body reads, and how many body bytes had arrived before it.
+        var longestGap: (gap: Duration, after: Int) {
+            var best: (gap: Duration, after: Int) = (.zero, 0)
+            for (previous, next) in zip(arrivals, arrivals.dropFirst()) where next.at - previous.at > best.gap {
+                best = (next.at - previous.at, previous.count)
+            }
+            return best
+        }
+    }
+
+    /// Sends one GET and reads the response (Content-Length bodies only), timing every read.
+    ///
+    /// - Parameters:
+    ///   - port: the server's port.
+    ///   - target: the request target.
+    ///   - headers: extra request headers.
+    ///   - timeout: the per-read timeout in seconds.
+    /// - Returns: the response; `ending` tells how it ended.
+    static func timedGet(
+        port: Int, _ target: String, headers: [String: String] = [:], timeout: Int = 10
+    ) throws -> TimedResponse {
+        let connection = try RawHTTPConnection(port: port, timeout: timeout)
+        let sentAt = ContinuousClock.now
+        try connection.request("GET", target, headers: headers, close: true)
+        var response = TimedResponse(
+            status: 0, headers: [:], body: [], ending: .complete, sentAt: sentAt, headAt: nil, arrivals: []
+        )
+        var buffer: [UInt8] = []
+        var contentLength: Int?
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            if let length = contentLength, response.body.count >= length { break }
+            let count = chunk.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress!, $0.count, 0) }
+            let now = ContinuousClock.now
+            if count <= 0 {
+                if count == 0 {
+                    response.ending = .closed
+                } else if errno == ECONNRESET {
+                    response.ending = .reset
+                } else if errno == EINTR {
+                    continue
+                } else if errno == EAGAIN || errno == EWOULDBLOCK {
+                    response.ending = .timedOut
+                } else {
+                    response.ending = .closed
+                }
+                break
+            }
+            if response.headAt == nil { response.headAt = now }
+            if contentLength == nil {
+                buffer += chunk[..<count]
+                guard let end = find([13, 10, 13, 10], in: buffer) else { continue }
+                let head = String(decoding: buffer[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+                response.status = Int(head[0].split(separator: " ")[1]) ?? 0
+                for line in head.dropFirst() {
+                    guard let colon = line.firstIndex(of: ":") else { continue }
+                    let name = line[..<colon].lowercased()
+                    response.headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+                contentLength = response.headers["content-length"].flatMap(Int.init) ?? 0
+                let rest = Array(buffer[(end + 4)...])
+                if !rest.isEmpty {
+                    response.body += rest
+                    response.arrivals.append((response.body.count, now))
+                }
+            } else {
+                response.body += chunk[..<count]
+                response.arrivals.append((response.body.count, now))
+            }
+        }
+        if let length = contentLength, response.body.count < length, response.ending == .complete {
+            response.ending = .closed
+        }
+        return response
+    }
+
+    private static func find(_ pattern: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= pattern.count else { return nil }
+        for index in 0...(bytes.count - pattern.count) where bytes[index..<index + pattern.count].elementsEqual(pattern) {
+            return index
+        }
+        return nil
+    }
+
+    /// A fresh empty directory under the temporary directory.
+    static func temporaryDirectory(_ label: String) throws -> String {
+        let path = NSTemporaryDirectory() + "rangeserver-\(label)-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}

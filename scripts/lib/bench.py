@@ -1,0 +1,924 @@
+#!/usr/bin/env python3
+"""The driver behind scripts/bench: starts the servers, runs the cases, prints a table, writes a JSON report.
+
+Run it through scripts/bench, which installs the tools, builds the release binaries and passes their paths.
+Every process this driver starts is recorded (PID and executable) in <work>/pids, and stopped by PID when the
+driver ends, whether it finished, failed or was interrupted; scripts/bench's trap uses the same file as a
+second line of defence. Every load is bounded: wrk by -d, downloads by --max-time or a subprocess timeout.
+
+Comparisons are run as interleaved pairs (A B A B ...) after one warm-up pair; the table shows each side's
+median and the median of the per-pair ratios, so drift in machine load during the run hits both sides alike.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import random
+import re
+import selectors
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+GIB = 1 << 30
+MIB = 1 << 20
+KIB = 1 << 10
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def log(message):
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+# MARK: - Processes
+
+
+class Processes:
+    """Every process the driver started, stopped by PID only."""
+
+    def __init__(self, pid_file):
+        self.pid_file = pid_file
+        self.running = {}  # pid -> Popen
+
+    def start(self, command, **kwargs):
+        process = subprocess.Popen(command, **kwargs)
+        self.running[process.pid] = process
+        self._write()
+        return process
+
+    def forget(self, process):
+        self.running.pop(process.pid, None)
+        self._write()
+
+    def stop(self, process, sig=signal.SIGTERM, grace=5.0):
+        if process.poll() is None:
+            try:
+                os.kill(process.pid, sig)
+            except ProcessLookupError:
+                pass
+            try:
+                process.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                os.kill(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+        self.forget(process)
+
+    def stop_all(self):
+        for process in list(self.running.values()):
+            try:
+                self.stop(process)
+            except Exception as error:  # keep stopping the others
+                log(f"could not stop PID {process.pid}: {error}")
+
+    def _write(self):
+        lines = []
+        for pid in self.running:
+            try:
+                lines.append(f"{pid} {os.readlink(f'/proc/{pid}/exe')}\n")
+            except OSError:
+                lines.append(f"{pid} ?\n")
+        with open(self.pid_file + ".tmp", "w") as file:
+            file.writelines(lines)
+        os.replace(self.pid_file + ".tmp", self.pid_file)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(port, process, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode} before listening on {port}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listening on {port} after {timeout}s")
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process (all its threads), from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as file:
+        fields = file.read().rsplit(")", 1)[1].split()
+    # After the command name: state is field 3, utime 14, stime 15 (1-based in proc(5)).
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def tree_cpu_seconds(pid):
+    """CPU seconds of a process and its direct children (nginx's master and its workers)."""
+    total = cpu_seconds(pid)
+    for child in child_pids(pid):
+        try:
+            total += cpu_seconds(child)
+        except OSError:
+            pass
+    return total
+
+
+def peak_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as file:
+        for line in file:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+# MARK: - Statistics
+
+
+def median(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def pair_ratios(a_values, b_values):
+    return [a / b for a, b in zip(a_values, b_values) if b]
+
+
+# MARK: - The bench
+
+
+class Bench:
+    def __init__(self, options):
+        self.options = options
+        self.repo = options.repo
+        self.work = os.path.abspath(options.work)
+        self.files = os.path.join(self.work, "files")
+        self.big = os.path.join(self.files, "big.bin")
+        self.processes = Processes(os.path.join(self.work, "pids"))
+        self.results = []
+        self.pairs = options.pairs or (3 if options.quick else 5)
+        self.load_seconds = options.duration or (5 if options.quick else 20)
+        self.random = random.Random(options.seed)
+        self.load_samples = []
+
+    # MARK: fixtures
+
+    def prepare_files(self, need_small):
+        os.makedirs(self.files, exist_ok=True)
+        if not os.path.exists(self.big) or os.path.getsize(self.big) != GIB:
+            log("writing the 1 GiB fixture (random bytes)")
+            with open(self.big + ".tmp", "wb") as file:
+                block = os.urandom(4 * MIB)
+                for index in range(GIB // len(block)):
+                    # Vary each block a little so no two 4 MiB blocks are equal.
+                    file.write(index.to_bytes(8, "little") + block[8:])
+            os.replace(self.big + ".tmp", self.big)
+        if need_small:
+            small = os.path.join(self.files, "small")
+            os.makedirs(small, exist_ok=True)
+            for index in range(500):
+                path = os.path.join(small, f"f{index:03d}.bin")
+                if not os.path.exists(path) or os.path.getsize(path) != 256 * KIB:
+                    with open(path, "wb") as file:
+                        file.write(os.urandom(256 * KIB))
+        self.warm_cache(self.big)
+
+    def warm_cache(self, path):
+        with open(path, "rb", buffering=0) as file:
+            buffer = bytearray(8 * MIB)
+            while file.readinto(buffer):
+                pass
+
+    def sample_load(self, label):
+        """Records the load average and other engineers' compiler processes, for the report's honesty note."""
+        with open("/proc/loadavg") as file:
+            load = file.read().split()[:3]
+        compilers = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/comm") as file:
+                    name = file.read().strip()
+            except OSError:
+                continue
+            if name.startswith(("swift-frontend", "swift-build", "swiftc", "clang", "ld")):
+                compilers += 1
+        self.load_samples.append({"at": label, "loadavg": [float(x) for x in load], "compilerProcesses": compilers})
+
+    # MARK: servers
+
+    def start_rangeserver(self, extra=()):
+        port = free_port()
+        command = [
+            self.options.rangeserver, "--host", "127.0.0.1", "--port", str(port), "--root", self.files,
+            "--threads", str(self.options.threads), "--quiet", *extra,
+        ]
+        process = self.processes.start(command, cwd=self.work, stdout=subprocess.DEVNULL)
+        wait_for_port(port, process)
+        return process, f"http://127.0.0.1:{port}"
+
+    def start_nginx(self):
+        port = free_port()
+        prefix = os.path.join(self.work, "nginx")
+        os.makedirs(prefix, exist_ok=True)
+        with open(os.path.join(self.repo, "bench", "nginx.conf.template")) as file:
+            template = file.read()
+        config = (
+            template.replace("@USER_DIRECTIVE@", "user root;" if os.getuid() == 0 else "")
+            .replace("@WORKERS@", "2")
+            .replace("@PREFIX@", prefix)
+            .replace("@PORT@", str(port))
+            .replace("@ROOT@", self.files)
+        )
+        config_path = os.path.join(prefix, "nginx.conf")
+        with open(config_path, "w") as file:
+            file.write(config)
+        command = ["nginx", "-p", prefix, "-e", os.path.join(prefix, "error.log"), "-c", config_path]
+        process = self.processes.start(command, stdout=subprocess.DEVNULL)
+        wait_for_port(port, process)
+        return process, f"http://127.0.0.1:{port}"
+
+    def stop(self, process):
+        # nginx's master stops its workers on SIGTERM ("fast shutdown"); rangeserver stops on SIGTERM too.
+        self.processes.stop(process)
+
+    # MARK: clients
+
+    def curl_get(self, url, output="/dev/null", timeout=180):
+        """One full GET with curl; returns (bytes, seconds) as curl measured them."""
+        result = subprocess.run(
+            ["curl", "-sS", "--fail", "--max-time", str(timeout), "-o", output,
+             "-w", "%{size_download} %{time_total}", url],
+            capture_output=True, text=True, timeout=timeout + 10, check=True,
+        )
+        size, seconds = result.stdout.split()
+        return int(size), float(seconds)
+
+    def timed_get(self, url, server_pid, expected):
+        cpu_before = tree_cpu_seconds(server_pid)
+        size, seconds = read_body(url)
+        cpu = tree_cpu_seconds(server_pid) - cpu_before
+        if size != expected:
+            raise RuntimeError(f"{url}: got {size} bytes, expected {expected}")
+        return {"mibPerSecond": size / seconds / MIB, "seconds": seconds, "serverCpuSeconds": cpu}
+
+    def run_wrk(self, url, seconds, connections=64, threads=2):
+        command = [
+            "wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "5s",
+            "-s", os.path.join(self.repo, "bench", "random-range.lua"), url, "--", str(GIB), "1",
+        ]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60)
+        for line in result.stdout.splitlines():
+            if line.startswith("BENCH-JSON "):
+                data = json.loads(line[len("BENCH-JSON "):])
+                data["bytesPerRequest"] = data["bytes"] / max(1, data["requests"])
+                return data
+        raise RuntimeError(f"wrk printed no summary: {result.stdout}\n{result.stderr}")
+
+    # MARK: reporting
+
+    def record(self, case, title, rows, target, passed, notes=None, samples=None, skipped=None):
+        entry = {"case": case, "title": title, "rows": rows, "target": target, "passed": passed}
+        if notes:
+            entry["notes"] = notes
+        if samples is not None:
+            entry["samples"] = samples
+        if skipped:
+            entry["skipped"] = skipped
+        self.results.append(entry)
+        verdict = "skipped" if skipped else ("PASS" if passed else ("MISS" if passed is False else "-"))
+        log(f"case {case}: {verdict}")
+        for row in rows:
+            log(f"  {row['metric']}: A={fmt(row.get('a'))} B={fmt(row.get('b'))} ratio={fmt(row.get('ratio'))}")
+
+    def interleave(self, label, a, b):
+        """Runs a warm-up pair, then `pairs` pairs of a() and b(); returns the two lists of samples."""
+        log(f"{label}: warm-up pair")
+        a()
+        b()
+        a_samples, b_samples = [], []
+        for index in range(self.pairs):
+            a_samples.append(a())
+            b_samples.append(b())
+            log(f"{label}: pair {index + 1}/{self.pairs}")
+        return a_samples, b_samples
+
+    # MARK: - Cases
+
+    def case1(self):
+        """Full GET of the 1 GiB file: rangeserver sendfile vs nginx sendfile."""
+        rs, rs_url = self.start_rangeserver()
+        ngx, ngx_url = self.start_nginx()
+        try:
+            a, b = self.interleave(
+                "case 1",
+                lambda: self.timed_get(rs_url + "/files/big.bin", rs.pid, GIB),
+                lambda: self.timed_get(ngx_url + "/files/big.bin", ngx.pid, GIB),
+            )
+        finally:
+            self.stop(rs)
+            self.stop(ngx)
+        ratio = median(pair_ratios([s["mibPerSecond"] for s in a], [s["mibPerSecond"] for s in b]))
+        rows = [
+            row("throughput MiB/s (rangeserver / nginx)", a, b, "mibPerSecond", ratio),
+            row("server CPU s per GiB", a, b, "serverCpuSeconds", None),
+        ]
+        self.record(1, "GET 1 GiB file, page cache warm", rows, "ratio >= 1.0", ratio >= 1.0,
+                    samples={"rangeserver": a, "nginx": b})
+
+    def case2(self):
+        """Random 4 KiB ranges, 64 keep-alive connections."""
+        rs, rs_url = self.start_rangeserver()
+        ngx, ngx_url = self.start_nginx()
+        seconds = self.load_seconds
+        try:
+            log("case 2: warm-up pair (5 s each)")
+            self.run_wrk(rs_url + "/files/big.bin", min(5, seconds))
+            self.run_wrk(ngx_url + "/files/big.bin", min(5, seconds))
+            a, b = [], []
+            for index in range(self.pairs):
+                cpu = cpu_seconds(rs.pid)
+                sample = self.run_wrk(rs_url + "/files/big.bin", seconds)
+                sample["serverCpuPercent"] = 100 * (cpu_seconds(rs.pid) - cpu) / sample["seconds"]
+                a.append(sample)
+                cpu = tree_cpu_seconds(ngx.pid)
+                sample = self.run_wrk(ngx_url + "/files/big.bin", seconds)
+                sample["serverCpuPercent"] = 100 * (tree_cpu_seconds(ngx.pid) - cpu) / sample["seconds"]
+                b.append(sample)
+                log(f"case 2: pair {index + 1}/{self.pairs}: {a[-1]['rps']:.0f} vs {b[-1]['rps']:.0f} req/s")
+            rs_rss = peak_rss_kib(rs.pid)
+        finally:
+            self.stop(rs)
+            self.stop(ngx)
+        for sample in a + b:
+            if sample["errors"] or not 4096 <= sample["bytesPerRequest"] < 4096 + 1024:
+                raise RuntimeError(f"case 2: errors or wrong response size: {sample}")
+        rps_ratio = median(pair_ratios([s["rps"] for s in a], [s["rps"] for s in b]))
+        p99_ratio = median(pair_ratios([s["p99us"] for s in a], [s["p99us"] for s in b]))
+        rows = [
+            row("requests/s (rangeserver / nginx)", a, b, "rps", rps_ratio),
+            row("p99 latency ms (rangeserver / nginx, lower is better)", a, b, "p99us", p99_ratio, scale=1e-3),
+            row("p50 latency ms", a, b, "p50us", None, scale=1e-3),
+            row("server CPU % of one core", a, b, "serverCpuPercent", None),
+        ]
+        self.record(2, f"random 4 KiB ranges, 64 connections, {seconds} s, rangeserver --threads {self.options.threads}",
+                    rows, "req/s ratio >= 0.8", rps_ratio >= 0.8,
+                    notes={"rangeserverPeakRssKiB": rs_rss}, samples={"rangeserver": a, "nginx": b})
+
+    def threads_sweep(self):
+        """Case 2 against rangeserver alone with several --threads values, to pick the default for case 2."""
+        counts = [int(x) for x in self.options.sweep.split(",")]
+        seconds = min(self.load_seconds, 5)
+        samples = {count: [] for count in counts}
+        for round_index in range(max(2, self.pairs - 2)):
+            for count in counts:
+                saved = self.options.threads
+                self.options.threads = count
+                rs, url = self.start_rangeserver()
+                self.options.threads = saved
+                try:
+                    self.run_wrk(url + "/files/big.bin", 2)  # warm-up
+                    samples[count].append(self.run_wrk(url + "/files/big.bin", seconds)["rps"])
+                finally:
+                    self.stop(rs)
+            log(f"threads sweep round {round_index + 1}: " + ", ".join(f"{c}:{samples[c][-1]:.0f}" for c in counts))
+        rows = [{"metric": f"--threads {count}: requests/s", "a": median(samples[count])} for count in counts]
+        self.record("threads", f"rangeserver --threads sweep, case 2 load, {seconds} s per run", rows, "-", None,
+                    samples={str(c): samples[c] for c in counts})
+
+    def case3(self):
+        """/bytes/1G (content reader + generator) vs /files/big.bin (sendfile), both on rangeserver."""
+        rs, url = self.start_rangeserver()
+        try:
+            a, b = self.interleave(
+                "case 3",
+                lambda: self.timed_get(url + "/bytes/1G", rs.pid, GIB),
+                lambda: self.timed_get(url + "/files/big.bin", rs.pid, GIB),
+            )
+        finally:
+            self.stop(rs)
+        ratio = median(pair_ratios([s["mibPerSecond"] for s in a], [s["mibPerSecond"] for s in b]))
+        rows = [
+            row("throughput MiB/s (/bytes/1G / /files 1 GiB)", a, b, "mibPerSecond", ratio),
+            row("server CPU s per GiB", a, b, "serverCpuSeconds", None),
+        ]
+        self.record(3, "GET /bytes/1G (generated) vs 1 GiB file (sendfile), both rangeserver", rows,
+                    "ratio >= 0.5", ratio >= 0.5, samples={"bytes": a, "files": b})
+
+    def case4(self):
+        """200 connections paced at 64 KiB/s: the server's CPU time."""
+        connections = 200
+        seconds = self.load_seconds
+        rs, url = self.start_rangeserver()
+        port = int(url.rsplit(":", 1)[1])
+        try:
+            # Idle baseline first, same length, so the figure can be read against the server doing nothing.
+            idle_before = cpu_seconds(rs.pid)
+            time.sleep(min(5, seconds))
+            idle = (cpu_seconds(rs.pid) - idle_before) / min(5, seconds)
+            result = paced_load(port, connections, seconds, "/bytes/64M?rate=64K", rs.pid)
+        finally:
+            self.stop(rs)
+        percent = 100 * result["serverCpuSeconds"] / result["seconds"]
+        rows = [
+            {"metric": "server CPU % of one core (utime+stime)", "a": percent},
+            {"metric": "server CPU % of one core when idle", "a": 100 * idle},
+            {"metric": "delivered KiB/s per connection (expected 64)", "a": result["bytesPerConnectionPerSecond"] / KIB},
+            {"metric": "connections that ended early", "a": result["closedEarly"]},
+        ]
+        passed = percent < 10 and result["closedEarly"] == 0
+        self.record(4, f"{connections} connections at rate=64K for {seconds} s", rows, "CPU < 10% of one core",
+                    passed, samples=result)
+
+    def rangefetch_missing(self, case, title):
+        if self.options.rangefetch:
+            return False
+        print(f"case {case}: skipped: rangefetch not built", flush=True)
+        self.record(case, title, [], "-", None, skipped="rangefetch not built")
+        return True
+
+    def downloads_dir(self, name):
+        path = os.path.join(self.work, "downloads", name)
+        shutil.rmtree(path, ignore_errors=True)
+        os.makedirs(path)
+        return path
+
+    def timed_run(self, command, timeout, cwd=None):
+        """Runs a client under /usr/bin/time -v; returns wall seconds and peak RSS in KiB."""
+        report = os.path.join(self.work, "time-v.txt")
+        start = time.monotonic()
+        process = self.processes.start(["/usr/bin/time", "-v", "-o", report, *command], cwd=cwd,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            _, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.processes.stop(process, signal.SIGKILL)
+            raise RuntimeError(f"{command[0]} did not finish within {timeout}s")
+        seconds = time.monotonic() - start
+        self.processes.forget(process)
+        if process.returncode != 0:
+            raise RuntimeError(f"{' '.join(command[:3])}... exited {process.returncode}: {stderr.decode()[-2000:]}")
+        with open(report) as file:
+            text = file.read()
+        rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1))
+        return {"seconds": seconds, "peakRssKiB": rss}
+
+    def case5(self):
+        title = "rangefetch vs curl -o, 1 GiB /files to disk"
+        if self.rangefetch_missing(5, title):
+            return
+        rs, url = self.start_rangeserver()
+
+        def fetch(tool):
+            directory = self.downloads_dir(tool)
+            output = os.path.join(directory, "big.bin")
+            if tool == "rangefetch":
+                command = [self.options.rangefetch, "-o", output, url + "/files/big.bin"]
+            else:
+                command = ["curl", "-sS", "--fail", "--max-time", "300", "-o", output, url + "/files/big.bin"]
+            sample = self.timed_run(command, 320)
+            size = os.path.getsize(output)
+            if size != GIB:
+                raise RuntimeError(f"{tool} wrote {size} bytes")
+            sample["mibPerSecond"] = size / sample["seconds"] / MIB
+            shutil.rmtree(directory)
+            return sample
+
+        try:
+            a, b = self.interleave("case 5", lambda: fetch("rangefetch"), lambda: fetch("curl"))
+            # Peak memory must not grow with the size: 4 GiB of generated content, once.
+            directory = self.downloads_dir("rangefetch-4g")
+            output = os.path.join(directory, "4g.bin")
+            big = self.timed_run([self.options.rangefetch, "-o", output, url + "/bytes/4G"], 600)
+            big["mibPerSecond"] = os.path.getsize(output) / big["seconds"] / MIB
+            shutil.rmtree(directory)
+        finally:
+            self.stop(rs)
+        ratio = median(pair_ratios([s["mibPerSecond"] for s in a], [s["mibPerSecond"] for s in b]))
+        peak = max(s["peakRssKiB"] for s in a + [big])
+        rows = [
+            row("throughput MiB/s, wall clock incl. start-up (rangefetch / curl)", a, b, "mibPerSecond", ratio),
+            row("peak RSS MiB, 1 GiB", a, b, "peakRssKiB", None, scale=1 / KIB),
+            {"metric": "rangefetch peak RSS MiB, 4 GiB /bytes", "a": big["peakRssKiB"] / KIB},
+            {"metric": "rangefetch MiB/s, 4 GiB /bytes", "a": big["mibPerSecond"]},
+        ]
+        passed = ratio >= 0.9 and peak <= 64 * KIB
+        self.record(5, title, rows, "ratio >= 0.9 and peak RSS <= 64 MiB", passed,
+                    samples={"rangefetch": a, "curl": b, "rangefetch4G": big})
+
+    def case6(self):
+        title = "500 files of 256 KiB, concurrency 8: rangefetch vs aria2c vs curl --parallel"
+        if self.rangefetch_missing(6, title):
+            return
+        rs, url = self.start_rangeserver()
+        urls = [f"{url}/files/small/f{index:03d}.bin" for index in range(500)]
+        lists = os.path.join(self.work, "lists")
+        os.makedirs(lists, exist_ok=True)
+        aria_list = os.path.join(lists, "aria2.txt")
+        with open(aria_list, "w") as file:
+            file.writelines(u + "\n" for u in urls)
+        curl_config = os.path.join(lists, "curl.txt")
+        with open(curl_config, "w") as file:
+            file.writelines(f'url = "{u}"\n' for u in urls)
+
+        def fetch(tool):
+            directory = self.downloads_dir(tool)
+            if tool == "rangefetch":
+                command = [self.options.rangefetch, "-j", "8", "-o", directory, *urls]
+            elif tool == "aria2c":
+                command = ["aria2c", "-q", "-j", "8", "-x", "1", "-s", "1", "--file-allocation=none",
+                           "--auto-file-renaming=false", "--max-tries=1", "-d", directory, "-i", aria_list]
+            else:
+                command = ["curl", "-sS", "--fail", "--parallel", "--parallel-max", "8", "--max-time", "120",
+                           "--output-dir", directory, "--remote-name-all", "-K", curl_config]
+            sample = self.timed_run(command, 180)
+            names = [n for n in os.listdir(directory) if n.endswith(".bin")]
+            sizes = {os.path.getsize(os.path.join(directory, n)) for n in names}
+            if len(names) != 500 or sizes != {256 * KIB}:
+                raise RuntimeError(f"{tool}: {len(names)} files, sizes {sizes}")
+            shutil.rmtree(directory)
+            return sample
+
+        tools = ["rangefetch", "aria2c", "curl"]
+        samples = {tool: [] for tool in tools}
+        try:
+            log("case 6: warm-up round")
+            for tool in tools:
+                fetch(tool)
+            for index in range(self.pairs):
+                for tool in tools:
+                    samples[tool].append(fetch(tool))
+                log(f"case 6: round {index + 1}/{self.pairs}")
+        finally:
+            self.stop(rs)
+        speedups = [
+            min(samples["aria2c"][i]["seconds"], samples["curl"][i]["seconds"]) / samples["rangefetch"][i]["seconds"]
+            for i in range(self.pairs)
+        ]
+        ratio = median(speedups)
+        rows = [
+            {"metric": "wall s, rangefetch -j 8", "a": median([s["seconds"] for s in samples["rangefetch"]])},
+            {"metric": "wall s, aria2c -j 8 -i list", "a": median([s["seconds"] for s in samples["aria2c"]])},
+            {"metric": "wall s, curl --parallel --parallel-max 8", "a": median([s["seconds"] for s in samples["curl"]])},
+            {"metric": "speed-up vs the faster peer, per round (>1 is faster)", "ratio": ratio},
+            {"metric": "peak RSS MiB, rangefetch", "a": median([s["peakRssKiB"] for s in samples["rangefetch"]]) / KIB},
+        ]
+        self.record(6, title, rows, "speed-up >= 1.0", ratio >= 1.0, samples=samples)
+
+    def journal_overlap(self, base, target_prefix):
+        """Bytes the server sent more than once for `target_prefix`, from the journal."""
+        with urllib.request.urlopen(base + "/_control/journal", timeout=30) as response:
+            document = json.load(response)
+        intervals = []
+        requests = 0
+        for entry in document["entries"]:
+            if entry["method"] != "GET" or not entry["target"].startswith(target_prefix):
+                continue
+            requests += 1
+            first = 0
+            if entry["status"] == 206:
+                match = re.match(r"bytes=(\d+)-", entry["requestHeaders"].get("range", ""))
+                first = int(match.group(1)) if match else 0
+            sent = int(entry["bodyBytesSent"])
+            if sent:
+                intervals.append((first, first + sent))
+        total = sum(end - start for start, end in intervals)
+        union = 0
+        covered_to = 0
+        for start, end in sorted(intervals):
+            if end <= covered_to:
+                continue
+            union += end - max(start, covered_to)
+            covered_to = end
+        return {"requests": requests, "bytesSent": total, "uniqueBytes": union, "duplicateBytes": total - union}
+
+    def case7(self):
+        title = "resume waste: 10 kill -9 during a 1 GiB download (rate=64M), rangefetch vs aria2c"
+        if self.rangefetch_missing(7, title):
+            return
+        kills = 10
+        rs, url = self.start_rangeserver()
+        source = url + "/files/big.bin?rate=64M"
+        results = {}
+        try:
+            for tool in ["rangefetch", "aria2c"]:
+                urllib.request.urlopen(urllib.request.Request(url + "/_control/journal", method="DELETE"), timeout=10).read()
+                directory = self.downloads_dir("resume-" + tool)
+                output = os.path.join(directory, "big.bin")
+                if tool == "rangefetch":
+                    command = [self.options.rangefetch, "-o", output, source]
+                else:
+                    command = ["aria2c", "-q", "-x", "1", "-s", "1", "-c", "--file-allocation=none",
+                               "--auto-file-renaming=false", "-d", directory, "-o", "big.bin", source]
+                done_kills = 0
+                moments = []
+                finished_early = False
+                for _ in range(kills):
+                    process = self.processes.start(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    moment = self.random.uniform(0.3, 1.5)
+                    time.sleep(moment)
+                    if process.poll() is not None:
+                        finished_early = True
+                        self.processes.forget(process)
+                        break
+                    self.processes.stop(process, signal.SIGKILL)
+                    done_kills += 1
+                    moments.append(round(moment, 3))
+                    time.sleep(0.3)  # let the server notice the dead peer and journal the exchange
+                if not finished_early:
+                    process = self.processes.start(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    try:
+                        process.wait(timeout=120)
+                    finally:
+                        self.processes.stop(process, signal.SIGKILL)
+                    if process.returncode != 0:
+                        raise RuntimeError(f"case 7: {tool} final run exited {process.returncode}")
+                size = os.path.getsize(output) if os.path.exists(output) else -1
+                identical = size == GIB and subprocess.run(["cmp", "-s", output, self.big]).returncode == 0
+                time.sleep(0.5)
+                overlap = self.journal_overlap(url, "/files/big.bin")
+                overlap.update({
+                    "kills": done_kills, "killMoments": moments, "finalSize": size, "identical": identical,
+                    "duplicatePerKill": overlap["duplicateBytes"] / max(1, done_kills),
+                })
+                results[tool] = overlap
+                shutil.rmtree(directory)
+                log(f"case 7: {tool}: {overlap}")
+        finally:
+            self.stop(rs)
+        rf = results["rangefetch"]
+        rows = [
+            {"metric": "bytes fetched twice per kill, KiB (rangefetch)", "a": rf["duplicatePerKill"] / KIB},
+            {"metric": "bytes fetched twice per kill, KiB (aria2c)", "a": results["aria2c"]["duplicatePerKill"] / KIB},
+            {"metric": "requests (rangefetch / aria2c)", "a": rf["requests"], "b": results["aria2c"]["requests"]},
+            {"metric": "final file identical to source (rangefetch / aria2c)", "a": rf["identical"],
+             "b": results["aria2c"]["identical"]},
+        ]
+        passed = rf["duplicatePerKill"] <= 64 * KIB and rf["identical"]
+        self.record(7, title, rows, "<= 64 KiB per kill", passed, samples=results)
+
+    def micro(self):
+        if not self.options.rangebench:
+            self.record("micro", "microbenchmarks", [], "-", None, skipped="RangeBench not built")
+            return
+        command = [self.options.rangebench] + (["--quick"] if self.options.quick else [])
+        result = subprocess.run(command, capture_output=True, text=True, timeout=900, check=True)
+        rows = []
+        samples = []
+        for line in result.stdout.splitlines():
+            data = json.loads(line)
+            samples.append(data)
+            metric = f"{data['name']}: ns/op"
+            if "gigabytesPerSecond" in data:
+                metric += f" ({data['gigabytesPerSecond']:.2f} GB/s)"
+            rows.append({"metric": metric, "a": data["nsPerOp"]})
+        self.record("micro", "RangeBench microbenchmarks (median of rounds)", rows, "-", None, samples=samples)
+
+
+def read_body(url, timeout=120):
+    """GETs `url` and discards the body; returns (body bytes, seconds).
+
+    A plain blocking reader with a 1 MiB buffer: about 0.2 s of CPU per GiB here, against curl's 0.35 s to
+    /dev/null, so the client is further from being the bottleneck on a 2-core machine.
+    """
+    match = re.match(r"http://([^:/]+):(\d+)(/.*)", url)
+    host, port, target = match.group(1), int(match.group(2)), match.group(3)
+    buffer = bytearray(MIB)
+    view = memoryview(buffer)
+    start = time.monotonic()
+    with socket.create_connection((host, port), timeout=timeout) as connection:
+        connection.sendall(f"GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            count = connection.recv_into(buffer)
+            if not count:
+                raise RuntimeError(f"{url}: connection closed in the response head")
+            head += bytes(view[:count])
+        head, _, rest = head.partition(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        length = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
+        if status != 200 or not length:
+            raise RuntimeError(f"{url}: status {status}, content-length {length}")
+        remaining = int(length.group(1)) - len(rest)
+        received = len(rest)
+        deadline = start + timeout
+        while remaining > 0:
+            count = connection.recv_into(buffer, min(remaining, len(buffer)))
+            if not count:
+                break
+            received += count
+            remaining -= count
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{url}: slower than {timeout}s")
+    return received, time.monotonic() - start
+
+
+def child_pids(pid):
+    children = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as file:
+                    if int(file.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        children.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return children
+
+
+def paced_load(port, connections, seconds, target, server_pid):
+    """Opens `connections` connections that each GET `target`, reads everything for `seconds`, then closes."""
+    selector = selectors.DefaultSelector()
+    sockets = []
+    request = f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    received = {}
+    cpu_before = cpu_seconds(server_pid)
+    start = time.monotonic()
+    for _ in range(connections):
+        connection = socket.create_connection(("127.0.0.1", port), timeout=5)
+        connection.sendall(request)
+        connection.setblocking(False)
+        selector.register(connection, selectors.EVENT_READ)
+        sockets.append(connection)
+        received[connection.fileno()] = 0
+    closed_early = 0
+    buffer = bytearray(256 * KIB)
+    deadline = start + seconds
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        for key, _ in selector.select(timeout=min(remaining, 0.5)):
+            try:
+                count = key.fileobj.recv_into(buffer)
+            except BlockingIOError:
+                continue
+            if count == 0:
+                closed_early += 1
+                selector.unregister(key.fileobj)
+                continue
+            received[key.fileobj.fileno()] += count
+    elapsed = time.monotonic() - start
+    for connection in sockets:
+        connection.close()
+    selector.close()
+    time.sleep(0.5)  # the server finds the closed sockets on its next paced write
+    cpu = cpu_seconds(server_pid) - cpu_before
+    elapsed_with_teardown = time.monotonic() - start
+    total = sum(received.values())
+    return {
+        "seconds": elapsed_with_teardown, "loadSeconds": elapsed, "serverCpuSeconds": cpu, "bytes": total,
+        "bytesPerConnectionPerSecond": total / connections / elapsed, "closedEarly": closed_early,
+    }
+
+
+def row(metric, a, b, key, ratio, scale=1.0):
+    return {
+        "metric": metric,
+        "a": median([s[key] for s in a]) * scale,
+        "b": median([s[key] for s in b]) * scale,
+        "ratio": ratio,
+    }
+
+
+def fmt(value):
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def print_table(results):
+    print("| case | metric | A | B | median ratio | target | verdict |")
+    print("|---|---|---:|---:|---:|---|---|")
+    for result in results:
+        verdict = "skipped" if result.get("skipped") else {True: "PASS", False: "MISS", None: "-"}[result["passed"]]
+        if result.get("skipped"):
+            print(f"| {result['case']} | {result['title']}: {result['skipped']} | | | | {result['target']} | skipped |")
+            continue
+        for index, entry in enumerate(result["rows"]):
+            print(
+                f"| {result['case'] if index == 0 else ''} | {entry['metric']} | {fmt(entry.get('a'))} | "
+                f"{fmt(entry.get('b'))} | {fmt(entry.get('ratio'))} | {result['target'] if index == 0 else ''} | "
+                f"{verdict if index == 0 else ''} |"
+            )
+
+
+def machine_facts():
+    with open("/proc/meminfo") as file:
+        memory = int(file.readline().split()[1]) * KIB
+    model = "?"
+    with open("/proc/cpuinfo") as file:
+        for line in file:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    def version(command):
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, timeout=10)
+            return (result.stdout + result.stderr).strip().splitlines()[0]
+        except Exception:
+            return "?"
+    return {
+        "nproc": os.cpu_count(), "memoryGiB": round(memory / GIB, 1), "cpu": model, "kernel": os.uname().release,
+        "nginx": version(["nginx", "-v"]), "wrk": version(["wrk", "-v"]), "curl": version(["curl", "--version"]),
+        "aria2c": version(["aria2c", "--version"]),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("cases", nargs="*", help="1..7, threads, micro (default: 1-7 and micro)")
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--report", required=True)
+    parser.add_argument("--rangeserver", required=True)
+    parser.add_argument("--rangefetch", default="")
+    parser.add_argument("--rangebench", default="")
+    parser.add_argument("--command-line", default="")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--pairs", type=int, default=0)
+    parser.add_argument("--duration", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--sweep", default="1,2,4,8")
+    parser.add_argument("--seed", type=int, default=20261121)
+    options = parser.parse_args()
+
+    cases = options.cases or ["1", "2", "3", "4", "5", "6", "7", "micro"]
+    known = {"1", "2", "3", "4", "5", "6", "7", "threads", "micro"}
+    unknown = [c for c in cases if c not in known]
+    if unknown:
+        parser.error(f"unknown case(s) {' '.join(unknown)}; choose from {' '.join(sorted(known))}")
+
+    os.makedirs(options.work, exist_ok=True)
+    bench = Bench(options)
+
+    def on_signal(number, _frame):
+        raise KeyboardInterrupt(f"signal {number}")
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+    started = datetime.datetime.now(datetime.timezone.utc)
+    status = 0
+    try:
+        needs_files = any(c in cases for c in ["1", "2", "3", "5", "6", "7", "threads"])
+        if needs_files:
+            bench.prepare_files(need_small="6" in cases)
+        for case in cases:
+            bench.sample_load(f"before case {case}")
+            getattr(bench, "case" + case if case.isdigit() else {"threads": "threads_sweep", "micro": "micro"}[case])()
+        bench.sample_load("end")
+    except KeyboardInterrupt as error:
+        log(f"interrupted ({error}); stopping what was started")
+        status = 130
+    except Exception as error:
+        log(f"failed: {error}")
+        status = 1
+    finally:
+        bench.processes.stop_all()
+
+    def git(*arguments):
+        try:
+            return subprocess.run(["git", "-C", options.repo, *arguments], capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+        except Exception:
+            return "?"
+
+    report = {
+        "date": started.isoformat(timespec="seconds"),
+        "commit": git("rev-parse", "HEAD"),
+        "uncommittedSourceFiles": len([l for l in git("status", "--short", "--", "Sources").splitlines() if l]),
+        "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": options.command_line,
+        "machine": machine_facts(),
+        "settings": {"pairs": bench.pairs, "loadSeconds": bench.load_seconds, "rangeserverThreads": options.threads,
+                     "quick": options.quick, "nginxWorkers": 2},
+        "load": bench.load_samples,
+        "cases": bench.results,
+        "complete": status == 0,
+    }
+    os.makedirs(os.path.dirname(options.report), exist_ok=True)
+    with open(options.report, "w") as file:
+        json.dump(report, file, indent=2)
+    print()
+    print(f"rangeserver benchmarks, {report['date']}, {report['machine']['nproc']} cores, "
+          f"{report['machine']['memoryGiB']} GiB; A/B per row, ratio = median of per-pair A/B")
+    print()
+    print_table(bench.results)
+    print()
+    print(f"report: {options.report}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
