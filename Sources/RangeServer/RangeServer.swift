@@ -63,7 +63,8 @@ public final class RangeServer: Sendable {
         return "http://\(host):\(configuration.port)"
     }
 
-    private init(configuration: Configuration, journal: Journal, scenarios: [String: Scenario], daemon: MicroHTTPDaemon) {
+    private init(configuration: Configuration, journal: Journal, scenarios: [String: Scenario], daemon: MicroHTTPDaemon)
+    {
         self.configuration = configuration
         self.journal = journal
         self.scenarios = scenarios
@@ -77,19 +78,23 @@ public final class RangeServer: Sendable {
     /// - Throws: ``RangeServerError`` naming the culprit: a missing root, a malformed scenario file, a port in use.
     public static func start(_ configuration: Configuration = Configuration()) throws -> RangeServer {
         guard configuration.maxRanges >= 1 else {
-            throw RangeServerError.invalidConfiguration("--max-ranges must be at least 1, got \(configuration.maxRanges)")
+            throw RangeServerError.invalidConfiguration(
+                "--max-ranges must be at least 1, got \(configuration.maxRanges)")
         }
         guard configuration.threads >= 1 && configuration.threads <= 256 else {
             throw RangeServerError.invalidConfiguration("--threads must be from 1 to 256, got \(configuration.threads)")
         }
         guard configuration.journalLimit >= 1 else {
-            throw RangeServerError.invalidConfiguration("--journal-limit must be at least 1, got \(configuration.journalLimit)")
+            throw RangeServerError.invalidConfiguration(
+                "--journal-limit must be at least 1, got \(configuration.journalLimit)")
         }
         var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         var info = stat()
-        guard realpath(configuration.root, &resolved) != nil, stat(resolved, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR
+        guard realpath(configuration.root, &resolved) != nil, stat(resolved, &info) == 0,
+            (info.st_mode & S_IFMT) == S_IFDIR
         else {
-            throw RangeServerError.missingRoot("root directory '\(configuration.root)' does not exist or is not a directory")
+            throw RangeServerError.missingRoot(
+                "root directory '\(configuration.root)' does not exist or is not a directory")
         }
         let rootPath = stringFromCBuffer(resolved)
         let scenarios = try configuration.scenariosDirectory.map { try Scenario.loadDirectory($0) } ?? [:]
@@ -120,10 +125,13 @@ public final class RangeServer: Sendable {
         daemon?.stop()
     }
 
-    private static func record(_ exchange: CompletedExchange, journal: Journal, accessLog: (@Sendable (String) -> Void)?) {
+    private static func record(
+        _ exchange: CompletedExchange, journal: Journal, accessLog: (@Sendable (String) -> Void)?
+    ) {
         let request = exchange.request
         if let accessLog {
-            let milliseconds = (ContinuousClock.now - exchange.startedAt).components.attoseconds / 1_000_000_000_000_000
+            let milliseconds =
+                (ContinuousClock.now - exchange.startedAt).components.attoseconds / 1_000_000_000_000_000
                 + (ContinuousClock.now - exchange.startedAt).components.seconds * 1000
             var line = "\(request.peerAddress) \"\(request.method) \(request.target) \(request.httpVersion)\" "
             line += "\(exchange.plan.status) \(exchange.bodyBytesSent) \(exchange.outcome.rawValue) \(milliseconds)ms"
@@ -144,7 +152,9 @@ public final class RangeServer: Sendable {
                 attempt: exchange.plan.scenario?.attempt,
                 requestHeaders: request.headerDictionary,
                 status: exchange.plan.status,
-                responseHeaders: Dictionary(exchange.plan.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $0 + ", " + $1 }),
+                responseHeaders: Dictionary(
+                    exchange.plan.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $0 + ", " + $1 }
+                ),
                 bodyBytesPlanned: exchange.plan.body.length,
                 bodyBytesSent: exchange.bodyBytesSent,
                 outcome: exchange.outcome,

@@ -45,7 +45,9 @@ extension Router {
     func controlAccessRefusal(_ request: IncomingRequest) -> ResponsePlan? {
         if let token = configuration.controlToken {
             guard request.header("authorization") == "Bearer \(token)" else {
-                return .text(401, "the control API requires Authorization: Bearer <token>", headers: [("WWW-Authenticate", "Bearer")])
+                return .text(
+                    401, "the control API requires Authorization: Bearer <token>",
+                    headers: [("WWW-Authenticate", "Bearer")])
             }
             return nil
         }

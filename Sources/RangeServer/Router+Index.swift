@@ -35,7 +35,8 @@ extension Router {
         let scenarioList = scenarios.keys.sorted().map { ($0, scenarios[$0]!.description) }
         if request.header("accept")?.contains("text/html") == true {
             var html = "<!doctype html><html><head><meta charset=\"utf-8\"><title>rangeserver</title>"
-            html += "<style>body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto}code{background:#eee}</style>"
+            html +=
+                "<style>body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto}code{background:#eee}</style>"
             html += "</head><body><h1>rangeserver</h1><p>An HTTP range-download test server.</p><h2>Endpoints</h2><ul>"
             for (path, text) in endpoints { html += "<li><code>\(escapeHTML(path))</code> — \(escapeHTML(text))</li>" }
             html += "</ul><h2>Files</h2><ul>"
@@ -46,10 +47,12 @@ extension Router {
             for (key, text) in faults { html += "<li><code>\(escapeHTML(key))</code> — \(escapeHTML(text))</li>" }
             html += "</ul><h2>Scenarios</h2><ul>"
             for (name, text) in scenarioList {
-                html += "<li><a href=\"/scenario/\(escapeHTML(name))/browser\">\(escapeHTML(name))</a> — \(escapeHTML(text))</li>"
+                html +=
+                    "<li><a href=\"/scenario/\(escapeHTML(name))/browser\">\(escapeHTML(name))</a> — \(escapeHTML(text))</li>"
             }
             html += "</ul></body></html>\n"
-            return ResponsePlan(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: .literal(Array(html.utf8)))
+            return ResponsePlan(
+                status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: .literal(Array(html.utf8)))
         }
         var text = "rangeserver: an HTTP range-download test server\n\nEndpoints:\n"
         for (path, help) in endpoints { text += "  \(path)\n      \(help)\n" }
@@ -59,7 +62,8 @@ extension Router {
         for (key, help) in faults { text += "  \(key)\n      \(help)\n" }
         text += "\nScenarios:\n"
         for (name, help) in scenarioList { text += "  /scenario/\(name)/{run}\n      \(help)\n" }
-        return ResponsePlan(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: .literal(Array(text.utf8)))
+        return ResponsePlan(
+            status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: .literal(Array(text.utf8)))
     }
 
     /// Regular files under the root, relative, sorted; bounded so a huge root cannot stall the index.
@@ -70,7 +74,9 @@ extension Router {
             guard let directory = opendir(relative.isEmpty ? rootPath : rootPath + "/" + relative) else { continue }
             defer { closedir(directory) }
             while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+                }
                 if name.hasPrefix(".") { continue }
                 let path = relative.isEmpty ? name : relative + "/" + name
                 var info = stat()

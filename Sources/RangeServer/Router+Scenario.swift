@@ -14,7 +14,8 @@ extension Router {
             ? counters.nextAttempt(scenario: name, run: run, route: routeName)
             : counters.currentAttempt(scenario: name, run: run, route: routeName) + 1
         let step = route.step(forAttempt: attempt)
-        let context = ScenarioContext(scenario: name, run: run, route: routeName, attempt: request.method == "GET" ? attempt : nil)
+        let context = ScenarioContext(
+            scenario: name, run: run, route: routeName, attempt: request.method == "GET" ? attempt : nil)
         if let target = step.redirect {
             let location = target.hasPrefix("/") ? target : "/scenario/\(name)/\(run)/\(target)"
             var plan = redirect(request, to: location, code: step.redirectCode ?? 302, absolute: false)

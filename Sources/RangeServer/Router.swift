@@ -86,7 +86,8 @@ final class Router: Sendable {
                 pending.preparation = { [self] in
                     cacheDigest(representation)
                     return serveResource(
-                        request, path: path, query: query, base: base, versionOverride: versionOverride, scenario: scenario
+                        request, path: path, query: query, base: base, versionOverride: versionOverride,
+                        scenario: scenario
                     )
                 }
                 return pending
@@ -103,7 +104,8 @@ final class Router: Sendable {
         if path.hasPrefix("/bytes/") {
             let sizeText = path.dropFirst("/bytes/".count)
             guard let size = ByteSize.parse(String(sizeText)) else {
-                return .failure(.init(.text(400, "bad request: size '\(sizeText)' is not a byte count such as 1024, 64K or 1G")))
+                return .failure(
+                    .init(.text(400, "bad request: size '\(sizeText)' is not a byte count such as 1024, 64K or 1G")))
             }
             var seed: UInt64 = 0
             var version: UInt64 = 1
@@ -137,7 +139,8 @@ final class Router: Sendable {
         let real = stringFromCBuffer(resolved)
         // Symlinks are followed only while they stay under the root. Bytes, not Characters: String.hasPrefix
         // treats canonically equivalent names (precomposed and decomposed "é") as equal, the file system does not.
-        guard real.utf8.starts(with: (rootPath + "/").utf8), let representation = Representation.file(atPath: real) else {
+        guard real.utf8.starts(with: (rootPath + "/").utf8), let representation = Representation.file(atPath: real)
+        else {
             return .failure(.init(.text(404, "not found: \(path)")))
         }
         return .success(representation)
@@ -178,11 +181,15 @@ final class Router: Sendable {
         case .preconditionFailed:
             plan = .text(412, "precondition failed", headers: headers)
         case .rangeNotSatisfiable:
-            plan = .text(416, "range not satisfiable", headers: headers + [("Content-Range", "bytes */\(representation.length)")])
+            plan = .text(
+                416, "range not satisfiable", headers: headers + [("Content-Range", "bytes */\(representation.length)")]
+            )
         case .full:
             headers.append(("Content-Type", representation.contentType))
             headers += digestHeader(request, representation)
-            plan = ResponsePlan(status: 200, headers: headers, body: .content(representation.source, offset: 0, length: representation.length))
+            plan = ResponsePlan(
+                status: 200, headers: headers,
+                body: .content(representation.source, offset: 0, length: representation.length))
         case .partial(let ranges) where ranges.count == 1:
             var range = ranges[0]
             if let misalign = faults.misalignRange {
@@ -192,11 +199,14 @@ final class Router: Sendable {
             headers.append(("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound)/\(representation.length)"))
             headers += digestHeader(request, representation)
             let length = range.upperBound - range.lowerBound + 1
-            plan = ResponsePlan(status: 206, headers: headers, body: .content(representation.source, offset: range.lowerBound, length: length))
+            plan = ResponsePlan(
+                status: 206, headers: headers,
+                body: .content(representation.source, offset: range.lowerBound, length: length))
         case .partial(let ranges):
             let multipart = MultipartByteranges(
                 ranges: ranges, completeLength: representation.length, contentType: representation.contentType,
-                boundary: MultipartByteranges.makeBoundary(seed: UInt64(truncatingIfNeeded: request.connectionID) &* 0x9E37_79B9 &+ UInt64(ranges.count))
+                boundary: MultipartByteranges.makeBoundary(
+                    seed: UInt64(truncatingIfNeeded: request.connectionID) &* 0x9E37_79B9 &+ UInt64(ranges.count))
             )
             headers.append(("Content-Type", multipart.contentTypeHeader))
             headers += digestHeader(request, representation)
@@ -222,7 +232,9 @@ final class Router: Sendable {
     }
 
     /// `Repr-Digest` when the client asked for sha-256 (RFC 9530) and the digest is known.
-    private func digestHeader(_ request: IncomingRequest, _ representation: Representation) -> [(name: String, value: String)] {
+    private func digestHeader(
+        _ request: IncomingRequest, _ representation: Representation
+    ) -> [(name: String, value: String)] {
         guard let want = request.header("want-repr-digest"), wantsSHA256(want), let key = representation.digestKey,
             let digest = digests.withLock({ $0[key] }), !digest.isEmpty
         else { return [] }
@@ -231,7 +243,8 @@ final class Router: Sendable {
 
     /// Whether the request wants a digest that has not been computed yet.
     private func needsDigest(_ request: IncomingRequest, _ representation: Representation) -> Bool {
-        guard let want = request.header("want-repr-digest"), wantsSHA256(want), let key = representation.digestKey else {
+        guard let want = request.header("want-repr-digest"), wantsSHA256(want), let key = representation.digestKey
+        else {
             return false
         }
         return digests.withLock { $0[key] == nil }

@@ -47,8 +47,12 @@ struct RangeServerCommand: ParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, got \(port)") }
         guard maxRanges >= 1 else { throw ValidationError("--max-ranges must be at least 1, got \(maxRanges)") }
-        guard (1...256).contains(threads) else { throw ValidationError("--threads must be from 1 to 256, got \(threads)") }
-        guard journalLimit >= 1 else { throw ValidationError("--journal-limit must be at least 1, got \(journalLimit)") }
+        guard (1...256).contains(threads) else {
+            throw ValidationError("--threads must be from 1 to 256, got \(threads)")
+        }
+        guard journalLimit >= 1 else {
+            throw ValidationError("--journal-limit must be at least 1, got \(journalLimit)")
+        }
         if let controlToken, controlToken.isEmpty { throw ValidationError("--control-token must not be empty") }
     }
 
@@ -88,7 +92,9 @@ struct RangeServerCommand: ParsableCommand {
         }
         let loopback = host.hasPrefix("127.") || host == "::1" || host == "localhost"
         if !loopback && controlToken == nil {
-            printError("rangeserver: warning: bound to \(host) without --control-token; /_control/ answers loopback peers only")
+            printError(
+                "rangeserver: warning: bound to \(host) without --control-token; /_control/ answers loopback peers only"
+            )
         }
         // Written straight to the descriptor so scripts waiting for this line see it at once.
         writeLine(STDOUT_FILENO, "rangeserver listening on \(server.baseURL)")

@@ -68,12 +68,14 @@ struct CommandLineTests {
         let child = try Child(["--help"])
         let text = String(decoding: child.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(child.wait() == 0)
-        let pinned = try String(contentsOfFile: Fixtures.packageRoot + "/fixtures/cli/rangeserver-help.txt", encoding: .utf8)
+        let pinned = try String(
+            contentsOfFile: Fixtures.packageRoot + "/fixtures/cli/rangeserver-help.txt", encoding: .utf8)
         #expect(text == pinned)
     }
 
-    @Test("the first stdout line names the real port, the server answers, and SIGTERM and SIGINT stop it with status 0",
-          arguments: [SIGTERM, SIGINT])
+    @Test(
+        "the first stdout line names the real port, the server answers, and SIGTERM and SIGINT stop it with status 0",
+        arguments: [SIGTERM, SIGINT])
     func listensAndStopsCleanly(signal: Int32) throws {
         let child = try Child(["--port", "0", "--root", Fixtures.files])
         let line = child.firstLine()
@@ -116,14 +118,16 @@ struct CommandLineTests {
         #expect(message.contains("in use"))
     }
 
-    @Test("bad input is reported in a line naming the culprit, never a crash", arguments: [
-        (["--port", "0", "--root", "/definitely/not/here"], "/definitely/not/here"),
-        (["--port", "70000"], "--port"),
-        (["--port", "0", "--bogus"], "--bogus"),
-        (["--port", "0", "--threads", "0"], "--threads"),
-        (["--port", "0", "--host", "not-an-address"], "not-an-address"),
-        (["--port", "0", "--scenarios", "/definitely/not/scenarios"], "/definitely/not/scenarios"),
-    ])
+    @Test(
+        "bad input is reported in a line naming the culprit, never a crash",
+        arguments: [
+            (["--port", "0", "--root", "/definitely/not/here"], "/definitely/not/here"),
+            (["--port", "70000"], "--port"),
+            (["--port", "0", "--bogus"], "--bogus"),
+            (["--port", "0", "--threads", "0"], "--threads"),
+            (["--port", "0", "--host", "not-an-address"], "not-an-address"),
+            (["--port", "0", "--scenarios", "/definitely/not/scenarios"], "/definitely/not/scenarios"),
+        ])
     func badInput(arguments: [String], culprit: String) throws {
         let child = try Child(arguments)
         let status = child.wait()

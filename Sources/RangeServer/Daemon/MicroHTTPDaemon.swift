@@ -183,11 +183,12 @@ private func daemonFrom(_ pointer: UnsafeMutableRawPointer?) -> MicroHTTPDaemon 
     Unmanaged<MicroHTTPDaemon>.fromOpaque(pointer!).takeUnretainedValue()
 }
 
-private let uriLogged: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
-    _, uri, _ in
-    let context = RequestContext(target: uri.map { String(cString: $0) } ?? "/")
-    return Unmanaged.passRetained(context).toOpaque()
-}
+private let uriLogged:
+    @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+        _, uri, _ in
+        let context = RequestContext(target: uri.map { String(cString: $0) } ?? "/")
+        return Unmanaged.passRetained(context).toOpaque()
+    }
 
 private let connectionNotify:
     @convention(c) (
@@ -229,13 +230,14 @@ private let requestCompleted:
     }
 
 private let headerCollector:
-    @convention(c) (UnsafeMutableRawPointer?, MHD_ValueKind, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> MHD_Result = {
-        box, _, key, value in
-        guard let box, let key else { return .YES }
-        let headers = Unmanaged<HeaderBox>.fromOpaque(box).takeUnretainedValue()
-        headers.fields.append((String(cString: key).lowercased(), value.map { String(cString: $0) } ?? ""))
-        return .YES
-    }
+    @convention(c) (UnsafeMutableRawPointer?, MHD_ValueKind, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> MHD_Result =
+        {
+            box, _, key, value in
+            guard let box, let key else { return .YES }
+            let headers = Unmanaged<HeaderBox>.fromOpaque(box).takeUnretainedValue()
+            headers.fields.append((String(cString: key).lowercased(), value.map { String(cString: $0) } ?? ""))
+            return .YES
+        }
 
 private final class HeaderBox {
     var fields: [(name: String, value: String)] = []
@@ -272,7 +274,8 @@ private let accessHandler:
             }
             let box = HeaderBox()
             withExtendedLifetime(box) {
-                _ = MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(box).toOpaque())
+                _ = MHD_get_connection_values(
+                    connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(box).toOpaque())
             }
             context.request!.headers = box.fields
             let plan = daemon.handler(context.request!)
@@ -347,7 +350,8 @@ private func makeResponse(
         return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
     case .literal(let bytes) where plan.delivery.isPlain || isHead:
         return bytes.withUnsafeBytes { buffer in
-            MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+            MHD_create_response_from_buffer(
+                buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
         }
     case .content(.file(let path), let offset, let length) where plan.delivery.isPlain && !isHead:
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -434,7 +438,8 @@ private final class BodyReader: @unchecked Sendable {
             }
             // Bytes are due on a straight line from the pace origin, so rounding never accumulates.
             let sentSinceStart = position - paceOrigin
-            let due = start + .nanoseconds(Int64(clamping: sentSinceStart.multipliedFullWidth(by: 1_000_000_000).low / rate))
+            let due =
+                start + .nanoseconds(Int64(clamping: sentSinceStart.multipliedFullWidth(by: 1_000_000_000).low / rate))
             if due > now + .milliseconds(1) {
                 if daemon.suspend(connection, for: due - now) { return 0 }
                 return end(.stalled)
@@ -493,7 +498,8 @@ private final class BodyReader: @unchecked Sendable {
                     switch segment {
                     case .literal(let bytes):
                         bytes.withUnsafeBytes { source in
-                            slice.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[Int(inner)..<Int(inner) + count]))
+                            slice.copyMemory(
+                                from: UnsafeRawBufferPointer(rebasing: source[Int(inner)..<Int(inner) + count]))
                         }
                     case .payload(let range):
                         guard copy(from: source, offset: range.lowerBound + inner, into: slice) else { return false }

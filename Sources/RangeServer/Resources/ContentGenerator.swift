@@ -30,7 +30,9 @@ public struct ContentGenerator: Hashable, Sendable {
             let value = self.word(at: word)
             let count = min(8 - skip, buffer.count)
             for index in 0..<count {
-                base.storeBytes(of: UInt8(truncatingIfNeeded: value >> (8 * UInt64(skip + index))), toByteOffset: index, as: UInt8.self)
+                base.storeBytes(
+                    of: UInt8(truncatingIfNeeded: value >> (8 * UInt64(skip + index))), toByteOffset: index,
+                    as: UInt8.self)
             }
             position = count
             word &+= 1
@@ -43,7 +45,9 @@ public struct ContentGenerator: Hashable, Sendable {
         if position < buffer.count {
             let value = self.word(at: word)
             for index in 0..<(buffer.count - position) {
-                base.storeBytes(of: UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))), toByteOffset: position + index, as: UInt8.self)
+                base.storeBytes(
+                    of: UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))), toByteOffset: position + index,
+                    as: UInt8.self)
             }
         }
     }

@@ -11,7 +11,9 @@ enum Fixtures {
     static let scenarios = packageRoot + "/fixtures/scenarios"
 
     /// A configuration serving the fixture files and scenarios on a free loopback port.
-    static func configuration(_ change: (inout RangeServer.Configuration) -> Void = { _ in }) -> RangeServer.Configuration {
+    static func configuration(
+        _ change: (inout RangeServer.Configuration) -> Void = { _ in }
+    ) -> RangeServer.Configuration {
         var configuration = RangeServer.Configuration()
         configuration.root = files
         configuration.scenariosDirectory = scenarios

@@ -73,14 +73,18 @@ final class RawHTTPConnection {
     func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let written = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
             guard written > 0 else { throw RawHTTPError("send failed: errno \(errno)") }
             offset += written
         }
     }
 
     /// Sends a request with the given method, target and extra header lines.
-    func request(_ method: String = "GET", _ target: String, headers: [String: String] = [:], close: Bool = false) throws {
+    func request(
+        _ method: String = "GET", _ target: String, headers: [String: String] = [:], close: Bool = false
+    ) throws {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
         if close { text += "Connection: close\r\n" }
