@@ -67,7 +67,7 @@ public struct CatalogueEntry: Sendable {
     /// The scenario as the server loaded it.
     public var scenario: Scenario
     /// Its `expect` section.
-    public var expectation: Expectation
+    public var expectation: ScenarioExpectation
     /// The resource's reference bytes.
     public var reference: ReferenceContent
     /// Every version the scenario can serve, so outputs can be attributed (spliced versions).
@@ -89,7 +89,7 @@ public struct CatalogueEntry: Sendable {
     ///   `files` entry naming an undefined route.
     public init(scenario: Scenario, root: String) throws(ConformanceError) {
         self.scenario = scenario
-        expectation = try Expectation.parse(scenario.expect, scenario: scenario.name)
+        expectation = try ScenarioExpectation.parse(scenario.expect, scenario: scenario.name)
         let (reference, base) = try ReferenceContent.parse(scenario.resource, root: root)
         self.reference = reference
         var versions: Set<Int> = [base]

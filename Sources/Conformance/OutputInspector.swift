@@ -33,7 +33,9 @@ enum OutputInspector {
                             version: version, file: referenceFile)
                     }
                     let same = data.withUnsafeBytes { actual in
-                        expectedBuffer.withUnsafeBytes { expected in memcmp(actual.baseAddress!, expected.baseAddress!, available) == 0 }
+                        expectedBuffer.withUnsafeBytes { expected in
+                            memcmp(actual.baseAddress!, expected.baseAddress!, available) == 0
+                        }
                     }
                     if same {
                         matched = version

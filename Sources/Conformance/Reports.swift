@@ -29,7 +29,9 @@ public enum Report {
         let notes = orderedCells(matrix).filter { $0.result != .pass && !$0.result.reason.isEmpty }
         if !notes.isEmpty {
             text += "\n"
-            for cell in notes { text += "\(cell.result.label) \(cell.scenario) × \(cell.client): \(cell.result.reason)\n" }
+            for cell in notes {
+                text += "\(cell.result.label) \(cell.scenario) × \(cell.client): \(cell.result.reason)\n"
+            }
         }
         text += "\n"
         for summary in matrix.summaries { text += summary.line + "\n" }
@@ -166,7 +168,8 @@ public enum Report {
                     text += "<td>–</td>"
                     continue
                 }
-                let css = result == .pass ? "pass" : result.isFailure ? "FAIL" : result.label == "n/a" ? "na" : "skipped"
+                let css =
+                    result == .pass ? "pass" : result.isFailure ? "FAIL" : result.label == "n/a" ? "na" : "skipped"
                 text += "<td class=\"\(css)\" title=\"\(htmlEscaped(result.reason))\">\(result.label)"
                 if !result.reason.isEmpty { text += "<small>\(htmlEscaped(result.reason))</small>" }
                 text += "</td>"
@@ -207,7 +210,11 @@ public enum Report {
             case "'": result += "&apos;"
             default:
                 // Control characters other than tab and newline are not allowed in XML 1.0.
-                if scalar.value < 0x20 && scalar != "\t" && scalar != "\n" { result += "?" } else { result.unicodeScalars.append(scalar) }
+                if scalar.value < 0x20 && scalar != "\t" && scalar != "\n" {
+                    result += "?"
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
             }
         }
         return result

@@ -87,12 +87,15 @@ public enum ConformanceRunner {
             }
             return Matrix(
                 scenarios: catalogue.map(\.name), clients: clients.map(\.name), cells: cells,
-                invocations: Dictionary(clients.map { ($0.name, $0.invocation) }, uniquingKeysWith: { first, _ in first }),
+                invocations: Dictionary(
+                    clients.map { ($0.name, $0.invocation) }, uniquingKeysWith: { first, _ in first }),
                 command: options.command)
         }
     }
 
-    static func runRepeated(_ entry: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: RunnerOptions)
+    static func runRepeated(
+        _ entry: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: RunnerOptions
+    )
         async -> MatrixCell
     {
         var total: Duration = .zero
@@ -101,7 +104,8 @@ public enum ConformanceRunner {
             total += cell.elapsed ?? .zero
             if case .fail(let reason) = cell.result, options.repeatCount > 1 {
                 return MatrixCell(
-                    scenario: entry.name, client: client.name, result: .fail("run \(round)/\(options.repeatCount): \(reason)"),
+                    scenario: entry.name, client: client.name,
+                    result: .fail("run \(round)/\(options.repeatCount): \(reason)"),
                     elapsed: total)
             }
             if cell.result != .pass { return cell }
@@ -124,7 +128,8 @@ public enum ConformanceRunner {
         let missing = expectation.requiredCapabilities.subtracting(client.capabilities)
         if !missing.isEmpty {
             return MatrixCell(
-                scenario: entry.name, client: client.name, result: .notApplicable("\(client.name) cannot \(describe(missing))"))
+                scenario: entry.name, client: client.name,
+                result: .notApplicable("\(client.name) cannot \(describe(missing))"))
         }
         do {
             return try await execute(entry, client: client, server: server, options: options)
@@ -151,7 +156,7 @@ public enum ConformanceRunner {
         let total = entry.reference.length * UInt64(transfers.count)
 
         var prefilled: UInt64 = 0
-        var steps: [Expectation.Step] = []
+        var steps: [ScenarioExpectation.Step] = []
         for step in expectation.steps {
             if case .prefill(let threshold) = step {
                 prefilled = min(threshold.bytes(of: entry.reference.length), entry.reference.length)
@@ -215,7 +220,7 @@ public enum ConformanceRunner {
         return cell(Judge.verdict(of: expectation, in: facts))
     }
 
-    private static func perform(_ step: Expectation.Step, on run: any ClientRun) async throws {
+    private static func perform(_ step: ScenarioExpectation.Step, on run: any ClientRun) async throws {
         switch step {
         case .killAndRestart: try await run.killAndRestart()
         case .pause(_, let duration):
@@ -227,13 +232,13 @@ public enum ConformanceRunner {
         }
     }
 
-    private static func threshold(of step: Expectation.Step) -> Expectation.Threshold {
+    private static func threshold(of step: ScenarioExpectation.Step) -> ScenarioExpectation.Threshold {
         switch step {
         case .killAndRestart(let at), .pause(let at, _), .cancel(let at), .prefill(let at): at
         }
     }
 
-    static func describe(_ step: Expectation.Step) -> String {
+    static func describe(_ step: ScenarioExpectation.Step) -> String {
         let at: String
         switch threshold(of: step) {
         case .bytes(let count): at = ByteSize.format(count)
@@ -270,17 +275,23 @@ public enum ConformanceRunner {
     }
 
     private static func prefill(_ path: String, entry: CatalogueEntry, count: UInt64) throws {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         guard let handle = FileHandle(forWritingAtPath: path) else { throw ConformanceError.io("cannot write \(path)") }
         defer { try? handle.close() }
+        let referenceFile: FileHandle? =
+            if case .file(let referencePath, _) = entry.reference { FileHandle(forReadingAtPath: referencePath) } else {
+                nil
+            }
+        defer { try? referenceFile?.close() }
         var offset: UInt64 = 0
         var buffer = [UInt8](repeating: 0, count: OutputInspector.blockSize)
         while offset < count {
             let size = Int(min(UInt64(buffer.count), count - offset))
             buffer.withUnsafeMutableBytes { raw in
                 entry.reference.fill(
-                    UnsafeMutableRawBufferPointer(rebasing: raw[0..<size]), offset: offset, version: entry.expectedVersion,
-                    file: nil)
+                    UnsafeMutableRawBufferPointer(rebasing: raw[0..<size]), offset: offset,
+                    version: entry.expectedVersion,
+                    file: referenceFile)
             }
             handle.write(Data(buffer[0..<size]))
             offset += UInt64(size)
@@ -290,10 +301,10 @@ public enum ConformanceRunner {
     private static func makeWorkDirectory() throws -> String {
         let base = FileManager.default.temporaryDirectory.path
         var template = Array("\(base)/rangecheck.XXXXXX".utf8CString)
-        guard let pointer = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw ConformanceError.io("cannot create a temporary directory in \(base)")
+        let created = template.withUnsafeMutableBufferPointer { buffer in
+            mkdtemp(buffer.baseAddress!).map { String(cString: $0) }
         }
-        let path = String(cString: pointer)
+        guard let path = created else { throw ConformanceError.io("cannot create a temporary directory in \(base)") }
         for sub in ["out", "state", "logs"] {
             try FileManager.default.createDirectory(atPath: "\(path)/\(sub)", withIntermediateDirectories: true)
         }

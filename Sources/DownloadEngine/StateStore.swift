@@ -112,6 +112,11 @@ struct StateStore: Sendable {
         } catch {
             return ([], [error as? DownloadError ?? .fileSystem("\(error)")])
         }
+        // A `<id>.json.tmp` is a save that never reached its rename (the process died mid-write). For an existing
+        // task the next save replaces it; for a task whose first save was cut short nothing ever would.
+        for name in names where name.hasSuffix(".json.tmp") {
+            FileIO.unlink(directory + "/" + name)
+        }
         for name in names where name.hasSuffix(".json") {
             let path = directory + "/" + name
             do {

@@ -404,15 +404,21 @@ final class Transfer: @unchecked Sendable {
             throw DownloadError.destinationExists(destination)
         }
         try FileIO.makeDirectories(Path.parent(destination))
+        // The completed record is saved before the rename: killed in between, the next run finds a completed
+        // record without its destination, restarts the task (see `DownloadEngine.add`) and moves the verified
+        // partial into place after a 416. Saved after the rename, a kill in between left the file in place and a
+        // record that was not completed: the next run fetched everything again and failed with destination-exists.
+        var completed = record
+        completed.state = .completed
+        completed.sha256 = digest
+        completed.recordedLength = length
+        completed.error = nil
+        completed.errorKind = nil
+        try store.save(completed)
         try FileIO.moveIntoPlace(partialPath, destination)
+        record = completed
         FileIO.close(fd)
         fd = -1
-        record.state = .completed
-        record.sha256 = digest
-        record.recordedLength = length
-        record.error = nil
-        record.errorKind = nil
-        try store.save(record)
         return .completed(record, sha256: digest, bytes: length)
     }
 

@@ -13,6 +13,10 @@ struct Runner {
     let configuration: DownloadConfiguration
 
     func run() async -> ExitStatus {
+        // Past RLIMIT_FSIZE a write must fail with EFBIG (a file-system error that keeps the partial file), not
+        // kill the process with SIGXFSZ; without this it only survives when the write runs on a thread that
+        // happens to block signals.
+        signal(SIGXFSZ, SIG_IGN)
         let planned: [(url: String, destination: String)]
         do {
             planned = try destinations()

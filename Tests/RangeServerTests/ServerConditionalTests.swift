@@ -28,12 +28,14 @@ struct ServerConditionalTests {
         try await withRangeServer(Fixtures.configuration()) { server in
             let current = try Validators(port: server.port, target: target)
             #expect(current.etag.hasPrefix("\""))
-            let matching = try rawRequest(port: server.port, "GET", target, headers: ["Range": "bytes=0-9", "If-Range": current.etag])
+            let matching = try rawRequest(
+                port: server.port, "GET", target, headers: ["Range": "bytes=0-9", "If-Range": current.etag])
             #expect(matching.status == 206)
             #expect(matching.header("content-range") == "bytes 0-9/65536")
             #expect(matching.body.count == 10)
             for ifRange in ["W/" + current.etag, "\"something-else\""] {
-                let response = try rawRequest(port: server.port, "GET", target, headers: ["Range": "bytes=0-9", "If-Range": ifRange])
+                let response = try rawRequest(
+                    port: server.port, "GET", target, headers: ["Range": "bytes=0-9", "If-Range": ifRange])
                 #expect(response.status == 200, "If-Range: \(ifRange)")
                 #expect(response.header("content-range") == nil)
                 #expect(response.body.count == 65536)
@@ -45,11 +47,14 @@ struct ServerConditionalTests {
     func ifRangeDate(target: String) async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
             let current = try Validators(port: server.port, target: target)
-            let exact = try rawRequest(port: server.port, "GET", target, headers: ["Range": "bytes=-5", "If-Range": current.lastModified])
+            let exact = try rawRequest(
+                port: server.port, "GET", target, headers: ["Range": "bytes=-5", "If-Range": current.lastModified])
             #expect(exact.status == 206)
             #expect(exact.header("content-range") == "bytes 65531-65535/65536")
             for offset in [-86_400, -1, 1, 86_400] {
-                let response = try rawRequest(port: server.port, "GET", target, headers: ["Range": "bytes=-5", "If-Range": current.date(offsetBy: offset)]
+                let response = try rawRequest(
+                    port: server.port, "GET", target,
+                    headers: ["Range": "bytes=-5", "If-Range": current.date(offsetBy: offset)]
                 )
                 #expect(response.status == 200, "If-Range date offset \(offset)")
                 #expect(response.body.count == 65536)
@@ -62,7 +67,9 @@ struct ServerConditionalTests {
         try await withRangeServer(Fixtures.configuration()) { server in
             for target in Self.targets {
                 let current = try Validators(port: server.port, target: target)
-                let values = [current.etag, "W/" + current.etag, "*", "\"nope\", \(current.etag)", "W/\"x\",W/\(current.etag)"]
+                let values = [
+                    current.etag, "W/" + current.etag, "*", "\"nope\", \(current.etag)", "W/\"x\",W/\(current.etag)",
+                ]
                 for value in values {
                     for range in [nil, "bytes=0-9"] as [String?] {
                         var headers = ["If-None-Match": value]
@@ -79,7 +86,8 @@ struct ServerConditionalTests {
                         #expect(try connection.readResponse().status == 200)
                     }
                 }
-                let other = try rawRequest(port: server.port, "GET", target, headers: ["If-None-Match": "\"nope\", W/\"other\""])
+                let other = try rawRequest(
+                    port: server.port, "GET", target, headers: ["If-None-Match": "\"nope\", W/\"other\""])
                 #expect(other.status == 200)
                 #expect(other.body.count == 65536)
             }
@@ -92,15 +100,19 @@ struct ServerConditionalTests {
             for target in Self.targets {
                 let current = try Validators(port: server.port, target: target)
                 for date in [current.lastModified, current.date(offsetBy: 1), current.date(offsetBy: 86_400)] {
-                    let response = try rawRequest(port: server.port, "GET", target, headers: ["If-Modified-Since": date, "Range": "bytes=0-0"])
+                    let response = try rawRequest(
+                        port: server.port, "GET", target, headers: ["If-Modified-Since": date, "Range": "bytes=0-0"])
                     #expect(response.status == 304, "If-Modified-Since: \(date)")
                     #expect(response.header("etag") == current.etag)
                     #expect(response.header("last-modified") == current.lastModified)
                 }
-                let older = try rawRequest(port: server.port, "GET", target, headers: ["If-Modified-Since": current.date(offsetBy: -1)])
+                let older = try rawRequest(
+                    port: server.port, "GET", target, headers: ["If-Modified-Since": current.date(offsetBy: -1)])
                 #expect(older.status == 200)
                 #expect(older.body.count == 65536)
-                let overridden = try rawRequest(port: server.port, "GET", target, headers: ["If-Modified-Since": current.lastModified, "If-None-Match": "\"nope\""]
+                let overridden = try rawRequest(
+                    port: server.port, "GET", target,
+                    headers: ["If-Modified-Since": current.lastModified, "If-None-Match": "\"nope\""]
                 )
                 #expect(overridden.status == 200)
                 #expect(overridden.body.count == 65536)
@@ -115,7 +127,8 @@ struct ServerConditionalTests {
                 let current = try Validators(port: server.port, target: target)
                 let failing: [[String: String]] = [
                     ["If-Match": "\"nope\""], ["If-Match": "W/" + current.etag], ["If-Match": "\"a\", \"b\""],
-                    ["If-Unmodified-Since": current.date(offsetBy: -1)], ["If-Unmodified-Since": current.date(offsetBy: -86_400)],
+                    ["If-Unmodified-Since": current.date(offsetBy: -1)],
+                    ["If-Unmodified-Since": current.date(offsetBy: -86_400)],
                     ["If-Match": "\"nope\"", "Range": "bytes=0-9"],
                 ]
                 for headers in failing {
@@ -132,7 +145,8 @@ struct ServerConditionalTests {
                     #expect(response.status == 200, "\(headers)")
                     #expect(response.body.count == 65536)
                 }
-                let ranged = try rawRequest(port: server.port, "GET", target, headers: ["If-Match": current.etag, "Range": "bytes=1-2"])
+                let ranged = try rawRequest(
+                    port: server.port, "GET", target, headers: ["If-Match": current.etag, "Range": "bytes=1-2"])
                 #expect(ranged.status == 206)
                 #expect(ranged.header("content-range") == "bytes 1-2/65536")
             }

@@ -40,8 +40,11 @@ struct ServerControlTests {
     func peerCheckWithoutToken() throws {
         let router = try router()
         for peer in ["10.1.2.3", "192.168.0.7", "fe80::1", "::ffff:10.0.0.1"] {
-            for (method, target) in [("GET", "/_control/journal"), ("POST", "/_control/reset"), ("GET", "/_control/scenarios")] {
-                #expect(router.plan(for: request(method, target, peer: peer)).status == 403, "\(peer) \(method) \(target)")
+            for (method, target) in [
+                ("GET", "/_control/journal"), ("POST", "/_control/reset"), ("GET", "/_control/scenarios"),
+            ] {
+                #expect(
+                    router.plan(for: request(method, target, peer: peer)).status == 403, "\(peer) \(method) \(target)")
             }
         }
         for peer in ["127.0.0.1", "::1", "::ffff:127.0.0.1"] {
@@ -69,7 +72,8 @@ struct ServerControlTests {
 
             let wrong = try await FaultWire.get(server, "/_control/journal", headers: ["Authorization": "Bearer nope"])
             #expect(wrong.status == 401)
-            let basic = try await FaultWire.get(server, "/_control/reset", method: "POST", headers: ["Authorization": "Basic s3cret"])
+            let basic = try await FaultWire.get(
+                server, "/_control/reset", method: "POST", headers: ["Authorization": "Basic s3cret"])
             #expect(basic.status == 401)
 
             let good = try await FaultWire.get(server, "/_control/journal", headers: ["Authorization": "Bearer s3cret"])
@@ -78,22 +82,23 @@ struct ServerControlTests {
                 server, "/_control/reset", method: "POST", headers: ["Authorization": "Bearer s3cret"]
             )
             #expect(reset.status == 200)
-            let scenarios = try await FaultWire.get(server, "/_control/scenarios", headers: ["Authorization": "Bearer s3cret"])
+            let scenarios = try await FaultWire.get(
+                server, "/_control/scenarios", headers: ["Authorization": "Bearer s3cret"])
             #expect(scenarios.status == 200)
 
             // The token guards only /_control/.
-            let reply1 = try await FaultWire.get(server, "/healthz")
-            #expect(reply1.status == 200)
+            let health = try await FaultWire.get(server, "/healthz")
+            #expect(health.status == 200)
         }
     }
 
     @Test("without a token the loopback client is served")
     func loopbackOverTheWire() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
-            let reply2 = try await FaultWire.get(server, "/_control/journal")
-            #expect(reply2.status == 200)
-            let reply3 = try await FaultWire.get(server, "/_control/scenarios")
-            #expect(reply3.status == 200)
+            let journal = try await FaultWire.get(server, "/_control/journal")
+            #expect(journal.status == 200)
+            let scenarios = try await FaultWire.get(server, "/_control/scenarios")
+            #expect(scenarios.status == 200)
         }
     }
 
@@ -108,8 +113,8 @@ struct ServerControlTests {
             #expect(getReset.header("allow") == "POST")
             let deleteScenarios = try await FaultWire.get(server, "/_control/scenarios", method: "DELETE")
             #expect(deleteScenarios.status == 405)
-            let reply4 = try await FaultWire.get(server, "/_control/nothing-here")
-            #expect(reply4.status == 404)
+            let unknown = try await FaultWire.get(server, "/_control/nothing-here")
+            #expect(unknown.status == 404)
         }
     }
 }

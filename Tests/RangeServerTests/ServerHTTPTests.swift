@@ -85,7 +85,9 @@ enum WireCheck {
             position += delimiter.count
             if Array(body[position..<min(position + 2, body.count)]) == Array("--".utf8) {
                 let rest = Array(body[(position + 2)...])
-                guard rest.isEmpty || rest == crlf else { throw RawHTTPError("\(rest.count) bytes after the close delimiter") }
+                guard rest.isEmpty || rest == crlf else {
+                    throw RawHTTPError("\(rest.count) bytes after the close delimiter")
+                }
                 return parts
             }
             guard Array(body[position..<min(position + 2, body.count)]) == crlf else {
@@ -99,7 +101,8 @@ enum WireCheck {
             let headerText = String(decoding: body[position..<headerEnd], as: UTF8.self)
             for line in headerText.components(separatedBy: "\r\n") where !line.isEmpty {
                 guard let colon = line.firstIndex(of: ":") else { throw RawHTTPError("bad part header '\(line)'") }
-                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                    in: .whitespaces)
             }
             let payloadStart = headerEnd + 4
             guard let next = find(crlf + delimiter, in: body, from: payloadStart) else {
@@ -114,7 +117,9 @@ enum WireCheck {
         guard !pattern.isEmpty, bytes.count >= pattern.count, start <= bytes.count - pattern.count else { return nil }
         var index = start
         while index <= bytes.count - pattern.count {
-            if bytes[index] == pattern[0] && bytes[index..<index + pattern.count].elementsEqual(pattern) { return index }
+            if bytes[index] == pattern[0] && bytes[index..<index + pattern.count].elementsEqual(pattern) {
+                return index
+            }
             index += 1
         }
         return nil
@@ -152,7 +157,8 @@ struct ServerHTTPTests {
     @Test("GET / is HTML for Accept: text/html and lists endpoints, fixture files and scenarios")
     func indexHTML() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
-            let response = try rawRequest(port: server.port, "GET", "/", headers: ["Accept": "text/html,application/xhtml+xml"])
+            let response = try rawRequest(
+                port: server.port, "GET", "/", headers: ["Accept": "text/html,application/xhtml+xml"])
             #expect(response.status == 200)
             #expect(response.header("content-type")?.hasPrefix("text/html") == true)
             let body = String(decoding: response.body, as: UTF8.self)
@@ -179,7 +185,9 @@ struct ServerHTTPTests {
                 #expect(response.header("content-type")?.hasPrefix("text/plain") == true)
                 let body = String(decoding: response.body, as: UTF8.self)
                 #expect(!body.lowercased().contains("<html"))
-                for needle in ["/bytes/", "/files/", "/redirect/", "/healthz", "hello.txt", "sample.bin", "docs/info.json"] {
+                for needle in [
+                    "/bytes/", "/files/", "/redirect/", "/healthz", "hello.txt", "sample.bin", "docs/info.json",
+                ] {
                     #expect(body.contains(needle), "plain index lacks \(needle)")
                 }
                 for name in server.scenarios.keys {
@@ -194,7 +202,8 @@ struct ServerHTTPTests {
         try await withRangeServer(Fixtures.configuration()) { server in
             let response = try rawRequest(port: server.port, "GET", "/healthz")
             #expect(response.status == 200)
-            #expect(String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+            #expect(
+                String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         }
     }
 
@@ -240,7 +249,9 @@ struct ServerHTTPTests {
                 port: port, "GET \(current) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
             )
             chain.append((current, response))
-            guard (300..<400).contains(response.status), let location = response.header("location") else { return chain }
+            guard (300..<400).contains(response.status), let location = response.header("location") else {
+                return chain
+            }
             current = WireCheck.pathAndQuery(of: location)
         }
         return chain
@@ -301,6 +312,17 @@ struct ServerHTTPTests {
             }
             #expect(chain[3].target == "/bytes/512?seed=9")
             #expect(chain[3].response.body == WireCheck.reference(seed: 9, offset: 0, count: 512))
+        }
+    }
+
+    @Test("an absolute redirect without a Host header names the bound address and port")
+    func redirectAbsoluteWithoutHost() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let response = try WireCheck.exchange(
+                port: server.port, "GET /redirect/1/healthz?redirect-location=absolute HTTP/1.0\r\n\r\n"
+            )
+            #expect(response.status == 302)
+            #expect(response.header("location") == "http://127.0.0.1:\(server.port)/healthz")
         }
     }
 
@@ -402,6 +424,36 @@ struct ServerHTTPTests {
         }
     }
 
+    @Test("pipelined requests are answered in order on one connection")
+    func pipelining() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let connection = try RawHTTPConnection(port: server.port)
+            var text = ""
+            for size in [100, 200, 300] { text += "GET /bytes/\(size) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }
+            try connection.send(text)
+            for size in [100, 200, 300] {
+                let response = try connection.readResponse()
+                #expect(response.status == 200)
+                #expect(response.body == WireCheck.reference(offset: 0, count: size))
+            }
+        }
+    }
+
+    @Test("a request body sent with a refused method is discarded and the connection stays usable")
+    func discardedRequestBody() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.send("POST /bytes/1K HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\n\r\nGET /x HTTP")
+            let refused = try connection.readResponse()
+            #expect(refused.status == 405)
+            #expect(refused.header("allow") == "GET, HEAD")
+            try connection.request("GET", "/bytes/1K", close: true)
+            let next = try connection.readResponse()
+            #expect(next.status == 200)
+            #expect(next.body == WireCheck.reference(offset: 0, count: 1024))
+        }
+    }
+
     @Test("AsyncHTTPClient reuses one keep-alive connection for sequential requests")
     func keepAliveClient() async throws {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -412,7 +464,9 @@ struct ServerHTTPTests {
                     let response = try await client.execute(request, timeout: .seconds(10))
                     #expect(response.status.code == 200)
                     let body = try await response.body.collect(upTo: 1 << 20)
-                    #expect(Array(body.readableBytesView) == WireCheck.reference(seed: UInt64(index), offset: 0, count: 4096))
+                    #expect(
+                        Array(body.readableBytesView)
+                            == WireCheck.reference(seed: UInt64(index), offset: 0, count: 4096))
                 }
                 let entries = try await WireCheck.journalEntries(server, count: 4)
                 #expect(entries.count == 4)

@@ -118,7 +118,8 @@ struct ServerJournalTests {
             _ = try await FaultWire.get(server, "/scenario/not-found-404/f1")
             let all = try await FaultWire.waitForJournal(server) { $0.count >= 4 }
             #expect(all.map(\.seq) == all.map(\.seq).sorted())
-            #expect(server.journal.entries(run: "f1").map(\.target) == ["/scenario/plain/f1", "/scenario/not-found-404/f1"])
+            #expect(
+                server.journal.entries(run: "f1").map(\.target) == ["/scenario/plain/f1", "/scenario/not-found-404/f1"])
             #expect(server.journal.entries(scenario: "plain").map(\.run) == ["f1", "f2"])
             #expect(server.journal.entries(run: "f1", scenario: "plain").count == 1)
             #expect(server.journal.entries(since: all[1].seq).map(\.seq) == [all[2].seq, all[3].seq])
@@ -141,14 +142,17 @@ struct ServerJournalTests {
             #expect(document.entries == inProcess)
             #expect(document.dropped == 0)
 
-            let run = try FaultWire.decode(FaultWire.JournalDocument.self, try await FaultWire.get(server, "/_control/journal?run=w1").body)
+            let run = try FaultWire.decode(
+                FaultWire.JournalDocument.self, try await FaultWire.get(server, "/_control/journal?run=w1").body)
             #expect(run.entries.map(\.target) == ["/scenario/plain/w1", "/scenario/slow-body/w1"])
             let scenario = try FaultWire.decode(
-                FaultWire.JournalDocument.self, try await FaultWire.get(server, "/_control/journal?scenario=plain&run=w2").body
+                FaultWire.JournalDocument.self,
+                try await FaultWire.get(server, "/_control/journal?scenario=plain&run=w2").body
             )
             #expect(scenario.entries.map(\.target) == ["/scenario/plain/w2"])
             let since = try FaultWire.decode(
-                FaultWire.JournalDocument.self, try await FaultWire.get(server, "/_control/journal?since=\(inProcess[1].seq)").body
+                FaultWire.JournalDocument.self,
+                try await FaultWire.get(server, "/_control/journal?since=\(inProcess[1].seq)").body
             )
             #expect(since.entries.map(\.seq) == [inProcess[2].seq, inProcess[3].seq])
 
@@ -158,8 +162,8 @@ struct ServerJournalTests {
             let bad = try await FaultWire.get(server, "/_control/journal?colour=blue")
             #expect(bad.status == 400)
             #expect(String(decoding: bad.body, as: UTF8.self).contains("colour"))
-            let reply1 = try await FaultWire.get(server, "/_control/journal?since=minus-one")
-            #expect(reply1.status == 400)
+            let badSince = try await FaultWire.get(server, "/_control/journal?since=minus-one")
+            #expect(badSince.status == 400)
         }
     }
 
@@ -171,7 +175,8 @@ struct ServerJournalTests {
             let cleared = try await FaultWire.get(server, "/_control/journal", method: "DELETE")
             #expect(cleared.status == 200)
             #expect(server.journal.entries().isEmpty)
-            let empty = try FaultWire.decode(FaultWire.JournalDocument.self, try await FaultWire.get(server, "/_control/journal").body)
+            let empty = try FaultWire.decode(
+                FaultWire.JournalDocument.self, try await FaultWire.get(server, "/_control/journal").body)
             #expect(empty.entries.isEmpty)
 
             _ = try await FaultWire.get(server, "/bytes/2K")
@@ -185,10 +190,10 @@ struct ServerJournalTests {
     func resetRestartsAttempts() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
             let url = "/scenario/drop-then-resume/reset-run"
-            let reply2 = try await FaultWire.get(server, url)
-            #expect(reply2.ending == .closed)
-            let reply3 = try await FaultWire.get(server, url)
-            #expect(reply3.ending == .complete)
+            let firstAttempt = try await FaultWire.get(server, url)
+            #expect(firstAttempt.ending == .closed)
+            let secondAttempt = try await FaultWire.get(server, url)
+            #expect(secondAttempt.ending == .complete)
             _ = try await FaultWire.waitForJournal(server) { $0.count >= 2 }
 
             let reset = try await FaultWire.get(server, "/_control/reset", method: "POST")
@@ -201,8 +206,8 @@ struct ServerJournalTests {
             let entries = try await FaultWire.waitForJournal(server) { $0.count >= 1 }
             #expect(entries.map(\.attempt) == [1])
 
-            let reply4 = try await FaultWire.get(server, "/_control/reset")
-            #expect(reply4.status == 405)
+            let wrongMethod = try await FaultWire.get(server, "/_control/reset")
+            #expect(wrongMethod.status == 405)
         }
     }
 

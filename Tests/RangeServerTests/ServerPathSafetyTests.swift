@@ -80,7 +80,8 @@ struct ServerPathSafetyTests {
         try await withRangeServer(Fixtures.configuration { $0.root = tree.root }) { server in
             let targets = [
                 "/files/../secret.txt", "/files/sub/../../secret.txt", "/files/%2e%2e/secret.txt",
-                "/files/%2E%2E/secret.txt", "/files/%2e%2e%2fsecret.txt", "/files/..%2fsecret.txt", "/files/..%2Fsecret.txt",
+                "/files/%2E%2E/secret.txt", "/files/%2e%2e%2fsecret.txt", "/files/..%2fsecret.txt",
+                "/files/..%2Fsecret.txt",
                 "/files/sub/%2e%2e/%2e%2e/secret.txt", "/files/.%2e/secret.txt", "/files/%2e./secret.txt",
                 "/files/sub/..", "/files/..", "/files/.", "/files/./inside.txt", "/files/../root/inside.txt",
                 "/files/../../../../../../etc/passwd", "/files/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
@@ -98,13 +99,17 @@ struct ServerPathSafetyTests {
                 "/files/%2fetc%2fpasswd", "/files/%2Fetc%2Fpasswd", "/files//etc/passwd", "//etc/passwd",
                 "/files/sub%2fnested.txt", "/files/inside.txt%00", "/files/inside.txt%00.png", "/files/%00",
                 "/files/..\\secret.txt", "/files/..%5csecret.txt", "/files/..%5Csecret.txt", "/files/sub\\nested.txt",
-                "/files/%", "/files/%2", "/files/%zz",
+                "/files/%", "/files/%2", "/files/%zz", "/files/%ff", "/files/%c0%ae%c0%ae/secret.txt",
             ]
             for target in targets { try expectRefused(target, port: server.port) }
             // The control: the same files by their honest names work.
             let nested = try rawRequest(port: server.port, "GET", "/files/sub/nested.txt")
             #expect(nested.status == 200)
             #expect(String(decoding: nested.body, as: UTF8.self) == PathTree.nested)
+            // Ordinary escapes still decode.
+            let escaped = try rawRequest(port: server.port, "GET", "/files/sub/nested%2Etxt")
+            #expect(escaped.status == 200)
+            #expect(String(decoding: escaped.body, as: UTF8.self) == PathTree.nested)
         }
     }
 
@@ -157,7 +162,8 @@ struct ServerPathSafetyTests {
     func fixtureRoot() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
             let targets = [
-                "/files/../../../../../../../../etc/passwd", "/files/%2e%2e/%2e%2e/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+                "/files/../../../../../../../../etc/passwd",
+                "/files/%2e%2e/%2e%2e/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
                 "/files/%2fetc%2fpasswd", "/files//etc/passwd", "/files/docs", "/files/docs/../hello.txt",
             ]
             for target in targets { try expectRefused(target, port: server.port) }

@@ -12,7 +12,8 @@ struct ServerRangeTests {
     @Test(
         "single range forms give 206 with Content-Range a-b/len",
         arguments: [
-            ("bytes=0-99", 0, 99), ("bytes=100-", 100, 65535), ("bytes=-100", 65436, 65535), ("bytes=65535-65535", 65535, 65535),
+            ("bytes=0-99", 0, 99), ("bytes=100-", 100, 65535), ("bytes=-100", 65436, 65535),
+            ("bytes=65535-65535", 65535, 65535),
             ("bytes=60000-99999", 60000, 65535), ("bytes=-100000", 0, 65535), ("BYTES=5-9", 5, 9), ("bytes=7-7", 7, 7),
         ] as [(String, Int, Int)]
     )
@@ -32,9 +33,12 @@ struct ServerRangeTests {
     @Test("the same range forms on /bytes match the reference")
     func singleRangeGenerated() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
-            let cases: [(String, UInt64, UInt64)] = [("bytes=10-19", 10, 19), ("bytes=99990-", 99990, 99999), ("bytes=-3", 99997, 99999)]
+            let cases: [(String, UInt64, UInt64)] = [
+                ("bytes=10-19", 10, 19), ("bytes=99990-", 99990, 99999), ("bytes=-3", 99997, 99999),
+            ]
             for (header, first, last) in cases {
-                let response = try rawRequest(port: server.port, "GET", "/bytes/100000?seed=8", headers: ["Range": header])
+                let response = try rawRequest(
+                    port: server.port, "GET", "/bytes/100000?seed=8", headers: ["Range": header])
                 #expect(response.status == 206)
                 #expect(response.header("content-range") == "bytes \(first)-\(last)/100000")
                 #expect(response.body == WireCheck.reference(seed: 8, offset: first, count: Int(last - first + 1)))
@@ -101,7 +105,8 @@ struct ServerRangeTests {
             #expect(parts.last?.payload == WireCheck.reference(offset: 0, count: 200))
 
             // Merged down to one range: a plain 206, not multipart.
-            let single = try rawRequest(port: server.port, "GET", "/bytes/10000", headers: ["Range": "bytes=10-19,20-29,15-24"])
+            let single = try rawRequest(
+                port: server.port, "GET", "/bytes/10000", headers: ["Range": "bytes=10-19,20-29,15-24"])
             #expect(single.status == 206)
             #expect(single.header("content-range") == "bytes 10-29/10000")
             #expect(single.header("content-type") == "application/octet-stream")
@@ -114,7 +119,8 @@ struct ServerRangeTests {
         try await withRangeServer(Fixtures.configuration()) { server in
             let parts = try multipart(port: server.port, "/bytes/1000", range: "bytes=5000-6000,0-1,-0,998-")
             #expect(parts.map { $0.headers["content-range"] } == ["bytes 0-1/1000", "bytes 998-999/1000"])
-            let single = try rawRequest(port: server.port, "GET", "/bytes/1000", headers: ["Range": "bytes=5000-,10-12"])
+            let single = try rawRequest(
+                port: server.port, "GET", "/bytes/1000", headers: ["Range": "bytes=5000-,10-12"])
             #expect(single.status == 206)
             #expect(single.header("content-range") == "bytes 10-12/1000")
         }
@@ -125,7 +131,9 @@ struct ServerRangeTests {
         try await withRangeServer(Fixtures.configuration { $0.maxRanges = 5 }) { server in
             let five = try multipart(port: server.port, "/bytes/10000", range: "bytes=0-0,10-10,20-20,30-30,40-40")
             #expect(five.count == 5)
-            for header in ["bytes=0-0,10-10,20-20,30-30,40-40,50-50", "bytes=0-,0-", "bytes=0-9999,-1", "bytes=-6000,0-5000"] {
+            for header in [
+                "bytes=0-0,10-10,20-20,30-30,40-40,50-50", "bytes=0-,0-", "bytes=0-9999,-1", "bytes=-6000,0-5000",
+            ] {
                 let response = try rawRequest(port: server.port, "GET", "/bytes/10000", headers: ["Range": header])
                 #expect(response.status == 200, "\(header)")
                 #expect(response.header("content-range") == nil)
@@ -174,7 +182,8 @@ struct ServerRangeTests {
             #expect(head.status == 200)
             #expect(head.header("content-length") == "2048")
             #expect(head.header("content-range") == nil)
-            let unsatisfiableHead = try rawRequest(port: server.port, "HEAD", "/bytes/2K", headers: ["Range": "bytes=9999-"])
+            let unsatisfiableHead = try rawRequest(
+                port: server.port, "HEAD", "/bytes/2K", headers: ["Range": "bytes=9999-"])
             #expect(unsatisfiableHead.status == 200)
             for method in ["POST", "PUT", "DELETE"] {
                 let response = try rawRequest(

@@ -67,16 +67,19 @@ struct ServerResourcesTests {
         try await withRangeServer(Fixtures.configuration()) { server in
             let length: UInt64 = 10 << 20
             let ranges: [ClosedRange<UInt64>] = [
-                0...0, 1...7, 3...12, 8...15, 1023...4097, 777_777...888_887, length - 9...length - 1, 5_000_001...5_000_001,
+                0...0, 1...7, 3...12, 8...15, 1023...4097, 777_777...888_887, length - 9...length - 1,
+                5_000_001...5_000_001,
             ]
             for range in ranges {
-                let response = try rawRequest(port: server.port, "GET", "/bytes/10M?seed=11&version=4",
+                let response = try rawRequest(
+                    port: server.port, "GET", "/bytes/10M?seed=11&version=4",
                     headers: ["Range": "bytes=\(range.lowerBound)-\(range.upperBound)"]
                 )
                 #expect(response.status == 206)
                 #expect(response.header("content-range") == "bytes \(range.lowerBound)-\(range.upperBound)/\(length)")
                 let count = Int(range.upperBound - range.lowerBound + 1)
-                #expect(response.body == WireCheck.reference(seed: 11, version: 4, offset: range.lowerBound, count: count))
+                #expect(
+                    response.body == WireCheck.reference(seed: 11, version: 4, offset: range.lowerBound, count: count))
             }
         }
     }
@@ -108,7 +111,8 @@ struct ServerResourcesTests {
             #expect(!base.hasPrefix("W/"))
             #expect(try tag("/bytes/1M?seed=3&version=2") == base)
             #expect(try tag("/bytes/1024K?version=2&seed=3") == base)
-            let others = try ["/bytes/2M?seed=3&version=2", "/bytes/1M?seed=4&version=2", "/bytes/1M?seed=3&version=3"].map(tag)
+            let others = try ["/bytes/2M?seed=3&version=2", "/bytes/1M?seed=4&version=2", "/bytes/1M?seed=3&version=3"]
+                .map(tag)
             for other in others { #expect(other != base) }
             #expect(Set(others).count == 3)
         }
@@ -139,7 +143,8 @@ struct ServerResourcesTests {
     @Test("a 1 TiB resource serves ranges past 2^32 that match the reference")
     func tebibyteRanges() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
-            let middle = try rawRequest(port: server.port, "GET", "/bytes/1T", headers: ["Range": "bytes=5000000000-5000000099"])
+            let middle = try rawRequest(
+                port: server.port, "GET", "/bytes/1T", headers: ["Range": "bytes=5000000000-5000000099"])
             #expect(middle.status == 206)
             #expect(middle.header("content-range") == "bytes 5000000000-5000000099/\(tebibyte)")
             #expect(middle.header("content-length") == "100")
@@ -150,7 +155,8 @@ struct ServerResourcesTests {
             #expect(tail.header("content-range") == "bytes \(tebibyte - 100)-\(tebibyte - 1)/\(tebibyte)")
             #expect(tail.body == WireCheck.reference(seed: 2, offset: tebibyte - 100, count: 100))
 
-            let open = try rawRequest(port: server.port, "GET", "/bytes/1T", headers: ["Range": "bytes=\(tebibyte - 5)-"])
+            let open = try rawRequest(
+                port: server.port, "GET", "/bytes/1T", headers: ["Range": "bytes=\(tebibyte - 5)-"])
             #expect(open.status == 206)
             #expect(open.body == WireCheck.reference(offset: tebibyte - 5, count: 5))
         }
@@ -219,13 +225,17 @@ struct ServerResourcesTests {
             for path in ["hello.txt", "sample.bin"] {
                 let bytes = Array(try #require(FileManager.default.contents(atPath: Fixtures.files + "/" + path)))
                 let expected = "sha-256=:\(sha256Base64(bytes)):"
-                let full = try rawRequest(port: server.port, "GET", "/files/\(path)", headers: ["Want-Repr-Digest": "sha-256=1"])
+                let full = try rawRequest(
+                    port: server.port, "GET", "/files/\(path)", headers: ["Want-Repr-Digest": "sha-256=1"])
                 #expect(full.header("repr-digest") == expected)
-                let partial = try rawRequest(port: server.port, "GET", "/files/\(path)", headers: ["Want-Repr-Digest": "sha-256=1", "Range": "bytes=0-3"]
+                let partial = try rawRequest(
+                    port: server.port, "GET", "/files/\(path)",
+                    headers: ["Want-Repr-Digest": "sha-256=1", "Range": "bytes=0-3"]
                 )
                 #expect(partial.status == 206)
                 #expect(partial.header("repr-digest") == expected)
-                let head = try rawRequest(port: server.port, "HEAD", "/files/\(path)", headers: ["Want-Repr-Digest": "sha-256=1"])
+                let head = try rawRequest(
+                    port: server.port, "HEAD", "/files/\(path)", headers: ["Want-Repr-Digest": "sha-256=1"])
                 #expect(head.header("repr-digest") == expected)
             }
         }
@@ -236,15 +246,18 @@ struct ServerResourcesTests {
         try await withRangeServer(Fixtures.configuration()) { server in
             let reference = WireCheck.reference(seed: 3, version: 2, offset: 0, count: 300_000)
             let expected = "sha-256=:\(sha256Base64(reference)):"
-            let full = try rawRequest(port: server.port, "GET", "/bytes/300000?seed=3&version=2", headers: ["Want-Repr-Digest": "sha-256=1"]
+            let full = try rawRequest(
+                port: server.port, "GET", "/bytes/300000?seed=3&version=2", headers: ["Want-Repr-Digest": "sha-256=1"]
             )
             #expect(full.header("repr-digest") == expected)
-            let partial = try rawRequest(port: server.port, "GET", "/bytes/300000?seed=3&version=2",
+            let partial = try rawRequest(
+                port: server.port, "GET", "/bytes/300000?seed=3&version=2",
                 headers: ["Want-Repr-Digest": "sha-256=1", "Range": "bytes=100-199"]
             )
             #expect(partial.status == 206)
             #expect(partial.header("repr-digest") == expected)
-            let other = try rawRequest(port: server.port, "GET", "/bytes/300000?seed=3&version=3", headers: ["Want-Repr-Digest": "sha-256=1"]
+            let other = try rawRequest(
+                port: server.port, "GET", "/bytes/300000?seed=3&version=3", headers: ["Want-Repr-Digest": "sha-256=1"]
             )
             #expect(other.header("repr-digest") != nil)
             #expect(other.header("repr-digest") != expected)
@@ -283,7 +296,8 @@ struct ServerResourcesTests {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
             try await withRangeServer(Fixtures.configuration()) { server in
-                let response = try await client.execute(HTTPClientRequest(url: server.baseURL + "/bytes/64M"), timeout: .seconds(60))
+                let response = try await client.execute(
+                    HTTPClientRequest(url: server.baseURL + "/bytes/64M"), timeout: .seconds(60))
                 #expect(response.status.code == 200)
                 #expect(response.headers.first(name: "content-length") == String(length))
                 var hasher = SHA256()

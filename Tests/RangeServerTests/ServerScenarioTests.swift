@@ -98,8 +98,8 @@ struct ServerScenarioTests {
             #expect(get.body.count == 1024, "the first GET is still attempt 1 (drop-after=1K)")
             let head = try await FaultWire.get(server, url, method: "HEAD")
             #expect(head.status == 503, "HEAD after one GET looks at attempt 2")
-            let reply1 = try await FaultWire.get(server, url)
-            #expect(reply1.status == 503)
+            let third = try await FaultWire.get(server, url)
+            #expect(third.status == 503)
 
             let entries = try await FaultWire.entries(server, target: url, count: 6)
             #expect(entries.map(\.method) == ["HEAD", "HEAD", "HEAD", "GET", "HEAD", "GET"])
@@ -207,7 +207,8 @@ struct ServerScenarioTests {
             let signed2 = try #require(hop2.header("location"))
             #expect(signed2 == original + "/signed-2")
 
-            let rest = try await FaultWire.get(server, signed2, headers: ["Range": "bytes=\(dropped)-", "If-Range": etag])
+            let rest = try await FaultWire.get(
+                server, signed2, headers: ["Range": "bytes=\(dropped)-", "If-Range": etag])
             #expect(rest.status == 206)
             #expect(rest.body == FaultWire.expected(seed: 18, offset: UInt64(dropped), count: size - dropped))
 
@@ -225,10 +226,10 @@ struct ServerScenarioTests {
     @Test("unknown scenarios and routes answer 404")
     func unknownNames() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
-            let reply2 = try await FaultWire.get(server, "/scenario/no-such-scenario/r")
-            #expect(reply2.status == 404)
-            let reply3 = try await FaultWire.get(server, "/scenario/plain/r/no-such-route")
-            #expect(reply3.status == 404)
+            let noScenario = try await FaultWire.get(server, "/scenario/no-such-scenario/r")
+            #expect(noScenario.status == 404)
+            let noRoute = try await FaultWire.get(server, "/scenario/plain/r/no-such-route")
+            #expect(noRoute.status == 404)
         }
     }
 

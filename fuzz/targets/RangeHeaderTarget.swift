@@ -83,7 +83,8 @@ private func checkEvaluation(_ header: RangeHeader, length: UInt64, maxRanges: I
         // requested start (so nothing unrequested is served).
         let requestedRanges = resolved.compactMap { $0 }
         for range in requestedRanges {
-            fuzzCheck(ranges.contains { $0.contains(range.lowerBound) && $0.contains(range.upperBound) }, "\(range) served")
+            fuzzCheck(
+                ranges.contains { $0.contains(range.lowerBound) && $0.contains(range.upperBound) }, "\(range) served")
         }
         for range in ranges {
             fuzzCheck(requestedRanges.contains { $0.lowerBound == range.lowerBound }, "\(range) starts a request")

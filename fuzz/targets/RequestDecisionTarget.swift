@@ -34,7 +34,8 @@ public func requestDecisionFuzzTarget(_ start: UnsafeRawPointer?, _ count: Int) 
     return 0
 }
 
-private func check(_ request: ConditionalRequest, _ representation: RepresentationMetadata, _ options: DecisionOptions) {
+private func check(_ request: ConditionalRequest, _ representation: RepresentationMetadata, _ options: DecisionOptions)
+{
     let decision = RequestDecision.decide(request, representation: representation, options: options)
     fuzzCheck(decision == RequestDecision.decide(request, representation: representation, options: options), "pure")
     let header = request.range.flatMap(RangeHeader.parse)

@@ -30,7 +30,8 @@ public func scenarioJSONFuzzTarget(_ start: UnsafeRawPointer?, _ count: Int) -> 
             }
             fuzzCheck(ScenarioStep.redirectCodes.contains(step.effectiveRedirectCode), "effective redirect code")
             if case .route(let target)? = step.redirectTarget {
-                fuzzCheck(target != Scenario.mainRoute && scenario.routes[target] != nil, "redirect to \(target) exists")
+                fuzzCheck(
+                    target != Scenario.mainRoute && scenario.routes[target] != nil, "redirect to \(target) exists")
             }
             if let version = step.version { fuzzCheck(version >= 1, "version \(version) at least 1") }
         }

@@ -20,7 +20,8 @@ public func validatorsFuzzTarget(_ start: UnsafeRawPointer?, _ count: Int) -> CI
     case nil:
         break
     case .any:
-        fuzzCheck(text.utf8.filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") } == [UInt8(ascii: "*")], "* only")
+        fuzzCheck(
+            text.utf8.filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") } == [UInt8(ascii: "*")], "* only")
     case .tags(let tags):
         fuzzCheck(!tags.isEmpty, "a tag list is not empty")
         let printed = tags.map(\.headerValue).joined(separator: ", ")
@@ -45,7 +46,8 @@ public func validatorsFuzzTarget(_ start: UnsafeRawPointer?, _ count: Int) -> CI
         let earliest: Int64 = -62_167_219_200  // 0000-01-01T00:00:00Z
         let seconds = earliest + Int64(raw % UInt64(latestFourDigitYear - earliest + 1))
         let date = HTTPDate(secondsSince1970: seconds)
-        fuzzCheck(HTTPDate(parsing: date.headerValue) == date, "timestamp \(seconds) round trip via \(date.headerValue)")
+        fuzzCheck(
+            HTTPDate(parsing: date.headerValue) == date, "timestamp \(seconds) round trip via \(date.headerValue)")
     }
     return 0
 }

@@ -876,7 +876,16 @@ def main():
             bench.prepare_files(need_small="6" in cases)
         for case in cases:
             bench.sample_load(f"before case {case}")
-            getattr(bench, "case" + case if case.isdigit() else {"threads": "threads_sweep", "micro": "micro"}[case])()
+            method = getattr(bench, "case" + case if case.isdigit() else {"threads": "threads_sweep", "micro": "micro"}[case])
+            try:
+                method()
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except Exception as error:  # one broken case must not cost the others' numbers
+                log(f"case {case} failed: {error}")
+                bench.processes.stop_all()
+                bench.record(case, f"case {case}", [], "-", False, skipped=f"error: {error}")
+                status = 1
         bench.sample_load("end")
     except KeyboardInterrupt as error:
         log(f"interrupted ({error}); stopping what was started")

@@ -233,8 +233,9 @@ class Download:
 
 
 def plan_downloads(base, kills, mean_delay):
-    """Eight downloads whose bodies last about 60% of the kill phase, so most kills land mid-transfer."""
-    seconds = max(4.0, kills * mean_delay * 0.6)
+    """Eight downloads whose throttled bodies last a little longer than the kill phase's running time, so that
+    nearly every kill lands mid-transfer and the final run has something left to do."""
+    seconds = max(4.0, kills * mean_delay * 1.2)
     stamp = str(int(time.time()))
 
     def rate(size):
@@ -283,6 +284,7 @@ class KillTorture:
         self.runs = []            # one dict per rangefetch run: start, end, how, exit
         self.snapshots = []       # after kill k: record id -> {targets, partial, validators, state}
         self.temporaries_after_kills = 0
+        self.commit_window_kills = 0
 
     def fail(self, message):
         if message not in self.failures:
@@ -450,10 +452,15 @@ class KillTorture:
         for task, record in records.items():
             partial = os.path.join(self.state, record.get("partial", task + ".part"))
             size = os.path.getsize(partial) if os.path.exists(partial) else 0
+            destination = os.path.normpath(os.path.join(self.state, record.get("destination", "")))
             snapshot[task] = {
                 "url": record["url"], "partial": size, "state": record.get("state"),
                 "validators": bool(record.get("etag") or record.get("lastModified")),
+                "placed": os.path.exists(destination),
             }
+            if record.get("state") == "completed" and not os.path.exists(destination):
+                # Killed between saving the completed record and the rename: the next run must finish it.
+                self.commit_window_kills += 1
         self.snapshots.append((len(self.runs) - 1, snapshot))
 
     def check_state_directory(self):
@@ -544,6 +551,7 @@ class KillTorture:
         first_in_run = set()           # (task, run) whose first GET was seen
         first_body_in_run = set()      # (task, run) whose first GET with a body was seen
         per_kill = {}                  # run index of the kill -> bytes fetched twice on resuming after it
+        per_resume = []                # bytes fetched twice by each transfer resumed after a kill
         fault_overlap = 0
         unknown = 0
         snapshots = dict(self.snapshots)
@@ -573,6 +581,7 @@ class KillTorture:
             first_body_in_run.add((task, run))
             if first_body and run > 0 and self.runs[run - 1]["how"] == "killed":
                 per_kill[run - 1] = per_kill.get(run - 1, 0) + overlap
+                per_resume.append((overlap, task))
             else:
                 fault_overlap += overlap
             reach[task] = max(reach.get(task, 0), start + entry["bodyBytesSent"])
@@ -589,12 +598,16 @@ class KillTorture:
             "twice_mean": sum(twice) / len(twice) if twice else 0.0,
             "twice_max": max(twice) if twice else 0,
             "fault_overlap": fault_overlap,
+            "resumes": len(per_resume),
+            "resume_max": max(per_resume)[0] if per_resume else 0,
+            "resume_max_name": os.path.basename(records[max(per_resume)[1]]["destination"]) if per_resume else "-",
             "temporaries": self.temporaries_after_kills,
+            "commit_window": self.commit_window_kills,
         }
 
     def check_resume(self, entry, task, run, snapshot, start):
         """The first request of a run must ask from the partial file's actual length when it can resume."""
-        if snapshot["state"] == "completed":
+        if snapshot["state"] == "completed" and snapshot["placed"]:
             self.fail(f"run {run} requested {entry['target']} again after it completed")
             return
         size = snapshot["partial"]
@@ -712,10 +725,13 @@ def main():
             f"torture: {verdict}: {figures['kills']} kills survived, {figures['runs']} runs, "
             f"{len(torture.downloads)} files ({figures['content'] / MIB:.0f} MiB) verified; "
             f"bytes fetched twice per kill: mean {figures['twice_mean'] / 1024:.1f} KiB, "
-            f"max {figures['twice_max'] / 1024:.1f} KiB (total {figures['twice_total'] / 1024:.1f} KiB); "
+            f"max {figures['twice_max'] / 1024:.1f} KiB (total {figures['twice_total'] / 1024:.1f} KiB over "
+            f"{figures['resumes']} resumed transfers, at most {figures['resume_max'] / 1024:.1f} KiB for one, "
+            f"{figures['resume_max_name']}); "
             f"refetched after faults {figures['fault_overlap'] / 1024:.1f} KiB; "
             f"{figures['gets']} GETs, {figures['sent'] / MIB:.1f} MiB sent; "
             f"{figures['temporaries']} record temp files seen after kills; "
+            f"{figures['commit_window']} kills between the completed record and the rename; "
             f"kill phase {figures['kill_phase']:.1f}s, total {figures['total']:.1f}s; seed {arguments.seed}"
         )
         return 0 if not torture.failures else 1

@@ -27,7 +27,8 @@ final class ChildProcess: @unchecked Sendable {
         for path in [stdoutPath, stderrPath] where !FileManager.default.fileExists(atPath: path) {
             _ = FileManager.default.createFile(atPath: path, contents: nil)
         }
-        guard let stdout = FileHandle(forWritingAtPath: stdoutPath), let stderr = FileHandle(forWritingAtPath: stderrPath)
+        guard let stdout = FileHandle(forWritingAtPath: stdoutPath),
+            let stderr = FileHandle(forWritingAtPath: stderrPath)
         else { throw ConformanceError.io("cannot open log files in \(logDirectory)") }
         stdout.seekToEndOfFile()
         stderr.seekToEndOfFile()
@@ -104,7 +105,9 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Runs a program to completion with a time limit and returns its exit status and combined output
     /// (for `--help` probes); nil when it could not start or timed out (it is then killed).
-    static func capture(_ executable: String, _ arguments: [String], limit: Duration = .seconds(10)) async -> (
+    static func capture(
+        _ executable: String, _ arguments: [String], limit: Duration = .seconds(10)
+    ) async -> (
         status: Int32, output: String
     )? {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -139,7 +139,9 @@ public protocol ClientRun: Sendable {
 
 extension ClientRun {
     /// Unsupported by default.
-    public func killAndRestart() async throws { throw ConformanceError.clientFailed("kill and restart is not supported") }
+    public func killAndRestart() async throws {
+        throw ConformanceError.clientFailed("kill and restart is not supported")
+    }
     /// Unsupported by default.
     public func pause() async throws { throw ConformanceError.clientFailed("pause is not supported") }
     /// Unsupported by default.

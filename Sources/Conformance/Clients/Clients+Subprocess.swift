@@ -64,7 +64,9 @@ extension SubprocessClient {
         ]
         if job.transfers.count == 1 {
             let output = job.transfers[0].output as NSString
-            arguments += ["--dir", output.deletingLastPathComponent, "--out", output.lastPathComponent, job.transfers[0].url]
+            arguments += [
+                "--dir", output.deletingLastPathComponent, "--out", output.lastPathComponent, job.transfers[0].url,
+            ]
         } else {
             let list = job.transfers.map { transfer in
                 let output = transfer.output as NSString
@@ -138,7 +140,9 @@ extension SubprocessClient {
         guard let words = shellWords(template), let program = words.first else {
             throw .invalidArgument("--client-command \(name): the template is empty or has unbalanced quotes")
         }
-        guard template.contains("{url}") else { throw .invalidArgument("--client-command \(name): the template needs {url}") }
+        guard template.contains("{url}") else {
+            throw .invalidArgument("--client-command \(name): the template needs {url}")
+        }
         var capabilities: ClientCapabilities = [.killAndRestart]
         if template.contains("{output}") { capabilities.insert(.prefilledOutput) }
         return SubprocessClient(

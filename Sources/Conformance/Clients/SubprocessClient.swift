@@ -159,7 +159,9 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
     }
 
     func pause() async throws {
-        guard let code = client.pausedExitCode else { throw ConformanceError.clientFailed("\(client.name) cannot pause") }
+        guard let code = client.pausedExitCode else {
+            throw ConformanceError.clientFailed("\(client.name) cannot pause")
+        }
         guard let child = state.withLock({ $0.child }) else { return }
         state.withLock { $0.paused = true }
         child.signal(SIGINT)

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -60,7 +61,9 @@ public struct URLSessionClient: ClientAdapter {
     }
 
     /// One file with retries; returns the failure, or nil on success.
-    private static func downloadOne(_ transfer: ClientJob.Transfer, job: ClientJob, session: URLSession) async
+    private static func downloadOne(
+        _ transfer: ClientJob.Transfer, job: ClientJob, session: URLSession
+    ) async
         -> String?
     {
         guard let url = URL(string: transfer.url) else { return "bad URL \(transfer.url)" }

@@ -5,7 +5,7 @@ import RangeServer
 /// Every key is optional except `outcome`; see `fixtures/scenarios/schema.json` (`$defs.expect`) and
 /// `docs/conformance.md` for the format. Parsing is strict: an unknown key or a bad value is an error that
 /// names the scenario and the key.
-public struct Expectation: Hashable, Sendable {
+public struct ScenarioExpectation: Hashable, Sendable {
     /// How the download must end.
     public enum Outcome: Hashable, Sendable {
         /// The client reports success and every output equals the expected bytes.
@@ -175,12 +175,14 @@ public struct Expectation: Hashable, Sendable {
     ///   - scenario: the scenario name, for messages.
     /// - Returns: the expectation.
     /// - Throws: `ConformanceError.invalidExpectation` naming the scenario and the key.
-    public static func parse(_ value: JSONValue?, scenario: String) throws(ConformanceError) -> Expectation {
+    public static func parse(_ value: JSONValue?, scenario: String) throws(ConformanceError) -> ScenarioExpectation {
         func bad(_ key: String, _ reason: String) -> ConformanceError {
             .invalidExpectation("\(scenario): expect.\(key): \(reason)")
         }
         guard let value else { throw .invalidExpectation("\(scenario): no expect section") }
-        guard let members = value.objectValue else { throw .invalidExpectation("\(scenario): expect must be an object") }
+        guard let members = value.objectValue else {
+            throw .invalidExpectation("\(scenario): expect must be an object")
+        }
         for key in members.keys.sorted() where !keys.contains(key) {
             throw bad(key, "unknown key (expected one of: \(keys.joined(separator: ", ")))")
         }
@@ -220,7 +222,7 @@ public struct Expectation: Hashable, Sendable {
             }
         }
 
-        var expectation = Expectation()
+        var expectation = ScenarioExpectation()
         switch try string("outcome") {
         case "success": expectation.outcome = .success
         case "failure": expectation.outcome = .failure(kind: try string("failure") ?? "any")
@@ -292,7 +294,9 @@ public struct Expectation: Hashable, Sendable {
                 expectation.steps.append(try parseStep(item, key: "steps[\(index)]", bad: bad, duration: duration))
             }
         }
-        if case .cancelled = expectation.outcome, !expectation.steps.contains(where: { if case .cancel = $0 { true } else { false } }) {
+        if case .cancelled = expectation.outcome,
+            !expectation.steps.contains(where: { if case .cancel = $0 { true } else { false } })
+        {
             throw bad("outcome", "\"cancelled\" requires a cancel-at step")
         }
         return expectation

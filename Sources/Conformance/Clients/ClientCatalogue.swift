@@ -1,0 +1,33 @@
+/// The built-in clients by name, in the matrix's column order.
+public struct ClientCatalogue: Sendable {
+    /// The built-in column names.
+    public static let builtInNames = ["engine", "rangefetch", "curl", "wget", "aria2c", "urlsession"]
+
+    /// Where `rangecheck` lives; `rangefetch` is looked for there before PATH.
+    public var rangecheckDirectory: String?
+
+    /// Makes the catalogue.
+    ///
+    /// - Parameters:
+    ///   - rangecheckDirectory: the directory searched first for `rangefetch`.
+    public init(rangecheckDirectory: String?) {
+        self.rangecheckDirectory = rangecheckDirectory
+    }
+
+    /// A built-in client.
+    ///
+    /// - Parameters:
+    ///   - name: one of `builtInNames`.
+    /// - Returns: the adapter, or nil for an unknown name.
+    public func client(named name: String) -> (any ClientAdapter)? {
+        switch name {
+        case "engine": EngineClient.make()
+        case "rangefetch": SubprocessClient.rangefetch(nextTo: rangecheckDirectory)
+        case "curl": SubprocessClient.curl
+        case "wget": SubprocessClient.wget
+        case "aria2c": SubprocessClient.aria2c
+        case "urlsession": URLSessionClient()
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import DownloadEngine
+
+/// The in-process `DownloadEngine` column: one engine per run, on the job's state directory, with the
+/// job's concurrency and idle timeout; pause, resume and cancel are the engine's own calls.
+public struct EngineClient: ClientAdapter {
+    /// `engine`.
+    public let name = "engine"
+    /// Pause and resume, cancel, several files.
+    public let capabilities: ClientCapabilities = [.pauseAndResume, .cancel, .multipleFiles]
+    /// How it is driven.
+    public let invocation =
+        "DownloadEngine(stateDirectory: STATE, configuration: concurrency N, idle timeout 5s, connect 5s) "
+        + "in process; add(DownloadRequest(url:destination:)), result(of:)"
+
+    /// The adapter.
+    ///
+    /// - Returns: the engine column.
+    public static func make() -> EngineClient { EngineClient() }
+
+    /// Always available: it is linked in.
+    ///
+    /// - Returns: nil.
+    public func unavailableReason() async -> String? { nil }
+
+    /// Creates an engine and adds every transfer.
+    ///
+    /// - Parameters:
+    ///   - job: what to download.
+    /// - Returns: the run.
+    /// - Throws: the engine's error when it cannot open the state directory or add a transfer.
+    public func start(_ job: ClientJob) async throws -> any ClientRun {
+        var configuration = DownloadConfiguration(concurrency: job.concurrency)
+        configuration.timeouts = .init(connect: .seconds(5), idle: job.idleTimeout)
+        let engine = try DownloadEngine(stateDirectory: job.stateDirectory, configuration: configuration)
+        var ids: [DownloadTaskID] = []
+        for transfer in job.transfers {
+            ids.append(try await engine.add(DownloadRequest(url: transfer.url, destination: transfer.output)))
+        }
+        return EngineRun(engine: engine, ids: ids)
+    }
+}
+
+private final class EngineRun: ClientRun {
+    let engine: DownloadEngine
+    let ids: [DownloadTaskID]
+    let paused = Locked(false)
+    let exit = Locked<ClientExit?>(nil)
+    let waiter = Locked<Task<Void, Never>?>(nil)
+
+    init(engine: DownloadEngine, ids: [DownloadTaskID]) {
+        self.engine = engine
+        self.ids = ids
+        let task = Task { [engine, ids, paused, exit] in
+            var results: [DownloadResult] = []
+            for id in ids {
+                var result = await engine.result(of: id)
+                // A pause by the harness ends the wait with .paused; wait again once resumed.
+                while result == .paused && paused.value && !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(10))
+                    if !paused.value { result = await engine.result(of: id) }
+                }
+                results.append(result)
+            }
+            await engine.shutdown()
+            let failure = results.lazy.compactMap { result -> String? in
+                if case .failed(let error) = result { "\(error.kind): \(error.message)" } else { nil }
+            }.first
+            let outcome: ClientExit =
+                if let failure { .failure(failure) } else if results.contains(.cancelled) {
+                    .cancelled
+                } else if results
+                    .contains(.paused)
+                { .failure("paused") } else { .success }
+            exit.withLock { $0 = $0 ?? outcome }
+        }
+        waiter.withLock { $0 = task }
+    }
+
+    func poll() async -> ClientExit? { exit.value }
+
+    func pause() async throws {
+        paused.withLock { $0 = true }
+        for id in ids { try await engine.pause(id) }
+    }
+
+    func resume() async throws {
+        for id in ids { try await engine.resume(id) }
+        paused.withLock { $0 = false }
+    }
+
+    func cancel() async throws {
+        for id in ids { try await engine.cancel(id) }
+    }
+
+    func terminate() async {
+        waiter.value?.cancel()
+        await engine.shutdown()
+        exit.withLock { $0 = $0 ?? .failure("terminated") }
+    }
+}

@@ -1,0 +1,197 @@
+import Conformance
+import RangeServer
+import Testing
+
+/// The judge must catch every kind of misbehaviour, each from fabricated facts of a deliberately broken client.
+@Suite struct JudgeTests {
+    static let length: UInt64 = 4 << 20
+    static let etag = "\"b400000-1-v1\""
+
+    /// A journal entry at `millisecond` past a fixed second.
+    static func entry(
+        _ seq: Int, status: Int = 200, sent: UInt64 = length, outcome: JournalOutcome = .complete,
+        request: [String: String] = [:], response: [String: String] = ["etag": etag], connection: Int? = nil,
+        millisecond: Int = 0
+    ) -> JournalEntry {
+        JournalEntry(
+            seq: seq,
+            time: JournalEntry.timestamp(
+                secondsSince1970: 1_800_000_000 + Int64(millisecond / 1000), milliseconds: millisecond % 1000),
+            method: "GET", target: "/scenario/s/run", scenario: "s", run: "run", route: "", attempt: seq,
+            requestHeaders: request, status: status, responseHeaders: response, bodyBytesPlanned: sent,
+            bodyBytesSent: sent, outcome: outcome, connection: connection ?? seq, peer: "127.0.0.1:1")
+    }
+
+    static func good(_ version: Int = 1) -> OutputFacts {
+        OutputFacts(
+            name: "out.bin", exists: true, size: length, segments: [ContentSegment(range: 0..<length, version: version)]
+        )
+    }
+
+    /// A correct drop-and-resume conversation: 1M then a Range from 1M with the ETag.
+    static var resumed: [JournalEntry] {
+        [
+            entry(1, sent: 1 << 20, outcome: .dropped),
+            entry(
+                2, status: 206, sent: 3 << 20, request: ["range": "bytes=1048576-", "if-range": etag],
+                response: ["etag": etag, "content-range": "bytes 1048576-4194303/4194304"], millisecond: 100),
+        ]
+    }
+
+    static func facts(
+        _ entries: [JournalEntry], outputs: [OutputFacts] = [good()], exit: ClientExit = .success,
+        elapsed: Duration = .seconds(1), version: Int = 1, peak: Int? = nil
+    ) -> RunFacts {
+        RunFacts(
+            entries: entries, outputs: outputs, resourceLength: length, expectedVersion: version, exit: exit,
+            elapsed: elapsed, observedPeakConnections: peak)
+    }
+
+    static let resume = ScenarioExpectation(outcome: .success, maxRefetched: 0, range: .exact, ifRange: .etag)
+
+    @Test func aCorrectResumePasses() {
+        #expect(Judge.violations(of: Self.resume, in: Self.facts(Self.resumed)) == [])
+    }
+
+    @Test func wrongBytesAreCaught() {
+        let output = OutputFacts(
+            name: "out.bin", exists: true, size: Self.length,
+            segments: [
+                ContentSegment(range: 0..<4096, version: 1), ContentSegment(range: 4096..<Self.length, version: nil),
+            ])
+        let verdict = Judge.verdict(of: Self.resume, in: Self.facts(Self.resumed, outputs: [output]))
+        #expect(verdict == .fail("bytes differ from version 1 at offset 4096"))
+    }
+
+    @Test func aWrongDigestIsCaught() {
+        var expectation = ScenarioExpectation(outcome: .success)
+        expectation.sha256 = String(repeating: "a", count: 64)
+        var output = Self.good()
+        output.sha256 = String(repeating: "b", count: 64)
+        let reasons = Judge.violations(of: expectation, in: Self.facts([Self.entry(1)], outputs: [output]))
+        #expect(reasons.first?.hasPrefix("SHA-256 bbbbbbbbbbbb…, expected aaaaaaaaaaaa…") == true)
+    }
+
+    @Test func splicedVersionsAreCaught() {
+        let output = OutputFacts(
+            name: "out.bin", exists: true, size: Self.length,
+            segments: [
+                ContentSegment(range: 0..<(1 << 20), version: 1),
+                ContentSegment(range: (1 << 20)..<Self.length, version: 2),
+            ])
+        let reasons = Judge.violations(
+            of: ScenarioExpectation(outcome: .success), in: Self.facts([], outputs: [output], version: 2))
+        #expect(reasons == ["spliced versions: 0-1048575 v1, 1048576-4194303 v2"])
+    }
+
+    @Test func aMissingIfRangeIsCaught() {
+        var entries = Self.resumed
+        entries[1].requestHeaders["if-range"] = nil
+        #expect(
+            Judge.violations(of: Self.resume, in: Self.facts(entries)) == [
+                "Range request without If-Range (expected \(Self.etag))"
+            ])
+    }
+
+    @Test func aWeakIfRangeIsCaughtEvenWithoutAnIfRangeRule() {
+        var entries = Self.resumed
+        entries[1].requestHeaders["if-range"] = "W/" + Self.etag
+        let reasons = Judge.violations(of: ScenarioExpectation(outcome: .success), in: Self.facts(entries))
+        #expect(reasons == ["If-Range carries a weak ETag W/\(Self.etag)"])
+    }
+
+    @Test func aWrongRangeStartIsCaught() {
+        var early = Self.resumed
+        early[1].requestHeaders["range"] = "bytes=1000000-"
+        #expect(
+            Judge.violations(of: Self.resume, in: Self.facts(early)).first
+                == "Range starts at 1000000, expected 1048576 (the bytes received)")
+        var late = Self.resumed
+        late[1].requestHeaders["range"] = "bytes=2000000-"
+        #expect(
+            Judge.violations(of: Self.resume, in: Self.facts(late)).first
+                == "Range starts at 2000000, past the 1048576 bytes received")
+    }
+
+    @Test func aRestartInsteadOfAResumeIsCaught() {
+        let entries = [Self.entry(1, sent: 1 << 20, outcome: .dropped), Self.entry(2, millisecond: 100)]
+        #expect(
+            Judge.violations(of: Self.resume, in: Self.facts(entries)).first
+                == "restarted from 0 instead of resuming at 1048576")
+    }
+
+    @Test func tooManyRefetchedBytesAreCaught() {
+        var entries = Self.resumed
+        entries[1].requestHeaders["range"] = "bytes=524288-"
+        entries[1].responseHeaders["content-range"] = "bytes 524288-4194303/4194304"
+        let reasons = Judge.violations(
+            of: ScenarioExpectation(outcome: .success, maxRefetched: 256 << 10), in: Self.facts(entries))
+        #expect(reasons == ["512K fetched twice, at most 256K allowed"])
+    }
+
+    @Test func retryingBeforeRetryAfterIsCaught() {
+        let entries = [
+            Self.entry(1, status: 503, sent: 20, response: ["retry-after": "2"]),
+            Self.entry(2, millisecond: 900),
+        ]
+        let expectation = ScenarioExpectation(outcome: .success, minElapsed: .seconds(2))
+        let reasons = Judge.violations(of: expectation, in: Self.facts(entries, elapsed: .milliseconds(950)))
+        #expect(
+            reasons == ["retried after 900ms despite Retry-After: 2", "finished in 0.950s, expected at least 2.000s"])
+        let patient = [entries[0], Self.entry(2, millisecond: 2300)]
+        #expect(Judge.violations(of: expectation, in: Self.facts(patient, elapsed: .milliseconds(2400))) == [])
+    }
+
+    @Test func tooManyConnectionsAreCaughtFromTheJournalAndFromSampling() {
+        // Connection 1 is open from 0 to 1000ms (two responses), 2 and 3 end inside that span.
+        let entries = [
+            Self.entry(1, connection: 1), Self.entry(2, connection: 2, millisecond: 300),
+            Self.entry(3, connection: 3, millisecond: 400), Self.entry(4, connection: 1, millisecond: 1000),
+            Self.entry(5, connection: 4, millisecond: 1500),
+        ]
+        let expectation = ScenarioExpectation(outcome: .success, maxConnections: 1)
+        #expect(
+            Judge.violations(of: expectation, in: Self.facts(entries)) == ["2 connections at once, at most 1 allowed"])
+        #expect(
+            Judge.violations(of: expectation, in: Self.facts(entries, peak: 3)) == [
+                "3 connections at once, at most 1 allowed"
+            ])
+    }
+
+    @Test func successWhereFailureIsExpectedIsCaught() {
+        let expectation = ScenarioExpectation(outcome: .failure(kind: "http-404"), maxRequests: 1)
+        let reasons = Judge.violations(of: expectation, in: Self.facts([Self.entry(1, status: 404, sent: 10)]))
+        #expect(reasons == ["client reported success where failure http-404 was expected"])
+        let failed = Self.facts(
+            [Self.entry(1, status: 404, sent: 10)], outputs: [.missing("out.bin")], exit: .failure("exit 22"))
+        #expect(Judge.violations(of: expectation, in: failed) == [])
+        let retried = Self.facts(
+            [Self.entry(1, status: 404, sent: 10), Self.entry(2, status: 404, sent: 10)], exit: .failure("exit 22"))
+        #expect(Judge.violations(of: expectation, in: retried) == ["2 requests, at most 1 allowed"])
+    }
+
+    @Test func tooManyRedirectsIsJudgedFromTheJournal() {
+        let expectation = ScenarioExpectation(outcome: .failure(kind: "too-many-redirects"))
+        let loop = (1...6).map { Self.entry($0, status: 302, sent: 0) }
+        #expect(Judge.violations(of: expectation, in: Self.facts(loop, exit: .failure("exit 47"))) == [])
+        let other = Self.facts([Self.entry(1, status: 500, sent: 0)], exit: .failure("exit 22"))
+        #expect(
+            Judge.violations(of: expectation, in: other) == ["failed, but not after redirects only (0 of 1 responses)"])
+    }
+
+    @Test func aResumeIsForbiddenWithoutASafeValidator() {
+        let expectation = ScenarioExpectation(outcome: .success, range: .forbidden)
+        #expect(
+            Judge.violations(of: expectation, in: Self.facts(Self.resumed)).first?.hasPrefix("resumed with Range")
+                == true)
+    }
+
+    @Test func aCancelMustLeaveNothingBehind() {
+        let expectation = ScenarioExpectation(
+            outcome: .cancelled, steps: [.cancel(at: .percent(50))], leavesNoOutput: true)
+        var partial = Self.good()
+        partial.size = 100
+        let reasons = Judge.violations(of: expectation, in: Self.facts([], outputs: [partial], exit: .cancelled))
+        #expect(reasons == ["left out.bin behind (100)"])
+    }
+}

@@ -1,0 +1,93 @@
+import Conformance
+import Testing
+
+@Suite struct ReportTests {
+    static let matrix = Matrix(
+        scenarios: ["plain", "stall"], clients: ["engine", "curl"],
+        cells: [
+            MatrixCell(scenario: "plain", client: "engine", result: .pass, elapsed: .milliseconds(120)),
+            MatrixCell(scenario: "plain", client: "curl", result: .skipped("curl is not installed")),
+            MatrixCell(scenario: "stall", client: "engine", result: .fail("took 31.000s, expected at most 25.000s")),
+            MatrixCell(scenario: "stall", client: "curl", result: .notApplicable("curl cannot pause and resume")),
+        ],
+        invocations: ["curl": "curl -C - -o OUTPUT URL"], command: "rangecheck --scenario 'p*'")
+
+    @Test func theTerminalTableHasCellsReasonsAndSummaries() {
+        #expect(
+            Report.terminal(Self.matrix) == """
+                scenario  engine  curl
+                --------  ------  -------
+                plain     pass    skipped
+                stall     FAIL    n/a
+
+                skipped plain × curl: curl is not installed
+                FAIL stall × engine: took 31.000s, expected at most 25.000s
+                n/a stall × curl: curl cannot pause and resume
+
+                engine: 1 passed, 1 failed, 0 skipped, 0 n/a
+                curl: 0 passed, 0 failed, 1 skipped, 1 n/a
+
+                """)
+    }
+
+    @Test func markdownJUnitJSONAndHTMLCarryEveryCell() {
+        let markdown = Report.markdown(Self.matrix)
+        #expect(
+            markdown.contains(
+                "| stall | **FAIL**: took 31.000s, expected at most 25.000s | **n/a**: curl cannot pause and resume |"))
+        let junit = Report.junit(Self.matrix)
+        #expect(junit.contains("<testcase classname=\"rangecheck.engine\" name=\"plain\" time=\"0.120\"/>"))
+        #expect(junit.contains("<failure message=\"took 31.000s, expected at most 25.000s\"/>"))
+        #expect(junit.components(separatedBy: "<testcase").count == 5)
+        let json = Report.json(Self.matrix)
+        #expect(json.contains("\"command\": \"rangecheck --scenario 'p*'\""))
+        #expect(
+            json.contains(
+                "{\"client\": \"engine\", \"passed\": 1, \"failed\": 1, \"skipped\": 0, \"notApplicable\": 0}"))
+        let html = Report.html(Self.matrix)
+        #expect(html.contains("<td class=\"FAIL\""))
+        #expect(html.contains("rangecheck --scenario &apos;p*&apos;"))
+    }
+
+    @Test func onlyGatingClientsFailTheRun() {
+        #expect(Self.matrix.hasGatingFailure())
+        let informational = Matrix(
+            scenarios: ["plain"], clients: ["curl"],
+            cells: [MatrixCell(scenario: "plain", client: "curl", result: .fail("x"))])
+        #expect(!informational.hasGatingFailure())
+    }
+
+    @Test func shardsAreDisjointAndCoverEveryPair() throws {
+        let scenarios = (1...7).map { "s\($0)" }
+        let clients = ["engine", "curl", "wget"]
+        var seen: [String] = []
+        for index in 1...4 {
+            let shard = try Shard(parsing: "\(index)/4")
+            seen += shard.pairs(scenarios: scenarios, clients: clients).map { "\($0.scenario)/\($0.client)" }
+        }
+        #expect(seen.count == 21)
+        #expect(Set(seen).count == 21)
+        #expect(throws: ConformanceError.self) { try Shard(parsing: "5/4") }
+        #expect(throws: ConformanceError.self) { try Shard(parsing: "0/2") }
+    }
+
+    @Test func globsMatchLikeAShell() {
+        #expect(Glob.matches("kill-*", "kill-at-25"))
+        #expect(Glob.matches("plain,stall", "stall"))
+        #expect(Glob.matches("kill-at-[27]?", "kill-at-75"))
+        #expect(!Glob.matches("kill-*", "plain"))
+    }
+
+    @Test func clientTemplatesSplitLikeAShell() throws {
+        #expect(
+            SubprocessClient.shellWords(#"tool --out "{output}" 'a b' c\ d"#) == [
+                "tool", "--out", "{output}", "a b", "c d",
+            ])
+        #expect(SubprocessClient.shellWords("tool 'open") == nil)
+        let client = try SubprocessClient.command("mytool=mytool --out {output} {url}")
+        #expect(client.name == "mytool")
+        #expect(client.capabilities.contains(.killAndRestart))
+        #expect(throws: ConformanceError.self) { try SubprocessClient.command("=x {url}") }
+        #expect(throws: ConformanceError.self) { try SubprocessClient.command("x=tool {output}") }
+    }
+}

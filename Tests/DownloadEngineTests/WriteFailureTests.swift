@@ -1,0 +1,65 @@
+import Foundation
+import RangeServer
+import Testing
+
+@testable import DownloadEngine
+
+/// Starts `rangefetch` under `/bin/sh -c 'ulimit -f BLOCKS'`, so every file it writes is limited to
+/// `blocks` × 512 bytes (`/bin/sh` counts 512-byte blocks: dash, and bash in POSIX mode).
+private func startLimited(_ arguments: [String], blocks: Int, logs: String) throws -> Child {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", rangefetchPath] + arguments
+    let out = logs + ".out"
+    let err = logs + ".err"
+    _ = FileManager.default.createFile(atPath: out, contents: nil)
+    _ = FileManager.default.createFile(atPath: err, contents: nil)
+    process.standardOutput = FileHandle(forWritingAtPath: out)
+    process.standardError = FileHandle(forWritingAtPath: err)
+    try process.run()
+    return Child(process: process, stdout: out, stderr: err)
+}
+
+@Suite("rangefetch write failures", .serialized)
+struct WriteFailureTests {
+    @Test("past RLIMIT_FSIZE: exit 1 with EFBIG, partial kept; a rerun without the limit resumes from it")
+    func fileSizeLimitKeepsPartialAndResumes() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: rangefetchPath), "missing \(rangefetchPath)")
+        var configuration = RangeServer.Configuration()
+        configuration.root = fixturesRoot
+        try await withRangeServer(configuration) { server in
+            let dir = makeTemporaryDirectory()
+            let path = "/bytes/4M?seed=131"
+            let digest = expectedSHA256(size: 4 << 20, seed: 131)
+            let blocks = 2048
+            let limit = Int64(blocks * 512)
+            let arguments = [server.baseURL + path, "-o", dir + "/out.bin", "--json"]
+
+            let limited = try startLimited(arguments, blocks: blocks, logs: dir + "/limited")
+            let status = try await limited.wait()
+            #expect(limited.process.terminationReason == .exit, "killed by signal \(status) (SIGXFSZ not ignored?)")
+            #expect(status == 1, "\(limited.errors)")
+            #expect(limited.output.contains("File too large"), "\(limited.output)")
+            #expect(limited.output.contains("\"kind\":\"file-system\""))
+            #expect(!FileManager.default.fileExists(atPath: dir + "/out.bin"))
+            let partial = try #require(partialFiles(dir + "/.rangefetch").first)
+            #expect(fileSize(partial) == limit)
+            let recordPath = String(partial.dropLast(".part".count)) + ".json"
+            let record = try String(contentsOfFile: recordPath, encoding: .utf8)
+            #expect(record.contains("\"state\" : \"failed\""))
+            #expect(record.contains("\"errorKind\" : \"file-system\""))
+
+            let rerun = try Child.start(arguments, logs: dir + "/rerun")
+            #expect(try await rerun.wait() == 0, "\(rerun.errors)")
+            #expect(try sha256(ofFile: dir + "/out.bin") == digest)
+            #expect(partialFiles(dir + "/.rangefetch").isEmpty)
+
+            try await eventually(.seconds(5), "journal") { requests(server, path).count == 2 }
+            let gets = requests(server, path).sorted { $0.seq < $1.seq }
+            #expect(gets[0].requestHeaders["range"] == nil)
+            #expect(gets[1].requestHeaders["range"] == "bytes=\(limit)-")
+            #expect(gets[1].requestHeaders["if-range"] == gets[0].responseHeaders["etag"])
+            #expect(gets[1].status == 206)
+        }
+    }
+}

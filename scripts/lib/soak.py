@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""Soak load generator for rangeserver (stdlib only, asyncio).
+
+Drives CONNECTIONS concurrent keep-alive connections of mixed requests against a running server for a
+bounded time, samples the server's descriptors and RSS from /proc/PID, and prints a report. Exits 1 when
+a pass/fail criterion is broken:
+
+- no 5xx other than the ones asked for with ?status=5xx;
+- no connection lost except by an injected fault (drop-after, reset-after);
+- the descriptor count back to its baseline (measured once the warm-up's connections are closed) once
+  the load stops;
+- RSS after the soak within 10% of RSS after the warm-up.
+
+Used by scripts/soak; run directly with --help for the options.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sys
+import time
+
+# (weight, kind, method, target, headers, expected statuses, ends the connection on purpose)
+MIX = [
+    (20, "full", "GET", "/bytes/64K?seed={n}", {}, {200}, False),
+    (20, "range", "GET", "/bytes/1M?seed={n}", {"Range": "bytes={a}-{b}"}, {206}, False),
+    (8, "multipart", "GET", "/bytes/1M", {"Range": "bytes=0-99,{a}-{b},-100"}, {206}, False),
+    (8, "file", "GET", "/files/{file}", {}, {200}, False),
+    (6, "file-range", "GET", "/files/{file}", {"Range": "bytes=0-3"}, {206}, False),
+    (6, "head", "HEAD", "/bytes/1M", {}, {200}, False),
+    (6, "conditional", "GET", "/bytes/8K", {"If-None-Match": '"{etag}"'}, {200, 304}, False),
+    (4, "healthz", "GET", "/healthz", {}, {200}, False),
+    (4, "fault-status", "GET", "/bytes/4K?status={status}&retry-after=1", {}, {429, 500, 502, 503}, False),
+    (3, "fault-delay", "GET", "/bytes/4K?delay=20ms", {}, {200}, False),
+    (3, "fault-drop", "GET", "/bytes/64K?drop-after=1K", {}, {200}, True),
+    (3, "fault-reset", "GET", "/bytes/64K?reset-after=2K", {}, {200}, True),
+    (2, "fault-chunked", "GET", "/bytes/16K?chunked", {}, {200}, False),
+    (2, "fault-misalign", "GET", "/bytes/16K", {"Range": "bytes=100-199"}, {206}, False),
+    (1, "journal", "GET", "/_control/journal?since={since}", {}, {200}, False),
+    (1, "not-found", "GET", "/files/does-not-exist", {}, {404}, False),
+]
+
+
+class Stats:
+    def __init__(self):
+        self.requests = 0
+        self.by_kind = {}
+        self.latencies = []
+        self.errors = []
+        self.injected_losses = 0
+        self.asked_5xx = 0
+        self.connects = 0
+        self.bytes = 0
+
+    def error(self, message):
+        if len(self.errors) < 50:
+            self.errors.append(message)
+        else:
+            self.errors.append(None)
+
+
+async def read_response(reader, method):
+    """Reads one response; returns (status, headers, body_length, complete)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ", 2)[1])
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    if method == "HEAD" or status in (204, 304):
+        return status, headers, 0, True
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        total = 0
+        while True:
+            size_line = await reader.readuntil(b"\r\n")
+            size = int(size_line.split(b";")[0].strip(), 16)
+            if size == 0:
+                await reader.readuntil(b"\r\n")
+                return status, headers, total, True
+            await reader.readexactly(size + 2)
+            total += size
+    length = int(headers.get("content-length", "0"))
+    try:
+        await reader.readexactly(length)
+    except asyncio.IncompleteReadError as error:
+        return status, headers, len(error.partial), False
+    return status, headers, length, True
+
+
+def build_request(rng, files, state):
+    weights = [entry[0] for entry in MIX]
+    _, kind, method, target, headers, expected, ends = rng.choices(MIX, weights)[0]
+    a = rng.randrange(0, 900_000)
+    values = {
+        "n": rng.randrange(0, 8),
+        "a": a,
+        "b": a + rng.randrange(0, 65_536),
+        "file": rng.choice(files),
+        "status": rng.choice([429, 500, 502, 503]),
+        "since": state["since"],
+        "etag": state.get("etag", "x"),
+    }
+    target = target.format(**values)
+    if kind == "fault-misalign":
+        target += "?misalign-range=10"
+    lines = [f"{method} {target} HTTP/1.1", "Host: 127.0.0.1"]
+    lines += [f"{name}: {value.format(**values)}" for name, value in headers.items()]
+    data = ("\r\n".join(lines) + "\r\n\r\n").encode()
+    return kind, method, data, expected, ends
+
+
+async def worker(index, args, files, stats, state, stop_at, stopping):
+    rng = random.Random(args.seed * 100_003 + index)
+    reader = writer = None
+    while time.monotonic() < stop_at and not stopping.is_set():
+        if writer is None:
+            try:
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection(args.host, args.port, limit=1 << 20), timeout=10
+                )
+                stats.connects += 1
+            except (OSError, asyncio.TimeoutError) as error:
+                stats.error(f"connect failed: {error!r}")
+                await asyncio.sleep(0.5)
+                continue
+        kind, method, data, expected, ends = build_request(rng, files, state)
+        started = time.monotonic()
+        try:
+            writer.write(data)
+            await writer.drain()
+            status, headers, length, complete = await asyncio.wait_for(
+                read_response(reader, method), timeout=args.request_timeout
+            )
+        except (ConnectionError, asyncio.IncompleteReadError) as error:
+            if ends:
+                stats.injected_losses += 1
+            else:
+                stats.error(f"{kind}: connection lost: {error!r}")
+            writer.close()
+            writer = None
+            continue
+        except asyncio.TimeoutError:
+            stats.error(f"{kind}: no response within {args.request_timeout}s")
+            writer.close()
+            writer = None
+            continue
+        elapsed = time.monotonic() - started
+        stats.requests += 1
+        stats.by_kind[kind] = stats.by_kind.get(kind, 0) + 1
+        stats.bytes += length
+        if not ends and kind != "fault-delay":
+            stats.latencies.append(elapsed)
+        if status >= 500:
+            if kind == "fault-status":
+                stats.asked_5xx += 1
+            else:
+                stats.error(f"{kind}: unexpected {status}")
+        elif status not in expected:
+            stats.error(f"{kind}: status {status}, expected {sorted(expected)}")
+        if kind == "conditional" and "etag" in headers:
+            state["etag"] = headers["etag"].strip('"')
+        if kind == "journal":
+            state["since"] = state["since"] + 1_000
+        if not complete or ends or headers.get("connection", "").lower() == "close":
+            if not complete and not ends:
+                stats.error(f"{kind}: body cut short ({length} bytes)")
+            elif ends:
+                stats.injected_losses += 1
+            writer.close()
+            writer = None
+    if writer is not None:
+        writer.close()
+        try:
+            await writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+
+
+def sample(pid):
+    """The server's (descriptor count, RSS in KiB)."""
+    try:
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return fds, int(line.split()[1])
+    except OSError:
+        pass
+    return None, None
+
+
+async def sampler(pid, samples, interval, done):
+    start = time.monotonic()
+    while not done.is_set():
+        fds, rss = sample(pid)
+        samples.append((round(time.monotonic() - start, 1), fds, rss))
+        try:
+            await asyncio.wait_for(done.wait(), timeout=interval)
+        except asyncio.TimeoutError:
+            pass
+
+
+async def run_phase(args, files, stats, state, seconds, connections):
+    stop_at = time.monotonic() + seconds
+    stopping = asyncio.Event()
+    tasks = []
+    # Connect in batches so the listen backlog is never the bottleneck.
+    for index in range(connections):
+        tasks.append(asyncio.create_task(worker(index, args, files, stats, state, stop_at, stopping)))
+        if index % 100 == 99:
+            await asyncio.sleep(0.05)
+    await asyncio.wait(tasks, timeout=seconds + args.request_timeout + 10)
+    stopping.set()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def main_async(args):
+    files = [name for name in os.listdir(args.files) if os.path.isfile(os.path.join(args.files, name))]
+    state = {"since": 10**9}
+    samples = []
+    done = asyncio.Event()
+    sampling = asyncio.create_task(sampler(args.pid, samples, 1.0, done))
+
+    baseline_fds, baseline_rss = sample(args.pid)
+    warmup = Stats()
+    await run_phase(args, files, warmup, state, args.warmup, args.connections)
+    # The reference descriptor count is taken once the warm-up's connections are closed: the first
+    # requests make the server allocate a few descriptors for good (libdispatch's timer event loop, for
+    # example), which is not a leak.
+    await asyncio.sleep(1)
+    warm_fds, warm_rss = sample(args.pid)
+    for _ in range(10):
+        if warm_fds is not None and warm_fds <= baseline_fds + 8:
+            break
+        await asyncio.sleep(0.5)
+        warm_fds, warm_rss = sample(args.pid)
+
+    stats = Stats()
+    started = time.monotonic()
+    await run_phase(args, files, stats, state, args.seconds, args.connections)
+    duration = time.monotonic() - started
+
+    # Give the server a moment to notice the closed connections, then wait for the descriptors.
+    after_fds, after_rss = sample(args.pid)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+        after_fds, after_rss = sample(args.pid)
+        if after_fds is not None and after_fds <= warm_fds:
+            break
+    done.set()
+    await sampling
+
+    latencies = sorted(stats.latencies)
+
+    def percentile(p):
+        return latencies[min(len(latencies) - 1, int(len(latencies) * p))] * 1000 if latencies else 0.0
+
+    peak_fds = max((s[1] for s in samples if s[1] is not None), default=None)
+    peak_rss = max((s[2] for s in samples if s[2] is not None), default=None)
+    errors = [e for e in stats.errors if e is not None]
+    error_count = len(stats.errors) + len(warmup.errors)
+    checks = {
+        "no unexpected errors (5xx, lost connections, timeouts, wrong statuses)": error_count == 0,
+        f"descriptors back to the post-warm-up baseline ({after_fds} <= {warm_fds})": after_fds is not None
+        and warm_fds is not None
+        and after_fds <= warm_fds,
+        f"RSS after soak within 10% of RSS after warm-up ({after_rss} KiB vs {warm_rss} KiB)": after_rss is not None
+        and warm_rss is not None
+        and after_rss <= warm_rss * 1.10,
+    }
+    report = {
+        "connections": args.connections,
+        "seconds": round(duration, 1),
+        "warmup_seconds": args.warmup,
+        "requests": stats.requests,
+        "warmup_requests": warmup.requests,
+        "requests_per_second": round(stats.requests / duration, 1) if duration else 0,
+        "body_bytes": stats.bytes,
+        "by_kind": dict(sorted(stats.by_kind.items())),
+        "errors": error_count,
+        "first_errors": (warmup.errors + errors)[:10],
+        "asked_for_5xx": stats.asked_5xx,
+        "injected_connection_losses": stats.injected_losses,
+        "connects": stats.connects,
+        "latency_ms": {"p50": round(percentile(0.50), 2), "p99": round(percentile(0.99), 2),
+                       "max": round(latencies[-1] * 1000, 2) if latencies else 0.0},
+        "fds": {"before_load": baseline_fds, "after_warmup": warm_fds, "peak": peak_fds, "after": after_fds},
+        "rss_kib": {"baseline": baseline_rss, "after_warmup": warm_rss, "peak": peak_rss, "after": after_rss},
+        "samples": samples,
+        "checks": checks,
+        "passed": all(checks.values()),
+    }
+    return report
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--pid", type=int, required=True, help="the server's PID, for /proc sampling")
+    parser.add_argument("--seconds", type=float, default=60, help="measured soak time after the warm-up")
+    parser.add_argument("--warmup", type=float, default=10, help="warm-up time before the RSS reference")
+    parser.add_argument("--connections", type=int, default=1000)
+    parser.add_argument("--request-timeout", type=float, default=15)
+    parser.add_argument("--files", default="fixtures/files", help="the server's --root, to pick file names")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", help="also write the report here")
+    args = parser.parse_args()
+    if not (1 <= args.connections <= 20_000) or not (0 < args.seconds <= 3600) or not (0 <= args.warmup <= 600):
+        parser.error("connections 1..20000, seconds 0..3600, warmup 0..600")
+
+    report = asyncio.run(main_async(args))
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(report, out, indent=2)
+    summary = {key: value for key, value in report.items() if key != "samples"}
+    print(json.dumps(summary, indent=2))
+    print("samples (t s, fds, rss KiB):", " ".join(f"{t}:{f}/{r}" for t, f, r in report["samples"][:: max(1, len(report["samples"]) // 20)]))
+    for name, ok in report["checks"].items():
+        print(("PASS " if ok else "FAIL ") + name)
+    sys.exit(0 if report["passed"] else 1)
+
+
+if __name__ == "__main__":
+    main()
