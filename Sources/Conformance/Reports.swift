@@ -1,3 +1,5 @@
+import RangeServer
+
 /// Renders a matrix as text: a terminal table, Markdown, JUnit XML, JSON and a self-contained HTML page.
 ///
 /// Every renderer is a pure function of the matrix, so the output is deterministic and testable.
@@ -199,53 +201,19 @@ public enum Report {
         }
     }
 
-    static func xmlEscaped(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&apos;"
-            default:
-                // Control characters other than tab and newline are not allowed in XML 1.0.
-                if scalar.value < 0x20 && scalar != "\t" && scalar != "\n" {
-                    result += "?"
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result
-    }
+    
 
-    static func htmlEscaped(_ text: String) -> String { xmlEscaped(text) }
+    static func htmlEscaped(_ text: String) -> String { TextEscaping.markup(text) }
+
+    static func xmlEscaped(_ text: String) -> String { TextEscaping.markup(text) }
+
+    static func jsonString(_ text: String) -> String { TextEscaping.jsonQuoted(text) }
 
     static func markdownEscaped(_ text: String) -> String {
         text.replacingAll("|", with: "\\|").replacingAll("\n", with: " ")
     }
 
-    static func jsonString(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result + "\""
-    }
+    
 }
 
 extension String {

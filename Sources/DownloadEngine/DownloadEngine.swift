@@ -117,8 +117,8 @@ public actor DownloadEngine {
                 throw DownloadError.invalidState("--sha256 must be 64 hex digits, got '\(sha)'")
             }
         }
-        let destination = Path.absolute(request.destination)
-        let directory = Path.parent(destination)
+        let destination = LexicalPath.absolute(request.destination)
+        let directory = LexicalPath.parent(destination)
         try FileIO.makeDirectories(directory)
         guard access(directory, W_OK) == 0 else {
             throw DownloadError.fileSystem("output directory '\(directory)' is not writable")

@@ -100,7 +100,7 @@ enum FileIO {
     /// `mkdir -p`.
     static func makeDirectories(_ path: String) throws {
         if isDirectory(path) { return }
-        let parent = Path.parent(path)
+        let parent = LexicalPath.parent(path)
         if parent != path, !parent.isEmpty { try makeDirectories(parent) }
         if let code = errnoOf({ mkdir(path, 0o755) }), code != EEXIST {
             throw DownloadError.fileSystem("mkdir(\(path)): \(String(cString: strerror(code)))")
@@ -142,7 +142,7 @@ enum FileIO {
         }
         close(fd)
         try rename(temporary, path)
-        try fsyncDirectory(Path.parent(path))
+        try fsyncDirectory(LexicalPath.parent(path))
     }
 
     /// Moves a file into place, copying when `rename` crosses file systems; the destination appears atomically.
@@ -152,7 +152,7 @@ enum FileIO {
             throw DownloadError.fileSystem("rename(\(from) -> \(to)): \(String(cString: strerror(failure)))")
         }
         if failure == EXDEV {
-            let temporary = Path.parent(to) + "/.\(Path.lastComponent(to)).rangefetch-tmp"
+            let temporary = LexicalPath.parent(to) + "/.\(LexicalPath.lastComponent(to)).rangefetch-tmp"
             let input = try open(from, O_RDONLY)
             defer { close(input) }
             let output = try open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
@@ -176,7 +176,7 @@ enum FileIO {
             try rename(temporary, to)
             unlink(from)
         }
-        try fsyncDirectory(Path.parent(to))
+        try fsyncDirectory(LexicalPath.parent(to))
     }
 }
 
@@ -187,21 +187,23 @@ private func Glibc_fsync(_ fd: Int32) -> Int32 { fsync(fd) }
 private func Glibc_rename(_ a: String, _ b: String) -> Int32 { rename(a, b) }
 private func Glibc_unlink(_ path: String) -> Int32 { unlink(path) }
 
-/// Lexical path helpers (no file system access).
-enum Path {
-    static func parent(_ path: String) -> String {
+/// Lexical path helpers (no file system access), shared by the engine and `rangefetch`.
+public enum LexicalPath {
+    /// The directory part of `path` (`.` when it has none).
+    public static func parent(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         if slash == path.startIndex { return "/" }
         return String(path[..<slash])
     }
 
-    static func lastComponent(_ path: String) -> String {
+    /// The last component of `path`.
+    public static func lastComponent(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])
     }
 
     /// Makes `path` absolute against the current directory and removes `.`, `..` and empty components.
-    static func absolute(_ path: String, relativeTo base: String? = nil) -> String {
+    public static func absolute(_ path: String, relativeTo base: String? = nil) -> String {
         let joined = path.hasPrefix("/") ? path : (base ?? FileIO.currentDirectory()) + "/" + path
         var parts: [Substring] = []
         for part in joined.split(separator: "/") {
@@ -216,7 +218,7 @@ enum Path {
     }
 
     /// The relative path from directory `base` to `target`, both absolute and normalised.
-    static func relative(from base: String, to target: String) -> String {
+    public static func relative(from base: String, to target: String) -> String {
         let b = base.split(separator: "/")
         let t = target.split(separator: "/")
         var common = 0

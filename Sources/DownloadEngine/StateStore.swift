@@ -50,7 +50,7 @@ struct StateStore: Sendable {
     let directory: String
 
     init(directory: String) throws {
-        self.directory = Path.absolute(directory)
+        self.directory = LexicalPath.absolute(directory)
         try FileIO.makeDirectories(self.directory)
         guard access(self.directory, W_OK) == 0 else {
             throw DownloadError.fileSystem("state directory '\(self.directory)' is not writable")
@@ -58,9 +58,9 @@ struct StateStore: Sendable {
     }
 
     func recordPath(_ id: DownloadTaskID) -> String { directory + "/" + id.rawValue + ".json" }
-    func partialPath(_ record: TaskRecord) -> String { Path.absolute(record.partial, relativeTo: directory) }
-    func destinationPath(_ record: TaskRecord) -> String { Path.absolute(record.destination, relativeTo: directory) }
-    func relative(_ absolutePath: String) -> String { Path.relative(from: directory, to: absolutePath) }
+    func partialPath(_ record: TaskRecord) -> String { LexicalPath.absolute(record.partial, relativeTo: directory) }
+    func destinationPath(_ record: TaskRecord) -> String { LexicalPath.absolute(record.destination, relativeTo: directory) }
+    func relative(_ absolutePath: String) -> String { LexicalPath.relative(from: directory, to: absolutePath) }
 
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()

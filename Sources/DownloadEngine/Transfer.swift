@@ -352,7 +352,7 @@ final class Transfer: @unchecked Sendable {
     // MARK: Files
 
     private func openPartial() throws {
-        try FileIO.makeDirectories(Path.parent(partialPath))
+        try FileIO.makeDirectories(LexicalPath.parent(partialPath))
         fd = try FileIO.open(partialPath, O_RDWR | O_CREAT)
         length = try FileIO.size(fd, partialPath)
         try rehashPrefix()
@@ -403,7 +403,7 @@ final class Transfer: @unchecked Sendable {
         if !record.overwrite, FileIO.exists(destination) {
             throw DownloadError.destinationExists(destination)
         }
-        try FileIO.makeDirectories(Path.parent(destination))
+        try FileIO.makeDirectories(LexicalPath.parent(destination))
         // The completed record is saved before the rename: killed in between, the next run finds a completed
         // record without its destination, restarts the task (see `DownloadEngine.add`) and moves the verified
         // partial into place after a 416. Saved after the rename, a kill in between left the file in place and a

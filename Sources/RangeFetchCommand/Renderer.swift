@@ -49,7 +49,7 @@ actor Renderer {
         switch event {
         case .added(let id, let url):
             object = ["event": "added", "id": id.rawValue, "url": url]
-            if names[id] == nil { names[id] = Path.lastComponent(urlPath(url)) }
+            if names[id] == nil { names[id] = LexicalPath.lastComponent(urlPath(url)) }
         case .stateChanged(let id, let state):
             object = ["event": "state", "id": id.rawValue, "state": state.rawValue]
         case .progress(let id, let p):
@@ -81,7 +81,7 @@ actor Renderer {
     private func plain(_ event: DownloadEvent) {
         switch event {
         case .added(let id, let url):
-            if names[id] == nil { names[id] = Path.lastComponent(urlPath(url)) }
+            if names[id] == nil { names[id] = LexicalPath.lastComponent(urlPath(url)) }
         case .stateChanged(let id, let state):
             if state == .running || state == .paused || state == .cancelled {
                 emit("\(display(id)): \(state.rawValue)")
@@ -109,7 +109,7 @@ actor Renderer {
     private func terminal(_ event: DownloadEvent) {
         switch event {
         case .added(let id, let url):
-            if names[id] == nil { names[id] = Path.lastComponent(urlPath(url)) }
+            if names[id] == nil { names[id] = LexicalPath.lastComponent(urlPath(url)) }
             if lines[id] == nil { lineOrder.append(id) }
             lines[id] = "\(display(id)): added"
         case .stateChanged(let id, let state):

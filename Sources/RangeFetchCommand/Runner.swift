@@ -24,7 +24,7 @@ struct Runner {
             printError("\(error)")
             return .failure
         }
-        let outputDirectory = (Path.parent(planned[0].destination))
+        let outputDirectory = (LexicalPath.parent(planned[0].destination))
         let stateDirectory = command.state ?? outputDirectory + "/.rangefetch"
         let engine: DownloadEngine
         do {
@@ -58,8 +58,8 @@ struct Runner {
         var ids: [(index: Int, id: DownloadTaskID)] = []
         var statuses = [ExitStatus?](repeating: nil, count: planned.count)
         for (index, item) in planned.enumerated() {
-            let name = Path.lastComponent(item.destination)
-            let expected = command.sha256 ?? checksums[name] ?? checksums[Path.lastComponent(urlPath(item.url))]
+            let name = LexicalPath.lastComponent(item.destination)
+            let expected = command.sha256 ?? checksums[name] ?? checksums[LexicalPath.lastComponent(urlPath(item.url))]
             do {
                 let id = try await engine.add(
                     DownloadRequest(
@@ -90,19 +90,15 @@ struct Runner {
 
     /// One destination per URL: the `-o` file for one URL, else `<dir>/<last path component>` (deduplicated).
     func destinations() throws -> [(url: String, destination: String)] {
-        let cwd = FileManager.default.currentDirectoryPath
-        func absolute(_ path: String) -> String {
-            (path.hasPrefix("/") ? path : cwd + "/" + path)
-        }
         if command.urls.count == 1, let output = command.output, !output.hasSuffix("/"),
-            !isDirectory(absolute(output))
+            !isDirectory(LexicalPath.absolute(output))
         {
-            return [(command.urls[0], normalise(absolute(output)))]
+            return [(command.urls[0], LexicalPath.absolute(output))]
         }
-        let directory = normalise(absolute(command.output ?? "."))
+        let directory = LexicalPath.absolute(command.output ?? ".")
         var used: Set<String> = []
         return command.urls.map { url in
-            var name = Path.lastComponent(urlPath(url))
+            var name = LexicalPath.lastComponent(urlPath(url))
             if name.isEmpty || name == "/" { name = "download" }
             var candidate = name
             var counter = 1
@@ -125,30 +121,6 @@ func isDirectory(_ path: String) -> Bool {
     return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
 }
 
-func normalise(_ path: String) -> String {
-    var parts: [Substring] = []
-    for part in path.split(separator: "/") {
-        if part == "." { continue }
-        if part == ".." {
-            if !parts.isEmpty { parts.removeLast() }
-            continue
-        }
-        parts.append(part)
-    }
-    return "/" + parts.joined(separator: "/")
-}
-
-enum Path {
-    static func parent(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    static func lastComponent(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
-    }
-}
 
 func printError(_ line: String) {
     FileHandle.standardError.write(Data(("rangefetch: " + line + "\n").utf8))

@@ -60,10 +60,10 @@ extension Router {
     private func scenarioListJSON() -> String {
         let items = scenarios.keys.sorted().map { name -> String in
             let scenario = scenarios[name]!
-            let routes = scenario.routes.keys.sorted().map(jsonQuoted).joined(separator: ",")
-            return "{\"name\":\(jsonQuoted(name)),\"description\":\(jsonQuoted(scenario.description)),"
-                + "\"resource\":\(jsonQuoted(scenario.resource)),\"routes\":[\(routes)],"
-                + "\"url\":\(jsonQuoted("/scenario/\(name)/{run}"))}"
+            let routes = scenario.routes.keys.sorted().map(TextEscaping.jsonQuoted).joined(separator: ",")
+            return "{\"name\":\(TextEscaping.jsonQuoted(name)),\"description\":\(TextEscaping.jsonQuoted(scenario.description)),"
+                + "\"resource\":\(TextEscaping.jsonQuoted(scenario.resource)),\"routes\":[\(routes)],"
+                + "\"url\":\(TextEscaping.jsonQuoted("/scenario/\(name)/{run}"))}"
         }
         return "{\"scenarios\":[\(items.joined(separator: ","))]}"
     }
@@ -72,25 +72,6 @@ extension Router {
 /// Whether a numeric peer address is on the loopback network (127.0.0.0/8, ::1, or IPv4-mapped loopback).
 func isLoopback(_ address: String) -> Bool {
     address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.")
-}
-
-/// A JSON string literal for `text`.
-func jsonQuoted(_ text: String) -> String {
-    var output = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": output += "\\\""
-        case "\\": output += "\\\\"
-        case "\n": output += "\\n"
-        case "\r": output += "\\r"
-        case "\t": output += "\\t"
-        case _ where scalar.value < 0x20:
-            let hex = String(scalar.value, radix: 16)
-            output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        default: output.unicodeScalars.append(scalar)
-        }
-    }
-    return output + "\""
 }
 
 /// `?k=v&...` from pairs, percent-encoding what is not unreserved; empty when there are none.

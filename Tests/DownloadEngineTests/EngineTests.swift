@@ -337,7 +337,9 @@ struct EngineTests {
             let gets = requests(server, "/bytes/512K?seed=51").sorted {
                 $0.requestHeaders["range"] ?? "" < $1.requestHeaders["range"] ?? ""
             }
-            #expect(gets.contains { $0.requestHeaders["range"] == "bytes=102400-" }, "\(gets.map { ($0.requestHeaders["range"] ?? "-", $0.bodyBytesSent, $0.outcome) })")
+            #expect(
+                gets.contains { $0.requestHeaders["range"] == "bytes=102400-" },
+                "\(gets.map { ($0.requestHeaders["range"] ?? "-", $0.bodyBytesSent, $0.outcome) })")
         }
         let deadline = testConfiguration { $0.timeouts.overall = .milliseconds(500) }
         try await withEngine(deadline) { server, engine, dir in
