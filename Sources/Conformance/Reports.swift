@@ -201,8 +201,6 @@ public enum Report {
         }
     }
 
-    
-
     static func htmlEscaped(_ text: String) -> String { TextEscaping.markup(text) }
 
     static func xmlEscaped(_ text: String) -> String { TextEscaping.markup(text) }
@@ -213,7 +211,6 @@ public enum Report {
         text.replacingAll("|", with: "\\|").replacingAll("\n", with: " ")
     }
 
-    
 }
 
 extension String {

@@ -59,7 +59,9 @@ struct StateStore: Sendable {
 
     func recordPath(_ id: DownloadTaskID) -> String { directory + "/" + id.rawValue + ".json" }
     func partialPath(_ record: TaskRecord) -> String { LexicalPath.absolute(record.partial, relativeTo: directory) }
-    func destinationPath(_ record: TaskRecord) -> String { LexicalPath.absolute(record.destination, relativeTo: directory) }
+    func destinationPath(_ record: TaskRecord) -> String {
+        LexicalPath.absolute(record.destination, relativeTo: directory)
+    }
     func relative(_ absolutePath: String) -> String { LexicalPath.relative(from: directory, to: absolutePath) }
 
     private static let encoder: JSONEncoder = {

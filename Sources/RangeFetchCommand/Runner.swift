@@ -121,7 +121,6 @@ func isDirectory(_ path: String) -> Bool {
     return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
 }
 
-
 func printError(_ line: String) {
     FileHandle.standardError.write(Data(("rangefetch: " + line + "\n").utf8))
 }

@@ -61,7 +61,8 @@ extension Router {
         let items = scenarios.keys.sorted().map { name -> String in
             let scenario = scenarios[name]!
             let routes = scenario.routes.keys.sorted().map(TextEscaping.jsonQuoted).joined(separator: ",")
-            return "{\"name\":\(TextEscaping.jsonQuoted(name)),\"description\":\(TextEscaping.jsonQuoted(scenario.description)),"
+            return
+                "{\"name\":\(TextEscaping.jsonQuoted(name)),\"description\":\(TextEscaping.jsonQuoted(scenario.description)),"
                 + "\"resource\":\(TextEscaping.jsonQuoted(scenario.resource)),\"routes\":[\(routes)],"
                 + "\"url\":\(TextEscaping.jsonQuoted("/scenario/\(name)/{run}"))}"
         }

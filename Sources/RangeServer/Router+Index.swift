@@ -38,13 +38,17 @@ extension Router {
             html +=
                 "<style>body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto}code{background:#eee}</style>"
             html += "</head><body><h1>rangeserver</h1><p>An HTTP range-download test server.</p><h2>Endpoints</h2><ul>"
-            for (path, text) in endpoints { html += "<li><code>\(TextEscaping.markup(path))</code> — \(TextEscaping.markup(text))</li>" }
+            for (path, text) in endpoints {
+                html += "<li><code>\(TextEscaping.markup(path))</code> — \(TextEscaping.markup(text))</li>"
+            }
             html += "</ul><h2>Files</h2><ul>"
             for file in files {
                 html += "<li><a href=\"/files/\(TextEscaping.markup(file))\">\(TextEscaping.markup(file))</a></li>"
             }
             html += "</ul><h2>Faults</h2><p>Query parameters on /bytes and /files.</p><ul>"
-            for (key, text) in faults { html += "<li><code>\(TextEscaping.markup(key))</code> — \(TextEscaping.markup(text))</li>" }
+            for (key, text) in faults {
+                html += "<li><code>\(TextEscaping.markup(key))</code> — \(TextEscaping.markup(text))</li>"
+            }
             html += "</ul><h2>Scenarios</h2><ul>"
             for (name, text) in scenarioList {
                 html +=
