@@ -160,7 +160,7 @@ public final class RangeServer: Sendable {
                 outcome: exchange.outcome,
                 faults: exchange.plan.faults,
                 connection: request.connectionID,
-                peer: request.peerAddress
+                peer: request.peerDescription
             )
         )
     }

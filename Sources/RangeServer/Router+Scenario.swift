@@ -8,6 +8,18 @@ extension Router {
         guard let route = scenario.routes[routeName] else {
             return .text(404, "scenario '\(name)' has no route '\(routeName)'")
         }
+        // Faults on the scenario URL itself layer over every step, so one scenario can be run slower or
+        // rougher without a new file; resource parameters belong to the scenario and are refused here.
+        let requestFaults: FaultPlan
+        do {
+            let (plan, passthrough) = try FaultPlan.parse(query: QueryString.parse(String(request.rawQuery)))
+            if let key = passthrough.first?.key {
+                return .text(400, "bad request: parameter '\(key)' is set by the scenario, not the URL")
+            }
+            requestFaults = plan
+        } catch {
+            return .text(400, "bad request: \(error)")
+        }
         // HEAD looks without spending an attempt.
         let attempt =
             request.method == "GET"
@@ -29,7 +41,7 @@ extension Router {
         let path = question.map { resource[..<$0] } ?? resource[...]
         let query = question.map { resource[resource.index(after: $0)...] } ?? ""
         return serveResource(
-            request, path: path, query: query, base: step.faults,
+            request, path: path, query: query, base: requestFaults.merged(over: step.faults),
             versionOverride: version > 0 ? UInt64(version) : nil, scenario: context
         )
     }

@@ -30,6 +30,28 @@ struct ServerScenarioTests {
         }
         """
 
+    @Test("faults on the scenario URL layer over every step; resource parameters there are refused")
+    func faultsOnTheScenarioURL() async throws {
+        try await withRangeServer(configuration(scenarios: ["steps.json": Self.steps])) { server in
+            // Attempt 1 drops after 1K by the script; the URL's own fault is stricter and wins.
+            let first = try await FaultWire.get(server, "/scenario/steps/q1?drop-after=512")
+            #expect(first.ending == .closed)
+            #expect(first.body.count == 512)
+            // Attempt 2 is a 503 by the script; the URL fault does not hide it.
+            let second = try await FaultWire.get(server, "/scenario/steps/q1?drop-after=512")
+            #expect(second.status == 503)
+            let refused = try await FaultWire.get(server, "/scenario/steps/q2?seed=9")
+            #expect(refused.status == 400)
+            #expect(String(decoding: refused.body, as: UTF8.self).contains("'seed'"))
+            let entries = server.journal.entries(run: "q1")
+            #expect(entries.first?.faults.contains("drop-after=512") == true)
+            // The journal names the peer with its port.
+            let peer = try #require(entries.first?.peer)
+            #expect(peer.hasPrefix("127.0.0.1:"))
+            #expect((Int(peer.dropFirst("127.0.0.1:".count)) ?? 0) > 0)
+        }
+    }
+
     @Test("the k-th GET gets attempts[k-1] and later GETs the last entry")
     func attemptsInOrder() async throws {
         try await withRangeServer(configuration(scenarios: ["steps.json": Self.steps])) { server in

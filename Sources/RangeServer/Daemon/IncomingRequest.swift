@@ -10,8 +10,15 @@ struct IncomingRequest: Sendable {
     var headers: [(name: String, value: String)]
     /// The peer's numeric address.
     var peerAddress: String
+    /// The peer's port.
+    var peerPort: Int = 0
     /// A per-connection number, so tests can tell connections apart.
     var connectionID: Int
+
+    /// `address:port`, with IPv6 addresses in brackets, as the journal records the peer.
+    var peerDescription: String {
+        peerAddress.contains(":") ? "[\(peerAddress)]:\(peerPort)" : "\(peerAddress):\(peerPort)"
+    }
 
     /// The target before `?`, still encoded; an absolute-form target is reduced to its path first.
     var rawPath: Substring {

@@ -261,12 +261,14 @@ private let accessHandler:
                 return .YES
             }
             if context.request == nil {
+                let (address, port) = peer(connection)
                 context.request = IncomingRequest(
                     method: method.map { String(cString: $0) } ?? "GET",
                     target: context.target,
                     httpVersion: version.map { String(cString: $0) } ?? "HTTP/1.1",
                     headers: [],
-                    peerAddress: peerAddress(connection),
+                    peerAddress: address,
+                    peerPort: port,
                     connectionID: Int(bitPattern: cmhd_connection_socket_context(connection))
                 )
                 // The first call only announces the headers; answering now would cost keep-alive.
@@ -320,11 +322,11 @@ private struct UncheckedBox<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
-private func peerAddress(_ connection: OpaquePointer) -> String {
+private func peer(_ connection: OpaquePointer) -> (address: String, port: Int) {
     var buffer = [CChar](repeating: 0, count: 64)
     var port: UInt16 = 0
-    guard cmhd_connection_peer(connection, &buffer, buffer.count, &port) == 0 else { return "unknown" }
-    return stringFromCBuffer(buffer)
+    guard cmhd_connection_peer(connection, &buffer, buffer.count, &port) == 0 else { return ("unknown", 0) }
+    return (stringFromCBuffer(buffer), Int(port))
 }
 
 private func queue(
