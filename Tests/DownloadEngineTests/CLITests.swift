@@ -55,6 +55,28 @@ struct Child {
     var errors: String { (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? "" }
 }
 
+/// Sends SIGKILL to `pid` the moment `condition` holds, polling on a thread of its own: the test's cooperative
+/// threads can be busy for seconds when the whole suite runs on two cores, and a kill that lands late would miss
+/// the download it was meant to interrupt.
+///
+/// - Returns: whether the condition held (and the kill was sent) within `seconds`.
+func kill(_ pid: Int32, within seconds: Double, when condition: @escaping @Sendable () -> Bool) async -> Bool {
+    await withCheckedContinuation { continuation in
+        Thread {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if condition() {
+                    kill(pid, SIGKILL)
+                    continuation.resume(returning: true)
+                    return
+                }
+                usleep(2_000)
+            }
+            continuation.resume(returning: false)
+        }.start()
+    }
+}
+
 /// The partial files in a state directory.
 func partialFiles(_ state: String) -> [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: state)) ?? []).filter { $0.hasSuffix(".part") }.map {
@@ -77,17 +99,18 @@ struct CLITests {
             let arguments = [server.baseURL + path, "-o", dir + "/out.bin", "--json", "--sha256", digest]
             var killedAt: [Int64] = []
             for (round, offset) in [Int64(300_000), 1_500_000, 2_800_000].enumerated() {
-                // On a loaded machine a kill can land late and overshoot the next offset; requiring fresh growth
-                // in every round keeps one request per round, which the journal checks below rely on.
+                // Requiring fresh growth in every round keeps one request per round, which the journal checks
+                // below rely on, even if a kill lands late and overshoots the next offset.
                 let start = partialFiles(dir + "/.rangefetch").first.flatMap(fileSize) ?? 0
                 let child = try Child.start(arguments, logs: dir + "/run\(round)")
-                try await eventually(.seconds(20), "partial file past \(offset)") {
-                    partialFiles(dir + "/.rangefetch").contains {
+                let state = dir + "/.rangefetch"
+                let killed = await kill(child.process.processIdentifier, within: 60) {
+                    partialFiles(state).contains {
                         let size = fileSize($0) ?? 0
                         return size >= offset && size >= start + 65_536
                     }
                 }
-                kill(child.process.processIdentifier, SIGKILL)
+                try #require(killed, "the partial file never passed \(offset)")
                 let status = try await child.wait()
                 #expect(status == SIGKILL || child.process.terminationReason == .uncaughtSignal)
                 let partial = try #require(partialFiles(dir + "/.rangefetch").first)

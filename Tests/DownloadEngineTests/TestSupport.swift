@@ -83,8 +83,11 @@ func eventually(
     _ condition: @Sendable () async -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    // Check once more after the last sleep: on a loaded machine this task may wake long after the deadline,
+    // and the condition may well hold by then.
+    while true {
         if await condition() { return }
+        if ContinuousClock.now >= deadline { break }
         try await Task.sleep(for: .milliseconds(10))
     }
     Issue.record("timed out waiting for \(what)")
