@@ -148,12 +148,9 @@ final class BodyStream: HTTPClientResponseDelegate, @unchecked Sendable {
     private var partWaiter: CheckedContinuation<ByteBuffer?, any Error>?
     private var backpressure: EventLoopPromise<Void>?
 
+    /// Remembers the request, so that cancelling the consumer or dropping the body can cancel it.
     func attach(_ task: HTTPClient.Task<Void>) {
-        let finished = lock.withLock {
-            self.task = task
-            return ending != nil
-        }
-        if finished { return }
+        lock.withLock { self.task = task }
     }
 
     deinit {

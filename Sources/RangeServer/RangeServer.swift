@@ -88,15 +88,13 @@ public final class RangeServer: Sendable {
             throw RangeServerError.invalidConfiguration(
                 "--journal-limit must be at least 1, got \(configuration.journalLimit)")
         }
-        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         var info = stat()
-        guard realpath(configuration.root, &resolved) != nil, stat(resolved, &info) == 0,
+        guard let rootPath = realPath(configuration.root), stat(rootPath, &info) == 0,
             (info.st_mode & S_IFMT) == S_IFDIR
         else {
             throw RangeServerError.missingRoot(
                 "root directory '\(configuration.root)' does not exist or is not a directory")
         }
-        let rootPath = stringFromCBuffer(resolved)
         let scenarios = try configuration.scenariosDirectory.map { try Scenario.loadDirectory($0) } ?? [:]
         let journal = try Journal(limit: configuration.journalLimit, filePath: configuration.journalFile)
 

@@ -133,10 +133,9 @@ final class Router: Sendable {
         guard let components = SafePath.components(path.dropFirst("/files/".count)) else {
             return .failure(.init(.text(404, "not found: \(path)")))
         }
-        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let joined = rootPath + "/" + components.joined(separator: "/")
-        guard realpath(joined, &resolved) != nil else { return .failure(.init(.text(404, "not found: \(path)"))) }
-        let real = stringFromCBuffer(resolved)
+        guard let real = realPath(rootPath + "/" + components.joined(separator: "/")) else {
+            return .failure(.init(.text(404, "not found: \(path)")))
+        }
         // Symlinks are followed only while they stay under the root. Bytes, not Characters: String.hasPrefix
         // treats canonically equivalent names (precomposed and decomposed "é") as equal, the file system does not.
         guard real.utf8.starts(with: (rootPath + "/").utf8), let representation = Representation.file(atPath: real)

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Turns the encoded path under `/files/` into components that cannot leave the root.
 ///
 /// This is the lexical half of the containment check; the server then resolves symlinks and checks the
@@ -50,4 +56,13 @@ enum SafePath {
 func stringFromCBuffer(_ buffer: [CChar]) -> String {
     let end = buffer.firstIndex(of: 0) ?? buffer.endIndex
     return String(decoding: buffer[..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// The canonical absolute path of `path` with every symlink resolved, or nil when it does not exist.
+///
+/// Lets libc allocate the exact result instead of zeroing a PATH_MAX buffer per request.
+func realPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
 }
