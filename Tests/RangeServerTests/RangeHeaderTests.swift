@@ -43,36 +43,26 @@ struct RangeHeaderParsingTests {
         #expect(RangeHeader.parse(value) == nil)
     }
 
-    @Test("10,000 specs parse quickly and completely")
+    @Test("10,000 specs parse completely")
     func manySpecsParseLinearly() {
         let value = "bytes=" + Array(repeating: "0-", count: 10_000).joined(separator: ",")
-        let clock = ContinuousClock()
-        var parsed: RangeHeader?
-        let elapsed = clock.measure { parsed = RangeHeader.parse(value) }
+        let parsed = RangeHeader.parse(value)
         #expect(parsed?.specs.count == 10_000)
         #expect(parsed?.specs.allSatisfy { $0 == .from(first: 0) } == true)
-        // Generous for unoptimised builds on a busy machine; quadratic behaviour would take seconds.
-        #expect(elapsed < .milliseconds(250))
     }
 
-    @Test("a megabyte of digits is rejected quickly as overflow")
+    @Test("a megabyte of digits is rejected as overflow")
     func hugeNumberRejectedQuickly() {
         let value = "bytes=" + String(repeating: "9", count: 1_000_000) + "-"
-        let clock = ContinuousClock()
-        var parsed: RangeHeader? = RangeHeader(specs: [])
-        let elapsed = clock.measure { parsed = RangeHeader.parse(value) }
+        let parsed = RangeHeader.parse(value)
         #expect(parsed == nil)
-        #expect(elapsed < .milliseconds(250))
     }
 
-    @Test("a megabyte of commas is rejected quickly")
+    @Test("a megabyte of commas is rejected")
     func hugeEmptyListRejectedQuickly() {
         let value = "bytes=" + String(repeating: ", ", count: 500_000)
-        let clock = ContinuousClock()
-        var parsed: RangeHeader? = RangeHeader(specs: [])
-        let elapsed = clock.measure { parsed = RangeHeader.parse(value) }
+        let parsed = RangeHeader.parse(value)
         #expect(parsed == nil)
-        #expect(elapsed < .milliseconds(500))
     }
 }
 
@@ -194,15 +184,13 @@ struct RangeEvaluationTests {
         #expect(evaluate("bytes=0-,-1", length: tebibyte) == .ignore)
     }
 
-    @Test("thousands of disjoint ranges evaluate quickly and in order")
+    @Test("thousands of disjoint ranges evaluate in order (speed is measured by RangeBench)")
     func manyDisjointRanges() {
         // Descending request order makes a naive insertion-based merge quadratic.
         let count = 10_000
         let specs = (0..<count).reversed().map { ByteRangeSpec.closed(first: UInt64($0) * 4, last: UInt64($0) * 4 + 1) }
         let header = RangeHeader(specs: specs)
-        let clock = ContinuousClock()
-        var result = RangeEvaluation.ignore
-        let elapsed = clock.measure { result = header.evaluate(length: UInt64(count) * 4, maxRanges: .max) }
+        let result = header.evaluate(length: UInt64(count) * 4, maxRanges: .max)
         guard case .satisfiable(let ranges) = result else {
             Issue.record("expected satisfiable, got \(result)")
             return
@@ -210,7 +198,6 @@ struct RangeEvaluationTests {
         #expect(ranges.count == count)
         #expect(ranges.first == UInt64(count - 1) * 4...UInt64(count - 1) * 4 + 1)
         #expect(ranges.last == 0...1)
-        #expect(elapsed < .milliseconds(500))
     }
 
     @Test("resolved(length:) covers each spec kind")
