@@ -28,30 +28,24 @@ private struct HostileTree {
     static let sentinel = "SENTINEL-OUTSIDE-THE-ROOT-5f1c"
     static let inside = "inside the root"
 
-    let base: String
-    var root: String { base + "/root" }
+    private let tree: ContainmentTree
+    var base: String { tree.base }
+    var root: String { tree.root }
 
-    init(rootName: String = "root") throws {
-        base = NSTemporaryDirectory() + "hostile-" + UUID().uuidString
-        let manager = FileManager.default
-        try manager.createDirectory(atPath: base + "/root/sub", withIntermediateDirectories: true)
-        try manager.createDirectory(atPath: base + "/rootx", withIntermediateDirectories: true)
-        try Self.sentinel.write(toFile: base + "/sentinel.txt", atomically: true, encoding: .utf8)
-        try Self.sentinel.write(toFile: base + "/rootx/sentinel.txt", atomically: true, encoding: .utf8)
-        try Self.inside.write(toFile: base + "/root/inside.txt", atomically: true, encoding: .utf8)
-        try Self.inside.write(toFile: base + "/root/sub/nested.txt", atomically: true, encoding: .utf8)
-        let links = [
-            ("out-file", base + "/sentinel.txt"), ("out-dir", base), ("out-rel", "../sentinel.txt"), ("out-abs", "/"),
-            ("out-sibling", "../rootx/sentinel.txt"), ("out-chain", "out-file"), ("sub/out-up", "../../sentinel.txt"),
-        ]
-        for (name, destination) in links {
-            guard symlink(destination, base + "/root/" + name) == 0 else {
-                throw RawHTTPError("symlink \(name) failed: errno \(errno)")
-            }
-        }
+    init() throws {
+        tree = try ContainmentTree(
+            prefix: "hostile-", secretName: "sentinel.txt", secret: Self.sentinel, sibling: "rootx",
+            files: [("inside.txt", Self.inside), ("sub/nested.txt", Self.inside)],
+            links: [
+                ("out-file", "{base}/sentinel.txt"), ("out-dir", "{base}"), ("out-rel", "../sentinel.txt"),
+                ("out-abs", "/"),
+                ("out-sibling", "../rootx/sentinel.txt"), ("out-chain", "out-file"),
+                ("sub/out-up", "../../sentinel.txt"),
+            ]
+        )
     }
 
-    func remove() { try? FileManager.default.removeItem(atPath: base) }
+    func remove() { tree.remove() }
 }
 
 /// What came back for a raw request: a response, or the connection ending without one.

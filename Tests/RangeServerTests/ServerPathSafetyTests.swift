@@ -29,31 +29,23 @@ private struct PathTree {
     static let inside = "inside the root"
     static let nested = "nested inside the root"
 
-    let base: String
-    var root: String { base + "/root" }
+    private let tree: ContainmentTree
+    var base: String { tree.base }
+    var root: String { tree.root }
 
     init() throws {
-        base = NSTemporaryDirectory() + "server-paths-" + UUID().uuidString
-        let manager = FileManager.default
-        try manager.createDirectory(atPath: base + "/root/sub", withIntermediateDirectories: true)
-        try manager.createDirectory(atPath: base + "/rootsibling", withIntermediateDirectories: true)
-        try Self.secret.write(toFile: base + "/secret.txt", atomically: true, encoding: .utf8)
-        try Self.secret.write(toFile: base + "/rootsibling/secret.txt", atomically: true, encoding: .utf8)
-        try Self.inside.write(toFile: base + "/root/inside.txt", atomically: true, encoding: .utf8)
-        try Self.nested.write(toFile: base + "/root/sub/nested.txt", atomically: true, encoding: .utf8)
-        let links = [
-            ("escape", "/etc/passwd"), ("escape-file", base + "/secret.txt"), ("escape-dir", base),
-            ("escape-rel", "../secret.txt"), ("escape-sibling", "../rootsibling/secret.txt"), ("inner", "inside.txt"),
-            ("inner-dir", "sub"), ("sub/up", "../inside.txt"),
-        ]
-        for (name, destination) in links {
-            guard symlink(destination, base + "/root/" + name) == 0 else {
-                throw RawHTTPError("symlink \(name) failed: errno \(errno)")
-            }
-        }
+        tree = try ContainmentTree(
+            prefix: "server-paths-", secretName: "secret.txt", secret: Self.secret, sibling: "rootsibling",
+            files: [("inside.txt", Self.inside), ("sub/nested.txt", Self.nested)],
+            links: [
+                ("escape", "/etc/passwd"), ("escape-file", "{base}/secret.txt"), ("escape-dir", "{base}"),
+                ("escape-rel", "../secret.txt"), ("escape-sibling", "../rootsibling/secret.txt"),
+                ("inner", "inside.txt"), ("inner-dir", "sub"), ("sub/up", "../inside.txt"),
+            ]
+        )
     }
 
-    func remove() { try? FileManager.default.removeItem(atPath: base) }
+    func remove() { tree.remove() }
 }
 
 @Suite("Server over the wire: /files path containment")
