@@ -24,10 +24,18 @@ struct Child {
     let stdout: String
     let stderr: String
 
-    static func start(_ arguments: [String], logs: String) throws -> Child {
+    /// Starts `rangefetch`; with `fileSizeLimit`, under `/bin/sh -c 'ulimit -f BLOCKS'`, so every file it
+    /// writes is limited to that many 512-byte blocks (`/bin/sh` counts 512-byte blocks: dash, and bash in
+    /// POSIX mode).
+    static func start(_ arguments: [String], logs: String, fileSizeLimit blocks: Int? = nil) throws -> Child {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: rangefetchPath)
-        process.arguments = arguments
+        if let blocks {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", rangefetchPath] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: rangefetchPath)
+            process.arguments = arguments
+        }
         let out = logs + ".out"
         let err = logs + ".err"
         _ = FileManager.default.createFile(atPath: out, contents: nil)

@@ -4,22 +4,6 @@ import Testing
 
 @testable import DownloadEngine
 
-/// Starts `rangefetch` under `/bin/sh -c 'ulimit -f BLOCKS'`, so every file it writes is limited to
-/// `blocks` × 512 bytes (`/bin/sh` counts 512-byte blocks: dash, and bash in POSIX mode).
-private func startLimited(_ arguments: [String], blocks: Int, logs: String) throws -> Child {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = ["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", rangefetchPath] + arguments
-    let out = logs + ".out"
-    let err = logs + ".err"
-    _ = FileManager.default.createFile(atPath: out, contents: nil)
-    _ = FileManager.default.createFile(atPath: err, contents: nil)
-    process.standardOutput = FileHandle(forWritingAtPath: out)
-    process.standardError = FileHandle(forWritingAtPath: err)
-    try process.run()
-    return Child(process: process, stdout: out, stderr: err)
-}
-
 @Suite("rangefetch write failures", .serialized)
 struct WriteFailureTests {
     @Test("past RLIMIT_FSIZE: exit 1 with EFBIG, partial kept; a rerun without the limit resumes from it")
@@ -35,7 +19,7 @@ struct WriteFailureTests {
             let limit = Int64(blocks * 512)
             let arguments = [server.baseURL + path, "-o", dir + "/out.bin", "--json"]
 
-            let limited = try startLimited(arguments, blocks: blocks, logs: dir + "/limited")
+            let limited = try Child.start(arguments, logs: dir + "/limited", fileSizeLimit: blocks)
             let status = try await limited.wait()
             #expect(limited.process.terminationReason == .exit, "killed by signal \(status) (SIGXFSZ not ignored?)")
             #expect(status == 1, "\(limited.errors)")
