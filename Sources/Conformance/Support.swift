@@ -1,12 +1,12 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
-/// A value behind a lock, shareable between tasks (a `Mutex` in a class, so it can be captured and stored).
+/// A value behind a lock, shareable between tasks (a `NIOLockedValueBox`, which ThreadSanitizer understands; see docs/reliability.md).
 final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
+    private let box: NIOLockedValueBox<Value>
 
-    init(_ value: Value) { mutex = Mutex(value) }
+    init(_ value: Value) { box = NIOLockedValueBox(value) }
 
-    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result { mutex.withLock { body(&$0) } }
+    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result { box.withLockedValue { body(&$0) } }
 
-    var value: Value { mutex.withLock { $0 } }
+    var value: Value { box.withLockedValue { $0 } }
 }

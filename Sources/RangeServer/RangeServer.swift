@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -52,7 +52,7 @@ public final class RangeServer: Sendable {
     public let journal: Journal
     /// The loaded scenarios by name.
     public let scenarios: [String: Scenario]
-    private let daemon: Mutex<MicroHTTPDaemon?>
+    private let daemon: NIOLockedValueBox<MicroHTTPDaemon?>
 
     /// The bound port.
     public var port: Int { configuration.port }
@@ -68,7 +68,7 @@ public final class RangeServer: Sendable {
         self.configuration = configuration
         self.journal = journal
         self.scenarios = scenarios
-        self.daemon = Mutex(daemon)
+        self.daemon = NIOLockedValueBox(daemon)
     }
 
     /// Starts a server.
@@ -116,7 +116,7 @@ public final class RangeServer: Sendable {
 
     /// Stops the server: open connections are closed, stalled ones included. Safe to call twice.
     public func stop() {
-        let daemon = self.daemon.withLock { daemon in
+        let daemon = self.daemon.withLockedValue { daemon in
             defer { daemon = nil }
             return daemon
         }

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import Synchronization
 
 #if canImport(Glibc)
@@ -15,7 +16,7 @@ final class Router: Sendable {
     let scenarios: [String: Scenario]
     let counters = ScenarioCounters()
     let journal: Journal
-    private let digests = Mutex<[String: String]>([:])
+    private let digests = NIOLockedValueBox<[String: String]>([:])
     /// The real port once bound, for absolute redirect locations when the request has no Host.
     let boundPort = Atomic<Int>(0)
 
@@ -235,7 +236,7 @@ final class Router: Sendable {
         _ request: IncomingRequest, _ representation: Representation
     ) -> [(name: String, value: String)] {
         guard let want = request.header("want-repr-digest"), wantsSHA256(want), let key = representation.digestKey,
-            let digest = digests.withLock({ $0[key] }), !digest.isEmpty
+            let digest = digests.withLockedValue({ $0[key] }), !digest.isEmpty
         else { return [] }
         return [("Repr-Digest", "sha-256=:\(digest):")]
     }
@@ -246,7 +247,7 @@ final class Router: Sendable {
         else {
             return false
         }
-        return digests.withLock { $0[key] == nil }
+        return digests.withLockedValue { $0[key] == nil }
     }
 
     /// Computes and caches the SHA-256 of a representation (computed once per key). A file that cannot be
@@ -254,7 +255,7 @@ final class Router: Sendable {
     private func cacheDigest(_ representation: Representation) {
         guard let key = representation.digestKey else { return }
         let encoded = representation.sha256().map(base64) ?? ""
-        digests.withLock { $0[key] = encoded }
+        digests.withLockedValue { $0[key] = encoded }
     }
 
     private func wantsSHA256(_ header: String) -> Bool {

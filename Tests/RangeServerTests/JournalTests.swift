@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import RangeServer
@@ -182,14 +182,14 @@ struct JournalTests {
         let journal = try Journal(limit: 100_000, filePath: path)
         let threads = 8
         let perThread = 250
-        let seen = Mutex<[Int]>([])
+        let seen = NIOLockedValueBox<[Int]>([])
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             var mine: [Int] = []
             for _ in 0..<perThread { mine.append(journal.append(entry(run: "t\(thread)")).seq) }
-            seen.withLock { $0.append(contentsOf: mine) }
+            seen.withLockedValue { $0.append(contentsOf: mine) }
         }
         let total = threads * perThread
-        let seqs = seen.withLock { $0 }
+        let seqs = seen.withLockedValue { $0 }
         #expect(seqs.count == total)
         #expect(Set(seqs) == Set(1...total))
         #expect(journal.entries().map(\.seq) == Array(1...total))

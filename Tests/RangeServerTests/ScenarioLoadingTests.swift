@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import RangeServer
@@ -365,13 +365,13 @@ struct ScenarioCountersTests {
         let counters = ScenarioCounters()
         let threads = 8
         let perThread = 500
-        let results = Mutex<[Int]>([])
+        let results = NIOLockedValueBox<[Int]>([])
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             var mine: [Int] = []
             for _ in 0..<perThread { mine.append(counters.nextAttempt(scenario: "s", run: "r", route: "")) }
-            results.withLock { $0.append(contentsOf: mine) }
+            results.withLockedValue { $0.append(contentsOf: mine) }
         }
-        let all = results.withLock { $0 }
+        let all = results.withLockedValue { $0 }
         #expect(all.count == threads * perThread)
         #expect(Set(all) == Set(1...(threads * perThread)))
     }

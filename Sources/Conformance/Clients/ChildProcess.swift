@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +13,7 @@ import Darwin
 /// crash or an OOM killer would.
 final class ChildProcess: @unchecked Sendable {
     // `Process` is not Sendable; every access goes through this lock.
-    private let process = Mutex<Process>(Process())
+    private let process = NIOLockedValueBox<Process>(Process())
     let executable: String
     let arguments: [String]
     let stderrPath: String
@@ -37,7 +37,7 @@ final class ChildProcess: @unchecked Sendable {
         for key in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
             environment[key] = nil
         }
-        try process.withLock { process in
+        try process.withLockedValue { process in
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
             process.currentDirectoryURL = URL(fileURLWithPath: directory)
@@ -55,11 +55,11 @@ final class ChildProcess: @unchecked Sendable {
         try? stderr.close()
     }
 
-    var pid: Int32 { process.withLock { $0.processIdentifier } }
+    var pid: Int32 { process.withLockedValue { $0.processIdentifier } }
 
     /// The exit status, or nil while running; a death by signal is `128 + signal`.
     var status: Int32? {
-        process.withLock { process in
+        process.withLockedValue { process in
             guard !process.isRunning else { return nil }
             return process.terminationReason == .uncaughtSignal
                 ? 128 + process.terminationStatus : process.terminationStatus

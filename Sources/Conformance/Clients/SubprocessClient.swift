@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -102,7 +102,7 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
     private let executable: String
     private let job: ClientJob
     private let arguments: [String]
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init(client: SubprocessClient, executable: String, job: ClientJob, arguments: [String]) {
         self.client = client
@@ -112,7 +112,7 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
     }
 
     func launch() throws {
-        try state.withLock { state in
+        try state.withLockedValue { state in
             state.launches += 1
             state.runsSinceRestart += 1
             state.relaunchAt = nil
@@ -123,7 +123,7 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
     }
 
     func poll() async -> ClientExit? {
-        let relaunch: Bool = state.withLock { state in
+        let relaunch: Bool = state.withLockedValue { state in
             if state.finished != nil || state.paused { return false }
             if let at = state.relaunchAt { return ContinuousClock.now >= at }
             guard let child = state.child, let status = child.status else { return false }
@@ -144,17 +144,17 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
             do {
                 try launch()
             } catch {
-                state.withLock { $0.finished = .failure("\(error)") }
+                state.withLockedValue { $0.finished = .failure("\(error)") }
             }
         }
-        return state.withLock { $0.finished }
+        return state.withLockedValue { $0.finished }
     }
 
     func killAndRestart() async throws {
-        guard let child = state.withLock({ $0.child }) else { return }
+        guard let child = state.withLockedValue({ $0.child }) else { return }
         child.signal(SIGKILL)
         await child.waitForExit(limit: .seconds(10))
-        state.withLock { $0.runsSinceRestart = 0 }
+        state.withLockedValue { $0.runsSinceRestart = 0 }
         try launch()
     }
 
@@ -162,8 +162,8 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
         guard let code = client.pausedExitCode else {
             throw ConformanceError.clientFailed("\(client.name) cannot pause")
         }
-        guard let child = state.withLock({ $0.child }) else { return }
-        state.withLock { $0.paused = true }
+        guard let child = state.withLockedValue({ $0.child }) else { return }
+        state.withLockedValue { $0.paused = true }
         child.signal(SIGINT)
         if !(await child.waitForExit(limit: .seconds(15))) {
             child.signal(SIGKILL)
@@ -176,20 +176,20 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
     }
 
     func resume() async throws {
-        state.withLock {
+        state.withLockedValue {
             $0.paused = false
             $0.runsSinceRestart = 0
         }
         // A pause that raced with completion leaves nothing to resume: the output is already there.
-        if state.withLock({ $0.child?.status }) == 0 {
-            state.withLock { $0.finished = .success }
+        if state.withLockedValue({ $0.child?.status }) == 0 {
+            state.withLockedValue { $0.finished = .success }
             return
         }
         try launch()
     }
 
     func terminate() async {
-        let child = state.withLock { state -> ChildProcess? in
+        let child = state.withLockedValue { state -> ChildProcess? in
             state.finished = state.finished ?? .failure("terminated")
             return state.child
         }

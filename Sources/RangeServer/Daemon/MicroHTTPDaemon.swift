@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Dispatch
+import NIOConcurrencyHelpers
 import Synchronization
 
 #if canImport(Glibc)
@@ -36,7 +37,7 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     fileprivate let completion: Completion
     fileprivate let timers = DispatchQueue(label: "rangeserver.timers")
     fileprivate let connectionCounter = Atomic<Int>(0)
-    fileprivate let suspensions = Mutex(SuspensionTable())
+    fileprivate let suspensions = NIOLockedValueBox(SuspensionTable())
     private var daemon: OpaquePointer?
 
     /// Starts the daemon on `host:port`.
@@ -99,7 +100,7 @@ final class MicroHTTPDaemon: @unchecked Sendable {
         self.daemon = nil
         // libmicrohttpd forbids stopping with suspended connections, so wake them all first; their
         // readers see `stopping` and end the body.
-        suspensions.withLock { table in
+        suspensions.withLockedValue { table in
             table.stopping = true
             for connection in table.pending.values { MHD_resume_connection(connection.pointer) }
             table.pending.removeAll()
@@ -115,7 +116,7 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     /// - Returns: nil when the daemon is stopping and the caller must end the response instead.
     fileprivate func suspend(_ connection: OpaquePointer) -> UInt64? {
         let handle = ConnectionHandle(pointer: connection)
-        return suspensions.withLock { table in
+        return suspensions.withLockedValue { table in
             guard !table.stopping else { return nil }
             table.nextToken &+= 1
             table.pending[table.nextToken] = handle
@@ -126,7 +127,7 @@ final class MicroHTTPDaemon: @unchecked Sendable {
 
     /// Resumes the connection suspended under `token`, unless `stop()` already did. Thread-safe.
     fileprivate func resume(_ token: UInt64) {
-        suspensions.withLock { table in
+        suspensions.withLockedValue { table in
             if let connection = table.pending.removeValue(forKey: token) {
                 MHD_resume_connection(connection.pointer)
             }
@@ -146,11 +147,11 @@ final class MicroHTTPDaemon: @unchecked Sendable {
         return true
     }
 
-    fileprivate var isStopping: Bool { suspensions.withLock { $0.stopping } }
+    fileprivate var isStopping: Bool { suspensions.withLockedValue { $0.stopping } }
 }
 
 /// Connections waiting on a timer, so `stop()` can wake them.
-struct SuspensionTable: ~Copyable {
+struct SuspensionTable {
     var stopping = false
     var nextToken: UInt64 = 0
     var pending: [UInt64: ConnectionHandle] = [:]

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +11,7 @@ import Darwin
 /// The request journal: a bounded in-memory ring of `JournalEntry`, optionally mirrored to a
 /// JSON Lines file.
 ///
-/// Appended to synchronously from libmicrohttpd's threads, hence a `Mutex` rather than an actor.
+/// Appended to synchronously from libmicrohttpd's threads, hence a lock rather than an actor.
 ///
 /// Sequence numbers start at 1 and only ever increase: `clear()` empties the ring but does not reset
 /// them, so a reader polling with `since=` never sees a number twice or misses entries it has not
@@ -39,7 +39,7 @@ public final class Journal: Sendable {
         var ordered: some Collection<JournalEntry> { ring[start...] + ring[..<start] }
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     /// The file's descriptor, or -1. Written only under the state lock, so lines never interleave
     /// and file order matches `seq` order.
     private let fileDescriptor: Int32
@@ -88,7 +88,7 @@ public final class Journal: Sendable {
     /// - Returns: the entry as stored, with its `seq`.
     @discardableResult
     public func append(_ entry: JournalEntry) -> JournalEntry {
-        state.withLock { state in
+        state.withLockedValue { state in
             var stored = entry
             stored.seq = state.nextSeq
             state.nextSeq += 1
@@ -119,7 +119,7 @@ public final class Journal: Sendable {
     ///   - since: only entries with `seq` greater than this.
     /// - Returns: the matching entries, oldest first.
     public func entries(run: String? = nil, scenario: String? = nil, since: Int? = nil) -> [JournalEntry] {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.ordered.filter { entry in
                 (run == nil || entry.run == run) && (scenario == nil || entry.scenario == scenario)
                     && (since == nil || entry.seq > since!)
@@ -130,7 +130,7 @@ public final class Journal: Sendable {
     /// Empties the in-memory journal and resets `droppedCount`; sequence numbers keep increasing,
     /// and the file, if any, is left as it is.
     public func clear() {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.ring.removeAll()
             state.start = 0
             state.dropped = 0
@@ -138,14 +138,14 @@ public final class Journal: Sendable {
     }
 
     /// How many entries the ring has dropped to stay within `limit` since the last `clear()`.
-    public var droppedCount: Int { state.withLock { $0.dropped } }
+    public var droppedCount: Int { state.withLockedValue { $0.dropped } }
 
     /// How many entries are in memory now.
-    public var count: Int { state.withLock { $0.ring.count } }
+    public var count: Int { state.withLockedValue { $0.ring.count } }
 
     /// How many entries could not be written to the file, and the last reason.
     public var fileWriteFailures: (count: Int, lastError: String?) {
-        state.withLock { ($0.fileWriteFailures, $0.lastFileError) }
+        state.withLockedValue { ($0.fileWriteFailures, $0.lastFileError) }
     }
 
     /// The control API's journal document: `{"entries":[...],"dropped":N}`, compact UTF-8 JSON.

@@ -1,8 +1,8 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Counts attempts per (scenario, run, route), so each request knows which scenario step it gets.
 ///
-/// Called synchronously from libmicrohttpd's threads, hence a `Mutex` rather than an actor:
+/// Called synchronously from libmicrohttpd's threads, hence a lock rather than an actor:
 /// a request handler cannot suspend. A run is any client-chosen string that isolates one test's
 /// attempts from another's, so tests running at the same time against one server do not interfere.
 public final class ScenarioCounters: Sendable {
@@ -12,7 +12,7 @@ public final class ScenarioCounters: Sendable {
         var route: String
     }
 
-    private let counts = Mutex<[Key: Int]>([:])
+    private let counts = NIOLockedValueBox<[Key: Int]>([:])
 
     /// Makes a set of counters, all at zero.
     public init() {}
@@ -25,7 +25,7 @@ public final class ScenarioCounters: Sendable {
     ///   - route: the route name (`Scenario.mainRoute` for the scenario's own URL).
     /// - Returns: the attempt number, 1 for the first request.
     public func nextAttempt(scenario: String, run: String, route: String) -> Int {
-        counts.withLock { counts in
+        counts.withLockedValue { counts in
             let next = counts[Key(scenario: scenario, run: run, route: route), default: 0] + 1
             counts[Key(scenario: scenario, run: run, route: route)] = next
             return next
@@ -40,12 +40,12 @@ public final class ScenarioCounters: Sendable {
     ///   - route: the route name.
     /// - Returns: the number of attempts so far, 0 if none.
     public func currentAttempt(scenario: String, run: String, route: String) -> Int {
-        counts.withLock { $0[Key(scenario: scenario, run: run, route: route)] ?? 0 }
+        counts.withLockedValue { $0[Key(scenario: scenario, run: run, route: route)] ?? 0 }
     }
 
     /// Forgets every count, so the next request to any route is attempt 1 again.
     public func reset() {
-        counts.withLock { $0.removeAll() }
+        counts.withLockedValue { $0.removeAll() }
     }
 
     /// Forgets the counts of one run of one scenario (all its routes), leaving other runs alone.
@@ -54,7 +54,7 @@ public final class ScenarioCounters: Sendable {
     ///   - scenario: the scenario name.
     ///   - run: the run identifier.
     public func reset(scenario: String, run: String) {
-        counts.withLock { counts in
+        counts.withLockedValue { counts in
             counts = counts.filter { $0.key.scenario != scenario || $0.key.run != run }
         }
     }
