@@ -138,29 +138,9 @@ public final class RangeServer: Sendable {
         }
         // Reading the journal must not fill the journal.
         guard !request.rawPath.hasPrefix("/_control/") else { return }
-        journal.append(
-            JournalEntry(
-                seq: 0,
-                time: JournalEntry.timestamp(),
-                method: request.method,
-                target: request.target,
-                scenario: exchange.plan.scenario?.scenario,
-                run: exchange.plan.scenario?.run,
-                route: exchange.plan.scenario?.route,
-                attempt: exchange.plan.scenario?.attempt,
-                requestHeaders: request.headerDictionary,
-                status: exchange.plan.status,
-                responseHeaders: Dictionary(
-                    exchange.plan.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $0 + ", " + $1 }
-                ),
-                bodyBytesPlanned: exchange.plan.body.length,
-                bodyBytesSent: exchange.bodyBytesSent,
-                outcome: exchange.outcome,
-                faults: exchange.plan.faults,
-                connection: request.connectionID,
-                peer: request.peerDescription
-            )
-        )
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        journal.append(exchange, endedAt: now)
     }
 }
 

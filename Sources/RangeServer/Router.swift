@@ -17,6 +17,10 @@ final class Router: Sendable {
     let counters = ScenarioCounters()
     let journal: Journal
     private let digests = NIOLockedValueBox<[String: String]>([:])
+    /// `/files/` representations already resolved, revalidated per request by one `stat`.
+    let files = RepresentationCache(capacity: 256)
+    /// The root, open, so files are opened beneath it (see `OpenFile.opening`); -1 if it could not be opened.
+    private let rootDescriptor: Int32
     /// The real port once bound, for absolute redirect locations when the request has no Host.
     let boundPort = Atomic<Int>(0)
 
@@ -25,6 +29,11 @@ final class Router: Sendable {
         self.rootPath = rootPath
         self.scenarios = scenarios
         self.journal = journal
+        rootDescriptor = open(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    }
+
+    deinit {
+        if rootDescriptor >= 0 { _ = close(rootDescriptor) }
     }
 
     /// The plan for one request.
@@ -131,18 +140,25 @@ final class Router: Sendable {
         if let key = passthrough.first?.key {
             return .failure(.init(.text(400, "bad request: unknown parameter '\(key)' for /files")))
         }
-        guard let components = SafePath.components(path.dropFirst("/files/".count)) else {
+        let encoded = path.dropFirst("/files/".count)
+        let key = String(encoded)
+        if let cached = files.representation(forKey: key) { return .success(cached) }
+        guard let components = SafePath.components(encoded) else {
             return .failure(.init(.text(404, "not found: \(path)")))
         }
-        guard let real = realPath(rootPath + "/" + components.joined(separator: "/")) else {
+        let lexicalPath = rootPath + "/" + components.joined(separator: "/")
+        guard let real = realPath(lexicalPath) else {
             return .failure(.init(.text(404, "not found: \(path)")))
         }
         // Symlinks are followed only while they stay under the root. Bytes, not Characters: String.hasPrefix
         // treats canonically equivalent names (precomposed and decomposed "é") as equal, the file system does not.
-        guard real.utf8.starts(with: (rootPath + "/").utf8), let representation = Representation.file(atPath: real)
+        guard real.utf8.starts(with: (rootPath + "/").utf8),
+            let file = OpenFile.opening(realPath: real, rootPath: rootPath, rootDescriptor: rootDescriptor)
         else {
             return .failure(.init(.text(404, "not found: \(path)")))
         }
+        let representation = Representation.file(file)
+        files.store(representation, file: file, lexicalPath: lexicalPath, forKey: key)
         return .success(representation)
     }
 
@@ -171,8 +187,8 @@ final class Router: Sendable {
         )
         var headers: [(name: String, value: String)] = []
         if !faults.noAcceptRanges { headers.append(("Accept-Ranges", "bytes")) }
-        if let tag = representation.entityTag { headers.append(("ETag", tag.headerValue)) }
-        if let date = representation.lastModified { headers.append(("Last-Modified", date.headerValue)) }
+        if let tag = representation.entityTagHeader { headers.append(("ETag", tag)) }
+        if let date = representation.lastModifiedHeader { headers.append(("Last-Modified", date)) }
 
         var plan: ResponsePlan
         switch RequestDecision.decide(conditional, representation: representation.metadata, options: options) {

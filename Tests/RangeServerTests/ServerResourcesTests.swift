@@ -217,6 +217,61 @@ struct ServerResourcesTests {
         }
     }
 
+    @Test("a file replaced, rewritten in place or deleted between two requests is noticed at once")
+    func fileChangesBetweenRequests() async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/data.bin"
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
+        setModificationTime(path, seconds: 1_700_000_000)
+
+        try await withRangeServer(Fixtures.configuration { $0.root = root }) { server in
+            // Twice, so the second answer comes from whatever the server kept of the first.
+            let first = try rawRequest(port: server.port, "GET", "/files/data.bin", headers: ["Range": "bytes=0-99"])
+            let again = try rawRequest(port: server.port, "GET", "/files/data.bin", headers: ["Range": "bytes=0-99"])
+            let tag = try #require(first.header("etag"))
+            #expect(again.header("etag") == tag)
+            #expect(again.body == [UInt8](repeating: 0x41, count: 100))
+
+            // Replaced by rename: a new inode with the same size and the same mtime.
+            let replacement = root + "/data.tmp"
+            try Data(repeating: 0x42, count: 4096).write(to: URL(fileURLWithPath: replacement))
+            setModificationTime(replacement, seconds: 1_700_000_000)
+            #expect(rename(replacement, path) == 0)
+            let replaced = try rawRequest(
+                port: server.port, "GET", "/files/data.bin", headers: ["Range": "bytes=0-99"])
+            #expect(replaced.status == 206)
+            #expect(replaced.body == [UInt8](repeating: 0x42, count: 100))
+            let large = try rawRequest(port: server.port, "GET", "/files/data.bin")
+            #expect(large.body == [UInt8](repeating: 0x42, count: 4096))
+
+            // Rewritten in place to a new size: a new ETag and the new bytes, small range and whole body alike.
+            try Data(repeating: 0x43, count: 100_000).write(to: URL(fileURLWithPath: path))
+            setModificationTime(path, seconds: 1_700_000_200)
+            let rewritten = try rawRequest(port: server.port, "GET", "/files/data.bin")
+            #expect(rewritten.header("etag") != tag)
+            #expect(rewritten.header("etag") != replaced.header("etag"))
+            #expect(rewritten.body == [UInt8](repeating: 0x43, count: 100_000))
+            let conditional = try rawRequest(
+                port: server.port, "GET", "/files/data.bin", headers: ["If-None-Match": tag])
+            #expect(conditional.status == 200, "the old ETag must not match the rewritten file")
+
+            // Deleted: 404, not the bytes the server saw last time.
+            #expect(unlink(path) == 0)
+            let deleted = try rawRequest(port: server.port, "GET", "/files/data.bin", headers: ["Range": "bytes=0-9"])
+            #expect(deleted.status == 404)
+
+            // Replaced by a symlink that leaves the root: refused, though the path was served before.
+            let outside = root + "-outside"
+            try Data("OUTSIDE".utf8).write(to: URL(fileURLWithPath: outside))
+            defer { unlink(outside) }
+            #expect(symlink(outside, path) == 0)
+            let escaped = try rawRequest(port: server.port, "GET", "/files/data.bin")
+            #expect(escaped.status == 404)
+            #expect(!String(decoding: escaped.body, as: UTF8.self).contains("OUTSIDE"))
+        }
+    }
+
     // MARK: - Digests
 
     @Test("Want-Repr-Digest: sha-256=1 gives Repr-Digest of the whole file, on 200 and 206")

@@ -38,6 +38,8 @@ struct IncomingRequest: Sendable {
     /// scheme and authority are dropped here (the path is what names the resource), and an empty path is `/`.
     private var originForm: Substring {
         let utf8 = target.utf8
+        // Nearly every target is already in origin form; answer those without looking for a scheme.
+        if utf8.first == UInt8(ascii: "/") { return target[...] }
         let schemeLength: Int
         if utf8.count >= 7, utf8.prefix(7).map({ $0 | 0x20 }).elementsEqual("http://".utf8) {
             schemeLength = 7

@@ -22,8 +22,8 @@ struct CompletedExchange: Sendable {
 ///
 /// It turns raw connections into `IncomingRequest` values, asks `handler` for a `ResponsePlan`, and carries
 /// the plan out: sendfile for plain file bodies, a content reader for everything that is generated, paced
-/// or faulted. Waits (delay, stall, rate) suspend the connection and resume it from a timer, so a stalled
-/// connection holds no thread.
+/// or faulted. Waits (delay, stall, rate) suspend the connection and resume it from `ResumeScheduler`, so a
+/// stalled connection holds no thread.
 final class MicroHTTPDaemon: @unchecked Sendable {
     typealias Handler = @Sendable (IncomingRequest) -> ResponsePlan
     typealias Completion = @Sendable (CompletedExchange) -> Void
@@ -35,9 +35,10 @@ final class MicroHTTPDaemon: @unchecked Sendable {
 
     fileprivate let handler: Handler
     fileprivate let completion: Completion
-    fileprivate let timers = DispatchQueue(label: "rangeserver.timers")
     fileprivate let connectionCounter = Atomic<Int>(0)
-    fileprivate let suspensions = NIOLockedValueBox(SuspensionTable())
+    fileprivate let suspensions: NIOLockedValueBox<SuspensionTable>
+    /// Wakes connections whose waits are over; one thread for all of them.
+    private let scheduler: ResumeScheduler
     private var daemon: OpaquePointer?
 
     /// Starts the daemon on `host:port`.
@@ -55,6 +56,18 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     ) throws {
         self.handler = handler
         self.completion = completion
+        let suspensions = NIOLockedValueBox(SuspensionTable())
+        self.suspensions = suspensions
+        scheduler = ResumeScheduler { due in
+            // One lock for the whole batch: the daemon's threads see every due connection in one wake-up.
+            suspensions.withLockedValue { table in
+                for token in due {
+                    if let connection = table.pending.removeValue(forKey: token) {
+                        MHD_resume_connection(connection.pointer)
+                    }
+                }
+            }
+        }
         guard (0...65535).contains(port) else {
             throw RangeServerError.invalidConfiguration("invalid port \(port): must be 0...65535")
         }
@@ -63,9 +76,11 @@ final class MicroHTTPDaemon: @unchecked Sendable {
         let fd = cmhd_listen(host, UInt16(port), 1024, &ipv6, &error)
         guard fd >= 0 else {
             if error < 0 {
+                scheduler.stop()
                 throw RangeServerError.bindFailed("invalid host '\(host)': not a numeric IPv4 or IPv6 address")
             }
             let reason = String(cString: strerror(error))
+            scheduler.stop()
             throw RangeServerError.bindFailed("cannot listen on \(host):\(port): \(reason)")
         }
         self.isIPv6 = ipv6 != 0
@@ -89,6 +104,7 @@ final class MicroHTTPDaemon: @unchecked Sendable {
             uriLogged, context
         )
         guard daemon != nil else {
+            scheduler.stop()
             close(fd)
             throw RangeServerError.daemonStartFailed("libmicrohttpd refused to start on \(host):\(port)")
         }
@@ -98,6 +114,7 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     func stop() {
         guard let daemon else { return }
         self.daemon = nil
+        scheduler.stop()
         // libmicrohttpd forbids stopping with suspended connections, so wake them all first; their
         // readers see `stopping` and end the body.
         suspensions.withLockedValue { table in
@@ -140,24 +157,23 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     fileprivate func suspend(_ connection: OpaquePointer, for duration: Duration) -> Bool {
         guard let token = suspend(connection) else { return false }
         let (seconds, attoseconds) = duration.components
-        let nanoseconds = max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000
-        timers.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) { [self] in
-            resume(token)
-        }
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let total = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ attoseconds / 1_000_000_000
+        scheduler.schedule(token, after: UInt64(clamping: total))
         return true
     }
 
     fileprivate var isStopping: Bool { suspensions.withLockedValue { $0.stopping } }
 }
 
-/// Connections waiting on a timer, so `stop()` can wake them.
+/// Connections waiting on the scheduler, so `stop()` can wake them.
 struct SuspensionTable {
     var stopping = false
     var nextToken: UInt64 = 0
     var pending: [UInt64: ConnectionHandle] = [:]
 }
 
-/// A libmicrohttpd connection pointer that may cross to the timer queue; only `MHD_resume_connection`,
+/// A libmicrohttpd connection pointer that may cross to the scheduler's thread; only `MHD_resume_connection`,
 /// which is thread-safe, is called on it there.
 struct ConnectionHandle: @unchecked Sendable {
     let pointer: OpaquePointer
@@ -205,7 +221,7 @@ private let requestCompleted:
     @convention(c) (
         UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
         MHD_RequestTerminationCode
-    ) -> Void = { daemonPointer, _, contextPointer, code in
+    ) -> Void = { daemonPointer, connection, contextPointer, code in
         guard let contextPointer, let raw = contextPointer.pointee else { return }
         contextPointer.pointee = nil
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
@@ -223,6 +239,12 @@ private let requestCompleted:
         // A sendfile body is not counted chunk by chunk; libmicrohttpd only says whether it all went out.
         var sent = context.bodyBytesSent
         if outcome == .complete && context.request?.method != "HEAD" { sent = plan.body.length }
+        if outcome == .clientClosed, let connection {
+            // Written is not delivered: what still sits unacknowledged in the socket's send queue never reached
+            // the client. (A reset empties the queue, so this only helps when the peer closed in order.)
+            let unsent = cmhd_unsent_bytes(cmhd_connection_fd(connection))
+            if unsent > 0 { sent -= min(sent, UInt64(unsent)) }
+        }
         daemonFrom(daemonPointer).completion(
             CompletedExchange(
                 request: request, plan: plan, bodyBytesSent: sent, outcome: outcome, startedAt: context.startedAt
@@ -236,9 +258,22 @@ private let headerCollector:
             box, _, key, value in
             guard let box, let key else { return .YES }
             let headers = Unmanaged<HeaderBox>.fromOpaque(box).takeUnretainedValue()
-            headers.fields.append((String(cString: key).lowercased(), value.map { String(cString: $0) } ?? ""))
+            headers.fields.append((lowercasedName(key), value.map { String(cString: $0) } ?? ""))
             return .YES
         }
+
+/// A header name with ASCII letters lower-cased, decoded in one pass: no intermediate String, and none at all
+/// on the heap for names of up to 15 bytes.
+private func lowercasedName(_ name: UnsafePointer<CChar>) -> String {
+    let length = strlen(name)
+    return String(unsafeUninitializedCapacity: length) { output in
+        for index in 0..<length {
+            let byte = UInt8(bitPattern: name[index])
+            output[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+        }
+        return length
+    }
+}
 
 private final class HeaderBox {
     var fields: [(name: String, value: String)] = []
@@ -324,10 +359,14 @@ private struct UncheckedBox<Value>: @unchecked Sendable {
 }
 
 private func peer(_ connection: OpaquePointer) -> (address: String, port: Int) {
-    var buffer = [CChar](repeating: 0, count: 64)
-    var port: UInt16 = 0
-    guard cmhd_connection_peer(connection, &buffer, buffer.count, &port) == 0 else { return ("unknown", 0) }
-    return (stringFromCBuffer(buffer), Int(port))
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+        var port: UInt16 = 0
+        buffer.initialize(repeating: 0)
+        guard cmhd_connection_peer(connection, buffer.baseAddress!, buffer.count, &port) == 0 else {
+            return ("unknown", 0)
+        }
+        return (String(cString: buffer.baseAddress!), Int(port))
+    }
 }
 
 private func queue(
@@ -356,10 +395,14 @@ private func makeResponse(
             MHD_create_response_from_buffer(
                 buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
         }
-    case .content(.file(let path), let offset, let length) where plan.delivery.isPlain && !isHead:
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    case .content(.file(let file), let offset, let length) where plan.delivery.isPlain && !isHead:
+        if length <= smallBodyLimit {
+            return bufferedResponse(file, offset: offset, length: length)
+        }
+        // libmicrohttpd owns and closes the duplicate and sends it with sendfile. Sharing the description
+        // is safe: libmicrohttpd passes explicit offsets to sendfile and pread and never moves the file offset.
+        let fd = fcntl(file.descriptor, F_DUPFD_CLOEXEC, 0)
         guard fd >= 0 else { return nil }
-        // libmicrohttpd owns the descriptor from here and sends it with sendfile.
         return MHD_create_response_from_fd_at_offset64(length, fd, offset)
     default:
         let reader = BodyReader(plan: plan, context: context, connection: connection, daemon: daemon)
@@ -368,6 +411,23 @@ private func makeResponse(
             size, 64 * 1024, readBody, Unmanaged.passRetained(reader).toOpaque(), freeBody
         )
     }
+}
+
+/// File bodies up to this size are read into the response at once: one pread, and libmicrohttpd sends the
+/// header and body in one write, where sendfile costs a duplicate descriptor and separate header and body
+/// writes.
+private let smallBodyLimit: UInt64 = 64 * 1024
+
+/// A response holding `length` bytes of `file` from `offset`, or nil when they cannot be read.
+private func bufferedResponse(_ file: OpenFile, offset: UInt64, length: UInt64) -> OpaquePointer? {
+    guard length > 0 else { return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT) }
+    guard let buffer = malloc(Int(length)) else { return nil }
+    guard file.read(offset: offset, into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(length))) else {
+        free(buffer)
+        return nil
+    }
+    // libmicrohttpd frees the buffer with free() when the response is destroyed.
+    return MHD_create_response_from_buffer(Int(length), buffer, .RESPMEM_MUST_FREE)
 }
 
 private let readBody: @convention(c) (UnsafeMutableRawPointer?, UInt64, UnsafeMutablePointer<CChar>?, Int) -> Int = {
@@ -381,6 +441,16 @@ private let freeBody: @convention(c) (UnsafeMutableRawPointer?) -> Void = { poin
     Unmanaged<BodyReader>.fromOpaque(pointer).release()
 }
 
+/// Bytes a paced body sends per wake-up: a twentieth of a second's worth at high rates, and at low rates up to
+/// 16 KiB but never more than a tenth of a second's worth.
+///
+/// Each wake-up costs a suspend, a resume and a pass of the event loop, so 3 KiB slices at 64 KiB/s (the old
+/// rate / 20) made 20 wake-ups a second per connection; a tenth of a second halves that, and still keeps any
+/// 2-second window within 5% of the rate (at most one slice early).
+func paceQuantum(rate: UInt64) -> UInt64 {
+    max(1, rate / 20, min(16 * 1024, rate / 10))
+}
+
 /// Produces a body for libmicrohttpd's content-reader callback and applies the delivery faults.
 private final class BodyReader: @unchecked Sendable {
     private let body: ResponseBody
@@ -388,7 +458,6 @@ private final class BodyReader: @unchecked Sendable {
     private let context: RequestContext
     private let connection: OpaquePointer
     private unowned let daemon: MicroHTTPDaemon
-    private let files: FileCache
     private var stalled = false
     private var paceStart: ContinuousClock.Instant?
     /// The body position at which pacing started (after a stall, pacing starts afresh).
@@ -400,12 +469,12 @@ private final class BodyReader: @unchecked Sendable {
         self.context = context
         self.connection = connection
         self.daemon = daemon
-        self.files = FileCache()
     }
 
-    deinit { files.close() }
-
     func read(position: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        // libmicrohttpd asks for `position` only once every byte before it has been written to the socket,
+        // so this, not what the previous call handed over (up to a block more), is what has been sent.
+        context.bodyBytesSent = position
         if daemon.isStopping { return end(.stalled) }
         let length = body.length
         if position >= length { return cmhd_reader_end_of_stream() }
@@ -447,12 +516,11 @@ private final class BodyReader: @unchecked Sendable {
                 if daemon.suspend(connection, for: due - now) { return 0 }
                 return end(.stalled)
             }
-            allowed = min(allowed, max(1, rate / 20))
+            allowed = min(allowed, paceQuantum(rate: rate))
         }
         let count = Int(allowed)
         let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
         guard fill(target, position: position) else { return end(.dropped) }
-        context.bodyBytesSent = position + allowed
         return count
     }
 
@@ -521,32 +589,9 @@ private final class BodyReader: @unchecked Sendable {
         case .generated(let generator):
             generator.fill(target, offset: offset)
             return true
-        case .file(let path):
-            return files.read(path: path, offset: offset, into: target)
+        case .file(let file):
+            return file.read(offset: offset, into: target)
         }
-    }
-}
-
-/// One open descriptor per body reader, so a multipart or paced file body does not reopen per chunk.
-private final class FileCache {
-    private var fd: Int32 = -1
-
-    func read(path: String, offset: UInt64, into target: UnsafeMutableRawBufferPointer) -> Bool {
-        if fd < 0 { fd = open(path, O_RDONLY | O_CLOEXEC) }
-        guard fd >= 0 else { return false }
-        var done = 0
-        while done < target.count {
-            let count = pread(fd, target.baseAddress! + done, target.count - done, off_t(offset) + off_t(done))
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return false }
-            done += count
-        }
-        return true
-    }
-
-    func close() {
-        if fd >= 0 { closeDescriptor(fd) }
-        fd = -1
     }
 }
 
@@ -558,8 +603,4 @@ extension MultipartByteranges.Segment {
         case .payload(let range): range.upperBound - range.lowerBound + 1
         }
     }
-}
-
-private func closeDescriptor(_ fd: Int32) {
-    _ = close(fd)
 }

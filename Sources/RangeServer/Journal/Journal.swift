@@ -28,7 +28,7 @@ public final class Journal: Sendable {
 
     private struct State {
         /// The ring's storage; grows up to `limit`, then `start` marks the oldest entry.
-        var ring: [JournalEntry] = []
+        var ring: [JournalRecord] = []
         var start = 0
         var nextSeq = 1
         var dropped = 0
@@ -36,7 +36,7 @@ public final class Journal: Sendable {
         var lastFileError: String?
 
         /// Entries oldest first.
-        var ordered: some Collection<JournalEntry> { ring[start...] + ring[..<start] }
+        var ordered: some Collection<JournalRecord> { ring[start...] + ring[..<start] }
     }
 
     private let state = NIOLockedValueBox(State())
@@ -88,24 +88,38 @@ public final class Journal: Sendable {
     /// - Returns: the entry as stored, with its `seq`.
     @discardableResult
     public func append(_ entry: JournalEntry) -> JournalEntry {
+        insert(.entry(entry)).entry
+    }
+
+    /// Records a finished exchange, keeping its values as they are and building the entry (timestamp text,
+    /// header dictionaries) only when someone reads it; with a journal file it is built at once, for the file.
+    func append(_ exchange: CompletedExchange, endedAt time: timespec) {
+        insert(.exchange(PendingJournalEntry(exchange: exchange, endedAt: time)))
+    }
+
+    @discardableResult
+    private func insert(_ record: JournalRecord) -> JournalRecord {
         state.withLockedValue { state in
-            var stored = entry
+            var stored = record
             stored.seq = state.nextSeq
             state.nextSeq += 1
+            if fileDescriptor >= 0 {
+                // The line must be written now (it survives a crash), so there is nothing to defer.
+                let entry = stored.entry
+                stored = .entry(entry)
+                var line = entry.jsonBytes
+                line.append(UInt8(ascii: "\n"))
+                if let failure = writeAll(line) {
+                    state.fileWriteFailures += 1
+                    state.lastFileError = failure
+                }
+            }
             if state.ring.count < limit {
                 state.ring.append(stored)
             } else {
                 state.ring[state.start] = stored
                 state.start = (state.start + 1) % limit
                 state.dropped += 1
-            }
-            if fileDescriptor >= 0 {
-                var line = stored.jsonBytes
-                line.append(UInt8(ascii: "\n"))
-                if let failure = writeAll(line) {
-                    state.fileWriteFailures += 1
-                    state.lastFileError = failure
-                }
             }
             return stored
         }
@@ -119,12 +133,14 @@ public final class Journal: Sendable {
     ///   - since: only entries with `seq` greater than this.
     /// - Returns: the matching entries, oldest first.
     public func entries(run: String? = nil, scenario: String? = nil, since: Int? = nil) -> [JournalEntry] {
-        state.withLockedValue { state in
-            state.ordered.filter { entry in
-                (run == nil || entry.run == run) && (scenario == nil || entry.scenario == scenario)
-                    && (since == nil || entry.seq > since!)
+        let matching = state.withLockedValue { state in
+            state.ordered.filter { record in
+                (run == nil || record.run == run) && (scenario == nil || record.scenario == scenario)
+                    && (since == nil || record.seq > since!)
             }
         }
+        // Outside the lock: building entries is the deferred work, and appends should not wait for it.
+        return matching.map(\.entry)
     }
 
     /// Empties the in-memory journal and resets `droppedCount`; sequence numbers keep increasing,
@@ -180,5 +196,102 @@ public final class Journal: Sendable {
             }
             return nil
         }
+    }
+}
+
+/// A journal slot: an entry as given to `Journal.append(_:)`, or an exchange not yet formatted as one.
+enum JournalRecord: Sendable {
+    case entry(JournalEntry)
+    case exchange(PendingJournalEntry)
+
+    var seq: Int {
+        get {
+            switch self {
+            case .entry(let entry): entry.seq
+            case .exchange(let pending): pending.seq
+            }
+        }
+        set {
+            switch self {
+            case .entry(var entry):
+                entry.seq = newValue
+                self = .entry(entry)
+            case .exchange(var pending):
+                pending.seq = newValue
+                self = .exchange(pending)
+            }
+        }
+    }
+
+    var run: String? {
+        switch self {
+        case .entry(let entry): entry.run
+        case .exchange(let pending): pending.scenario?.run
+        }
+    }
+
+    var scenario: String? {
+        switch self {
+        case .entry(let entry): entry.scenario
+        case .exchange(let pending): pending.scenario?.scenario
+        }
+    }
+
+    var entry: JournalEntry {
+        switch self {
+        case .entry(let entry): entry
+        case .exchange(let pending): pending.entry
+        }
+    }
+}
+
+/// A finished exchange with the wall-clock time it ended: everything a `JournalEntry` says, before any of it
+/// is formatted. It keeps the plan's values, not the plan, so a journaled body (an open file, a literal) is
+/// not held for as long as the entry lives.
+struct PendingJournalEntry: Sendable {
+    var seq = 0
+    var request: IncomingRequest
+    var status: Int
+    var responseHeaders: [(name: String, value: String)]
+    var bodyBytesPlanned: UInt64
+    var bodyBytesSent: UInt64
+    var outcome: JournalOutcome
+    var faults: [String]
+    var scenario: ScenarioContext?
+    var endedAt: timespec
+
+    init(exchange: CompletedExchange, endedAt: timespec) {
+        request = exchange.request
+        status = exchange.plan.status
+        responseHeaders = exchange.plan.headers
+        bodyBytesPlanned = exchange.plan.body.length
+        bodyBytesSent = exchange.bodyBytesSent
+        outcome = exchange.outcome
+        faults = exchange.plan.faults
+        scenario = exchange.plan.scenario
+        self.endedAt = endedAt
+    }
+
+    var entry: JournalEntry {
+        JournalEntry(
+            seq: seq,
+            time: JournalEntry.timestamp(
+                secondsSince1970: Int64(endedAt.tv_sec), milliseconds: Int(endedAt.tv_nsec / 1_000_000)),
+            method: request.method,
+            target: request.target,
+            scenario: scenario?.scenario,
+            run: scenario?.run,
+            route: scenario?.route,
+            attempt: scenario?.attempt,
+            requestHeaders: request.headerDictionary,
+            status: status,
+            responseHeaders: JournalEntry.headerDictionary(responseHeaders),
+            bodyBytesPlanned: bodyBytesPlanned,
+            bodyBytesSent: bodyBytesSent,
+            outcome: outcome,
+            faults: faults,
+            connection: request.connectionID,
+            peer: request.peerDescription
+        )
     }
 }

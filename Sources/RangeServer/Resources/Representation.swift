@@ -15,11 +15,34 @@ struct Representation: Sendable {
     /// The media type sent in Content-Type.
     var contentType: String
     /// The advertised ETag, after `no-etag` / `weak-etag` faults.
-    var entityTag: EntityTag?
+    var entityTag: EntityTag? {
+        didSet { entityTagHeader = entityTag?.headerValue }
+    }
     /// The advertised Last-Modified, after the `no-last-modified` fault.
-    var lastModified: HTTPDate?
+    var lastModified: HTTPDate? {
+        didSet { lastModifiedHeader = lastModified?.headerValue }
+    }
+    /// `entityTag` as sent in the ETag field, formatted once: cached representations answer many requests.
+    private(set) var entityTagHeader: String?
+    /// `lastModified` as sent in the Last-Modified field, formatted once.
+    private(set) var lastModifiedHeader: String?
     /// Identifies the bytes for the digest cache; nil when no digest is offered (over 4 GiB generated).
     var digestKey: String?
+
+    init(
+        source: ContentSource, length: UInt64, contentType: String, entityTag: EntityTag?, lastModified: HTTPDate?,
+        digestKey: String?
+    ) {
+        self.source = source
+        self.length = length
+        self.contentType = contentType
+        self.entityTag = entityTag
+        self.lastModified = lastModified
+        self.digestKey = digestKey
+        // Property observers do not run in an initializer.
+        entityTagHeader = entityTag?.headerValue
+        lastModifiedHeader = lastModified?.headerValue
+    }
 
     /// The metadata the conditional-request decision needs.
     var metadata: RepresentationMetadata {
@@ -42,27 +65,20 @@ struct Representation: Sendable {
         )
     }
 
-    /// The representation of a regular file at `path`, or nil when it is not one.
-    static func file(atPath path: String) -> Representation? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        let length = UInt64(info.st_size)
-        #if canImport(Glibc)
-        let seconds = Int64(info.st_mtim.tv_sec)
-        let nanoseconds = Int64(info.st_mtim.tv_nsec)
-        #else
-        let seconds = Int64(info.st_mtimespec.tv_sec)
-        let nanoseconds = Int64(info.st_mtimespec.tv_nsec)
-        #endif
+    /// The representation of an open regular file.
+    static func file(_ file: OpenFile) -> Representation {
+        let identity = file.identity
+        let length = UInt64(identity.size)
         let tag =
-            "f" + String(length, radix: 16) + "-" + String(seconds, radix: 16) + "-" + String(nanoseconds, radix: 16)
+            "f" + String(length, radix: 16) + "-" + String(identity.modifiedSeconds, radix: 16) + "-"
+            + String(identity.modifiedNanoseconds, radix: 16)
         return Representation(
-            source: .file(path: path),
+            source: .file(file),
             length: length,
-            contentType: mediaType(forPath: path),
+            contentType: mediaType(forPath: file.path),
             entityTag: EntityTag(opaqueTag: tag, isWeak: false),
-            lastModified: HTTPDate(secondsSince1970: seconds),
-            digestKey: path + "|" + tag
+            lastModified: HTTPDate(secondsSince1970: identity.modifiedSeconds),
+            digestKey: file.path + "|" + tag
         )
     }
 
@@ -83,12 +99,6 @@ struct Representation: Sendable {
         var hasher = SHA256()
         let chunk = 1 << 20
         var buffer = [UInt8](repeating: 0, count: chunk)
-        var fd: Int32 = -1
-        if case .file(let path) = source {
-            fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { return nil }
-        }
-        defer { if fd >= 0 { _ = close(fd) } }
         var offset: UInt64 = 0
         while offset < length {
             let count = Int(min(UInt64(chunk), length - offset))
@@ -98,8 +108,8 @@ struct Representation: Sendable {
                 case .generated(let generator):
                     generator.fill(target, offset: offset)
                     return true
-                case .file:
-                    return pread(fd, target.baseAddress!, count, off_t(offset)) == count
+                case .file(let file):
+                    return file.read(offset: offset, into: target)
                 }
             }
             guard ok else { return nil }
@@ -111,22 +121,40 @@ struct Representation: Sendable {
 }
 
 /// A media type from a file name's extension; unknown ones are served as octets.
+///
+/// Compares the bytes after the last dot case-insensitively, so it allocates nothing (it used to lower-case
+/// a copy of the extension per request).
 func mediaType(forPath path: String) -> String {
-    let name = path.split(separator: "/").last.map(String.init) ?? path
-    guard let dot = name.lastIndex(of: ".") else { return "application/octet-stream" }
-    switch name[name.index(after: dot)...].lowercased() {
-    case "txt", "text", "md": return "text/plain; charset=utf-8"
-    case "html", "htm": return "text/html; charset=utf-8"
-    case "json": return "application/json"
-    case "css": return "text/css"
-    case "js": return "text/javascript"
-    case "png": return "image/png"
-    case "jpg", "jpeg": return "image/jpeg"
-    case "gif": return "image/gif"
-    case "svg": return "image/svg+xml"
-    case "pdf": return "application/pdf"
-    case "zip": return "application/zip"
-    case "gz": return "application/gzip"
-    default: return "application/octet-stream"
+    let utf8 = path.utf8
+    guard let dot = utf8.lastIndex(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "/") }),
+        utf8[dot] == UInt8(ascii: ".")
+    else { return "application/octet-stream" }
+    let suffix = utf8[utf8.index(after: dot)...]
+    for (extensions, type) in mediaTypes where extensions.contains(where: { equalsIgnoringASCIICase(suffix, $0) }) {
+        return type
+    }
+    return "application/octet-stream"
+}
+
+/// Extensions (lower case) and the media type each is served as.
+private let mediaTypes: [([String], String)] = [
+    (["txt", "text", "md"], "text/plain; charset=utf-8"),
+    (["html", "htm"], "text/html; charset=utf-8"),
+    (["json"], "application/json"),
+    (["css"], "text/css"),
+    (["js"], "text/javascript"),
+    (["png"], "image/png"),
+    (["jpg", "jpeg"], "image/jpeg"),
+    (["gif"], "image/gif"),
+    (["svg"], "image/svg+xml"),
+    (["pdf"], "application/pdf"),
+    (["zip"], "application/zip"),
+    (["gz"], "application/gzip"),
+]
+
+/// Whether `bytes` spell `lowercase` with any ASCII letter case.
+func equalsIgnoringASCIICase(_ bytes: Substring.UTF8View, _ lowercase: String) -> Bool {
+    bytes.elementsEqual(lowercase.utf8) { byte, expected in
+        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == expected
     }
 }

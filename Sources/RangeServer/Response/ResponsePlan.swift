@@ -4,8 +4,8 @@
 enum ContentSource: Hashable, Sendable {
     /// Generated content (`/bytes`).
     case generated(ContentGenerator)
-    /// A regular file below the root, by its resolved absolute path.
-    case file(path: String)
+    /// A regular file below the root, open; read with `pread`, sent with `sendfile` through a duplicate.
+    case file(OpenFile)
 }
 
 /// The body of a planned response.
