@@ -33,6 +33,10 @@ public struct DownloadConfiguration: Sendable {
     /// a crash. Default 64 KiB, at most 1 MiB.
     public var writeBufferSize: Int
 
+    /// What the state directory and completed files must survive, and so which `fsync` calls are made. Default
+    /// ``Durability/processCrash``: no `fsync` at all, like `curl` and `aria2c`.
+    public var durability: Durability
+
     /// Extra request headers sent on every request (for example `Authorization`); dropped on cross-origin hops
     /// when listed in ``RedirectPolicy/sensitiveHeaders``.
     public var headers: [(name: String, value: String)]
@@ -46,6 +50,7 @@ public struct DownloadConfiguration: Sendable {
         requestRepresentationDigest: Bool = true,
         progressInterval: Duration = .milliseconds(200),
         writeBufferSize: Int = 64 * 1024,
+        durability: Durability = .processCrash,
         headers: [(name: String, value: String)] = []
     ) {
         self.concurrency = concurrency
@@ -55,11 +60,42 @@ public struct DownloadConfiguration: Sendable {
         self.requestRepresentationDigest = requestRepresentationDigest
         self.progressInterval = progressInterval
         self.writeBufferSize = writeBufferSize
+        self.durability = durability
         self.headers = headers
     }
 }
 
 extension DownloadConfiguration {
+    /// What a download's files must survive.
+    ///
+    /// Both levels keep every promise of the engine when the process dies at any instant (`kill -9`, a crash, the
+    /// OOM killer): body bytes and records are written with `pwrite` and replaced with `rename`, and the kernel's
+    /// page cache keeps them after the process is gone. They differ when the machine itself stops (power loss, a
+    /// kernel crash), which the page cache does not survive.
+    public struct Durability: Sendable, Hashable {
+        private enum Level: Hashable {
+            case processCrash
+            case powerLoss
+        }
+
+        private let level: Level
+
+        /// Survive the process dying at any instant; no `fsync`. After a power loss, a completed file may have
+        /// lost its tail or hold zeros, a record may be empty (it is then set aside as corrupt) and a partial file
+        /// may be shorter than its record says (the resume uses the actual length, the final digest catches the
+        /// rest of a partial file's damage). The default: it costs nothing, and it is what `curl` and `aria2c` do.
+        public static let processCrash = Durability(level: .processCrash)
+
+        /// Also survive power loss and kernel crashes: the partial file is `fsync`ed before the completed record
+        /// and the rename, and every record save is a write, `fsync`, rename and `fsync` of the directory. A file
+        /// at its destination is then complete and verified on disk, not only in the page cache. Costs a disk
+        /// flush of the whole file per download plus two per record save.
+        public static let powerLoss = Durability(level: .powerLoss)
+
+        /// Whether files and directories are flushed with `fsync`.
+        var syncsToDisk: Bool { level == .powerLoss }
+    }
+
     /// Time limits for one transfer.
     public struct Timeouts: Sendable, Hashable {
         /// The time allowed to establish a TCP connection. Default 10 s.

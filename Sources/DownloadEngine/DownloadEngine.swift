@@ -42,6 +42,8 @@ public actor DownloadEngine {
     private let hub = EventHub()
     private var tasks: [DownloadTaskID: Entry] = [:]
     private var order: [DownloadTaskID] = []
+    /// Tasks by URL and absolute destination: `add` of a long list must not scan every task for every URL.
+    private var byTarget: [TaskTarget: DownloadTaskID] = [:]
     private var queue: [DownloadTaskID] = []
     private var running: Set<DownloadTaskID> = []
     private var groups: [DownloadGroupID: GroupEntry] = [:]
@@ -55,14 +57,15 @@ public actor DownloadEngine {
     /// - Throws: ``DownloadError/fileSystem(_:)`` when the directory cannot be created or written.
     public init(stateDirectory: String, configuration: DownloadConfiguration = .init()) throws {
         try self.init(stateDirectory: stateDirectory, configuration: configuration) {
-            AsyncHTTPClientTransport(connectTimeout: configuration.timeouts.connect)
+            AsyncHTTPClientTransport(
+                connectTimeout: configuration.timeouts.connect, connectionsPerHost: configuration.concurrency)
         }
     }
 
     init(
         stateDirectory: String, configuration: DownloadConfiguration, transport makeTransport: () -> any Transport
     ) throws {
-        let store = try StateStore(directory: stateDirectory)
+        let store = try StateStore(directory: stateDirectory, syncsToDisk: configuration.durability.syncsToDisk)
         self.store = store
         self.stateDirectory = store.directory
         self.configuration = configuration
@@ -82,6 +85,7 @@ public actor DownloadEngine {
             }
             tasks[record.id] = entry
             order.append(record.id)
+            byTarget[TaskTarget(url: record.url, destination: store.destinationPath(record))] = record.id
         }
     }
 
@@ -126,9 +130,8 @@ public actor DownloadEngine {
         if FileIO.isDirectory(destination) {
             throw DownloadError.fileSystem("destination '\(destination)' is a directory")
         }
-        if let existing = order.first(where: {
-            tasks[$0]?.record.url == request.url && store.destinationPath(tasks[$0]!.record) == destination
-        }), var entry = tasks[existing] {
+        let target = TaskTarget(url: request.url, destination: destination)
+        if let existing = byTarget[target], var entry = tasks[existing] {
             entry.record.expectedSHA256 = request.sha256?.lowercased() ?? entry.record.expectedSHA256
             entry.record.overwrite = request.overwrite
             if entry.state == .completed, !FileIO.exists(destination) { entry.state = .idle }
@@ -138,7 +141,8 @@ public actor DownloadEngine {
             entry.group = group ?? entry.group
             entry.record.state = entry.state
             tasks[existing] = entry
-            try store.save(entry.record)
+            // Not saved: the record on disk stays valid for its partial file, and the transfer saves this one
+            // before it writes a byte.
             hub.publish(.added(existing, url: request.url))
             if start, !entry.state.isActive, entry.state != .completed { try self.start(existing) }
             return existing
@@ -149,11 +153,13 @@ public actor DownloadEngine {
             id: id, url: request.url, destination: store.relative(destination), partial: id.rawValue + ".part",
             expectedSHA256: request.sha256?.lowercased(), overwrite: request.overwrite, state: .idle, created: now,
             updated: now)
-        try store.save(record)
+        // Not saved yet: the transfer saves the record once the response head is known, before the first byte is
+        // written. Killed before that, the task had nothing worth keeping.
         tasks[id] = Entry(
             record: record, state: .idle, progress: .init(bytes: 0, total: nil, bytesPerSecond: 0, eta: nil),
             group: group)
         order.append(id)
+        byTarget[target] = id
         hub.publish(.added(id, url: request.url))
         if start { try self.start(id) }
         return id
@@ -231,7 +237,10 @@ public actor DownloadEngine {
     public func remove(_ id: DownloadTaskID) async throws {
         guard tasks[id] != nil else { throw DownloadError.unknownTask(id.rawValue) }
         try await cancel(id)
-        if let entry = tasks[id] { store.delete(entry.record) }
+        if let entry = tasks[id] {
+            store.delete(entry.record)
+            byTarget[TaskTarget(url: entry.record.url, destination: store.destinationPath(entry.record))] = nil
+        }
         tasks[id] = nil
         order.removeAll { $0 == id }
     }
@@ -425,14 +434,14 @@ public actor DownloadEngine {
             hub.publish(.progress(id, entry.progress))
             let path = store.destinationPath(record)
             hub.publish(.completed(id, path: path, sha256: sha256, bytes: bytes))
-            setState(id, .completed)
+            setState(id, .completed, persist: false)
             settle(id, .completed(path: path, sha256: sha256, bytes: bytes))
         case .failed(let record, let error):
             entry.record = record
             entry.error = error
             tasks[id] = entry
             hub.publish(.failed(id, error))
-            setState(id, .failed)
+            setState(id, .failed, persist: false)
             settle(id, .failed(error))
         case .stopped(let record):
             entry.record = record
@@ -440,7 +449,7 @@ public actor DownloadEngine {
             if intent == .cancelled {
                 finishCancelled(id)
             } else {
-                setState(id, .paused)
+                setState(id, .paused, persist: false)
                 settle(id, .paused)
             }
         }
@@ -457,12 +466,15 @@ public actor DownloadEngine {
         settle(id, .cancelled)
     }
 
-    private func setState(_ id: DownloadTaskID, _ state: DownloadState) {
+    /// Changes a task's state. Only the states a later run must see are saved: paused, cancelled, and failed or
+    /// completed when the transfer has not saved them already (`persist: false`); `idle`, `waiting`, `running` and
+    /// `retrying` are never saved by the engine, since a loaded unfinished task is paused whatever it was.
+    private func setState(_ id: DownloadTaskID, _ state: DownloadState, persist: Bool = true) {
         guard var entry = tasks[id] else { return }
         entry.state = state
         entry.record.state = state
         tasks[id] = entry
-        if state != .running, state != .retrying { try? store.save(entry.record) }
+        if persist, [.paused, .cancelled, .failed, .completed].contains(state) { try? store.save(entry.record) }
         hub.publish(.stateChanged(id, state))
     }
 
@@ -475,6 +487,12 @@ public actor DownloadEngine {
         for waiter in waiters { waiter.resume(returning: result) }
         checkGroup(entry.group)
     }
+}
+
+/// What makes two requests the same task: the original URL and the absolute destination.
+private struct TaskTarget: Hashable {
+    var url: String
+    var destination: String
 }
 
 /// Fans events out to every subscriber.

@@ -128,13 +128,15 @@ enum FileIO {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Writes `bytes` to `path` atomically: temporary file, fsync, rename, fsync of the directory.
-    static func atomicWrite(_ bytes: [UInt8], to path: String) throws {
+    /// Replaces `path` with `bytes` atomically: temporary file, rename. With `sync`, the temporary file is
+    /// `fsync`ed before the rename and the directory after it, so the new content also survives power loss;
+    /// without, a process killed at any instant leaves the old or the new content (and perhaps the temporary file).
+    static func atomicWrite(_ bytes: [UInt8], to path: String, sync: Bool) throws {
         let temporary = path + ".tmp"
         let fd = try open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
         do {
             try bytes.withUnsafeBytes { try writeAll(fd, temporary, $0, at: 0) }
-            try fsync(fd, temporary)
+            if sync { try fsync(fd, temporary) }
         } catch {
             close(fd)
             unlink(temporary)
@@ -142,11 +144,12 @@ enum FileIO {
         }
         close(fd)
         try rename(temporary, path)
-        try fsyncDirectory(LexicalPath.parent(path))
+        if sync { try fsyncDirectory(LexicalPath.parent(path)) }
     }
 
     /// Moves a file into place, copying when `rename` crosses file systems; the destination appears atomically.
-    static func moveIntoPlace(_ from: String, _ to: String) throws {
+    /// With `sync`, a copy is `fsync`ed before its rename and the destination directory after.
+    static func moveIntoPlace(_ from: String, _ to: String, sync: Bool) throws {
         let failure = errnoOf { Glibc_rename(from, to) }
         if let failure, failure != EXDEV {
             throw DownloadError.fileSystem("rename(\(from) -> \(to)): \(String(cString: strerror(failure)))")
@@ -166,7 +169,7 @@ enum FileIO {
                     try writeAll(output, temporary, UnsafeRawBufferPointer(rebasing: buffer[0..<n]), at: offset)
                     offset += Int64(n)
                 }
-                try fsync(output, temporary)
+                if sync { try fsync(output, temporary) }
             } catch {
                 close(output)
                 unlink(temporary)
@@ -176,7 +179,7 @@ enum FileIO {
             try rename(temporary, to)
             unlink(from)
         }
-        try fsyncDirectory(LexicalPath.parent(to))
+        if sync { try fsyncDirectory(LexicalPath.parent(to)) }
     }
 }
 

@@ -48,9 +48,12 @@ struct TaskRecord: Codable, Hashable, Sendable {
 struct StateStore: Sendable {
     /// The absolute, normalised state directory.
     let directory: String
+    /// Whether record saves are flushed to disk (``DownloadConfiguration/Durability/powerLoss``).
+    let syncsToDisk: Bool
 
-    init(directory: String) throws {
+    init(directory: String, syncsToDisk: Bool = false) throws {
         self.directory = LexicalPath.absolute(directory)
+        self.syncsToDisk = syncsToDisk
         try FileIO.makeDirectories(self.directory)
         guard access(self.directory, W_OK) == 0 else {
             throw DownloadError.fileSystem("state directory '\(self.directory)' is not writable")
@@ -77,7 +80,8 @@ struct StateStore: Sendable {
         return decoder
     }()
 
-    /// Atomically replaces the record: temporary file, fsync, rename, fsync of the directory.
+    /// Atomically replaces the record: temporary file, rename; with ``syncsToDisk`` also an fsync of the file
+    /// before the rename and of the directory after.
     func save(_ record: TaskRecord) throws {
         var record = record
         record.updated = Date()
@@ -87,7 +91,7 @@ struct StateStore: Sendable {
         } catch {
             throw DownloadError.fileSystem("cannot encode record \(record.id): \(error)")
         }
-        try FileIO.atomicWrite(Array(data) + [0x0A], to: recordPath(record.id))
+        try FileIO.atomicWrite(Array(data) + [0x0A], to: recordPath(record.id), sync: syncsToDisk)
     }
 
     /// Decodes one record file, checking format, version and that its paths are relative.
@@ -119,6 +123,7 @@ struct StateStore: Sendable {
         for name in names where name.hasSuffix(".json.tmp") {
             FileIO.unlink(directory + "/" + name)
         }
+        removeOrphanPartials(names)
         for name in names where name.hasSuffix(".json") {
             let path = directory + "/" + name
             do {
@@ -140,10 +145,23 @@ struct StateStore: Sendable {
         return (records, problems)
     }
 
+    /// Deletes `<id>.part` files that have no record: a task's first record is saved only once the response head
+    /// is known, so a run killed before that leaves an empty partial file that no later run would ever claim. A
+    /// partial file beside a record set aside as corrupt is kept with it.
+    private func removeOrphanPartials(_ names: [String]) {
+        let present = Set(names)
+        for name in names where name.hasSuffix(".part") {
+            let stem = String(name.dropLast(".part".count))
+            guard UUID(uuidString: stem) != nil, !present.contains(stem + ".json") else { continue }
+            if names.contains(where: { $0.hasPrefix(stem + ".json.corrupt-") }) { continue }
+            FileIO.unlink(directory + "/" + name)
+        }
+    }
+
     /// Deletes a task's record and partial file.
     func delete(_ record: TaskRecord) {
         FileIO.unlink(partialPath(record))
         FileIO.unlink(recordPath(record.id))
-        try? FileIO.fsyncDirectory(directory)
+        if syncsToDisk { try? FileIO.fsyncDirectory(directory) }
     }
 }

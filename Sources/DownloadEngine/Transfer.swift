@@ -18,12 +18,78 @@ enum TransferOutcome: Sendable {
     case stopped(TaskRecord)
 }
 
-/// Last time bytes (or a response head) arrived; read by the idle watchdog.
+/// Last time bytes (or a response head) arrived, read by the idle watchdog, and the partial file's length as the
+/// body writer last left it, read by the progress ticker while the body drains on the transport's thread.
 final class ActivityClock: @unchecked Sendable {
     private let lock = NSLock()
     private var last = ContinuousClock.now
+    private var length: Int64 = 0
     func touch() { lock.withLock { last = .now } }
+    func advance(to length: Int64) {
+        lock.withLock {
+            last = .now
+            self.length = length
+        }
+    }
     var idleFor: Duration { lock.withLock { ContinuousClock.now - last } }
+    var bytes: Int64 { lock.withLock { length } }
+}
+
+/// The transfer's ``BodySink``: writes each body part into the partial file the moment it arrives and hashes it.
+///
+/// `pwrite` puts the bytes in the kernel's page cache, which outlives the process: once ``consume(_:)`` returned,
+/// a `kill -9` cannot take them back. Parts are written in place from the transport's buffer (no copy, no batching,
+/// at most ``DownloadConfiguration/writeBufferSize`` per call). The writer is used on the transport's event loop
+/// while the body drains and by the transfer before and after, never both at once (``TransportBody/drain(into:)``
+/// returns after the last call), which is why it is `@unchecked Sendable`.
+final class PartialFileWriter: BodySink, @unchecked Sendable {
+    private let fd: Int32
+    private let path: String
+    private let chunkLimit: Int
+    private let activity: ActivityClock
+    /// Bytes at the start of the body that the partial file already holds (a truthful earlier range start).
+    private var skip: Int64
+    /// Where the body should end (the `Content-Range` end or the total); bytes past it are not written.
+    private let end: Int64?
+    private(set) var length: Int64
+    private(set) var hasher: SHA256
+
+    init(
+        fd: Int32, path: String, length: Int64, hasher: SHA256, skip: Int64, end: Int64?, chunkLimit: Int,
+        activity: ActivityClock
+    ) {
+        self.fd = fd
+        self.path = path
+        self.length = length
+        self.hasher = hasher
+        self.skip = skip
+        self.end = end
+        self.chunkLimit = chunkLimit
+        self.activity = activity
+    }
+
+    func consume(_ part: ByteBuffer) throws -> Bool {
+        let complete = try part.withUnsafeReadableBytes { bytes in
+            var start = 0
+            if skip > 0 {
+                start = Int(min(Int64(bytes.count), skip))
+                skip -= Int64(start)
+            }
+            var stop = bytes.count
+            if let end { stop = start + Int(max(0, min(end - length, Int64(bytes.count - start)))) }
+            while start < stop {
+                let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<min(stop, start + chunkLimit)])
+                try FileIO.writeAll(fd, path, slice, at: length)
+                hasher.update(bufferPointer: slice)
+                length += Int64(slice.count)
+                start += slice.count
+            }
+            return start == bytes.count
+        }
+        activity.advance(to: length)
+        // Bytes past the announced end: the response is not what it claimed, stop reading it.
+        return complete
+    }
 }
 
 /// The thin I/O shell around ``ResumePlanner``: one task's request loop, partial file and digest.
@@ -71,6 +137,7 @@ final class Transfer: @unchecked Sendable {
         } catch let error as DownloadError {
             return fail(error)
         } catch {
+            record.state = .paused
             record.recordedLength = length
             try? store.save(record)
             return .stopped(record)
@@ -98,6 +165,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     private func loop() async throws -> TransferOutcome {
+        record.state = .running
         try openPartial()
         var failures = 0
         var restarts = 0
@@ -142,23 +210,24 @@ final class Transfer: @unchecked Sendable {
                 record.resolvedURL = hop.to
                 if !sameOrigin(hop.to, url) { crossOrigin = true }
                 url = hop.to
-                try store.save(record)
+                // Not saved here: the hops reach the disk with the validators, before the first byte is written.
+                // Killed before that, the next run simply follows the redirects again.
                 await report(.redirected(hop, record))
             case .reresolve:
                 url = record.url
                 hops = 0
                 crossOrigin = false
                 record.resolvedURL = nil
-                try store.save(record)
             case .restart(let reason):
                 restarts += 1
                 if restarts > 3 {
                     throw DownloadError.unexpectedResponse(
                         "restarted from zero \(restarts - 1) times (\(reason.rawValue))")
                 }
+                // The partial file is empty now, so the validators on disk cannot be mistaken for its bytes'; the
+                // next response's validators are saved before any byte of it is written.
                 try truncate()
                 record.validators = .init()
-                try store.save(record)
             case .retry(let error, let after):
                 failures += 1
                 guard
@@ -224,6 +293,8 @@ final class Transfer: @unchecked Sendable {
         {
             reprDigest = digest
         }
+        // A body the decision does not stream must not hold the connection; after a drain this does nothing.
+        defer { response.body.abandon() }
         let decision = ResumePlanner.decide(
             head, request: plan, validators: record.validators, url: url, usingResolvedURL: usingResolvedURL,
             now: Date()
@@ -269,57 +340,51 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// Writes body bytes straight to the partial file (at most ``DownloadConfiguration/writeBufferSize`` per write),
-    /// hashing as it goes. Returns the partial file's new length.
+    /// Streams the body into the partial file through a ``PartialFileWriter``, hashing as it goes, with a progress
+    /// event every ``DownloadConfiguration/progressInterval``. Returns the partial file's new length.
     private func stream(_ body: TransportBody, skip: Int64, expectedEnd: Int64?) async throws -> Int64 {
-        var toSkip = skip
-        let chunkLimit = max(1, min(configuration.writeBufferSize, 1 << 20))
-        for try await var buffer in body {
-            activity.touch()
-            if toSkip > 0 {
-                let dropped = min(Int64(buffer.readableBytes), toSkip)
-                buffer.moveReaderIndex(forwardBy: Int(dropped))
-                toSkip -= dropped
+        let writer = PartialFileWriter(
+            fd: fd, path: partialPath, length: length, hasher: hasher, skip: skip, end: expectedEnd,
+            chunkLimit: max(1, min(configuration.writeBufferSize, 1 << 20)), activity: activity)
+        activity.advance(to: length)
+        do {
+            // Whatever happened, the bytes the writer stored are the partial file's: keep them for the resume.
+            defer {
+                length = writer.length
+                hasher = writer.hasher
             }
-            if let expectedEnd {
-                let room = expectedEnd - length
-                if room <= 0 { break }
-                if Int64(buffer.readableBytes) > room {
-                    buffer = buffer.getSlice(at: buffer.readerIndex, length: Int(room))!
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await body.drain(into: writer) }
+                group.addTask { [self] in
+                    while true {
+                        try await Task.sleep(for: configuration.progressInterval)
+                        await progress(bytes: activity.bytes, force: false)
+                    }
                 }
+                defer { group.cancelAll() }
+                try await group.next()
             }
-            while buffer.readableBytes > 0 {
-                let count = min(buffer.readableBytes, chunkLimit)
-                try buffer.withUnsafeReadableBytes { bytes in
-                    let slice = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
-                    try FileIO.writeAll(fd, partialPath, slice, at: length)
-                    hasher.update(bufferPointer: slice)
-                }
-                buffer.moveReaderIndex(forwardBy: count)
-                length += Int64(count)
-            }
-            await progress(force: false)
         }
-        await progress(force: true)
+        await progress(bytes: length, force: true)
         if let expectedEnd, length < expectedEnd {
             throw DownloadError.prematureEndOfBody(received: length, expected: expectedEnd)
         }
         return length
     }
 
-    private func progress(force: Bool) async {
+    private func progress(bytes: Int64, force: Bool) async {
         let now = ContinuousClock.now
         let elapsed = (now - lastProgressAt).seconds
         guard force || elapsed >= configuration.progressInterval.seconds else { return }
         if elapsed > 0.05 {
-            let instant = Double(length - lastProgressBytes) / elapsed
+            let instant = Double(bytes - lastProgressBytes) / elapsed
             speed = speed == 0 ? instant : 0.7 * speed + 0.3 * instant
             lastProgressAt = now
-            lastProgressBytes = length
+            lastProgressBytes = bytes
         }
         let total = record.totalLength
-        let eta = total.flatMap { speed > 0 ? Double(max(0, $0 - length)) / speed : nil }
-        await report(.progress(.init(bytes: length, total: total, bytesPerSecond: speed, eta: eta)))
+        let eta = total.flatMap { speed > 0 ? Double(max(0, $0 - bytes)) / speed : nil }
+        await report(.progress(.init(bytes: bytes, total: total, bytesPerSecond: speed, eta: eta)))
     }
 
     /// Runs `body` with the idle and overall watchdog; the watchdog throws when no bytes arrived for too long.
@@ -399,7 +464,9 @@ final class Transfer: @unchecked Sendable {
             discardPartial()
             throw DownloadError.verificationFailed("SHA-256 \(digest), server's Repr-Digest says \(announced)")
         }
-        try FileIO.fsync(fd, partialPath)
+        // Only for power-loss durability: the page cache already carries the bytes across a process death, and the
+        // rename below is atomic either way.
+        if configuration.durability.syncsToDisk { try FileIO.fsync(fd, partialPath) }
         if !record.overwrite, FileIO.exists(destination) {
             throw DownloadError.destinationExists(destination)
         }
@@ -415,7 +482,7 @@ final class Transfer: @unchecked Sendable {
         completed.error = nil
         completed.errorKind = nil
         try store.save(completed)
-        try FileIO.moveIntoPlace(partialPath, destination)
+        try FileIO.moveIntoPlace(partialPath, destination, sync: configuration.durability.syncsToDisk)
         record = completed
         FileIO.close(fd)
         fd = -1

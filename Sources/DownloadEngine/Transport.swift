@@ -21,18 +21,35 @@ struct TransportResponse: Sendable {
     }
 }
 
-/// A response body: an async sequence of byte buffers behind a closure, so any transport can provide one.
-struct TransportBody: AsyncSequence, Sendable {
-    typealias Element = ByteBuffer
+/// Where a response body goes.
+///
+/// The transport calls ``consume(_:)`` with each part in arrival order, one call at a time, on its own I/O thread,
+/// and reads the next part from the connection only after the call returned. A sink that writes the part before
+/// returning therefore leaves nothing received-but-unwritten in this process beyond the part in hand: that is what
+/// bounds the bytes a `kill -9` costs.
+protocol BodySink: AnyObject, Sendable {
+    /// Takes one part of the body.
+    ///
+    /// - Parameter part: The next bytes of the body.
+    /// - Returns: `false` when the sink wants no more bytes: the rest of the body is abandoned and the request
+    ///   cancelled.
+    /// - Throws: Ends the body with this error (the request is cancelled).
+    func consume(_ part: ByteBuffer) throws -> Bool
+}
 
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var nextChunk: () async throws -> ByteBuffer?
-        mutating func next() async throws -> ByteBuffer? { try await nextChunk() }
-    }
+/// A response body, handed to a ``BodySink`` once the engine has decided to keep it.
+struct TransportBody: Sendable {
+    /// Feeds every part to the sink (first those that arrived before the call) and returns when the body ended.
+    let drain: @Sendable (any BodySink) async throws -> Void
+    /// Gives the body up: a request still running is cancelled. Harmless after the body ended.
+    let abandon: @Sendable () -> Void
 
-    let make: @Sendable () -> AsyncIterator
-
-    func makeAsyncIterator() -> AsyncIterator { make() }
+    /// Streams the body into `sink`.
+    ///
+    /// Returns once the body ended or the sink declined more bytes, and only after the sink's last call returned,
+    /// so the caller may read the sink's state afterwards. Throws the sink's error, the transport's, or
+    /// `CancellationError` when the calling task is cancelled (the request is cancelled with it).
+    func drain(into sink: any BodySink) async throws { try await drain(sink) }
 }
 
 /// The engine's view of HTTP: one request, one streamed response, no redirects, no decompression.
@@ -52,7 +69,7 @@ final class AsyncHTTPClientTransport: Transport {
     private let lock = NSLock()
     private nonisolated(unsafe) var isShutDown = false
 
-    init(connectTimeout: Duration) {
+    init(connectTimeout: Duration, connectionsPerHost: Int) {
         let nanoseconds = Int64(connectTimeout.seconds * 1e9)
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
@@ -60,6 +77,10 @@ final class AsyncHTTPClientTransport: Transport {
             decompression: .disabled
         )
         configuration.httpVersion = .http1Only
+        // Every running transfer may talk to the same host: one kept-alive connection each, reused by the next
+        // transfer, instead of queueing behind AsyncHTTPClient's default of 8.
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(8, connectionsPerHost))
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -88,15 +109,16 @@ final class AsyncHTTPClientTransport: Transport {
         return TransportResponse(
             status: Int(head.status.code),
             headers: head.headers.map { ($0.name, $0.value) },
-            body: TransportBody {
-                TransportBody.AsyncIterator {
+            body: TransportBody(
+                drain: { sink in
                     do {
-                        return try await stream.next()
+                        try await stream.drain(into: sink)
                     } catch {
                         throw Self.translate(error, url: url)
                     }
-                }
-            }
+                },
+                abandon: { stream.abandon() }
+            )
         )
     }
 
@@ -123,39 +145,48 @@ final class AsyncHTTPClientTransport: Transport {
     }
 }
 
-/// Bridges AsyncHTTPClient's delegate callbacks to one async consumer.
+/// Bridges AsyncHTTPClient's delegate callbacks to the transfer: the head to an awaiting task, the body to a
+/// ``BodySink`` called on the connection's event loop.
 ///
-/// Body parts are handed over in arrival order, and an error only after every part that arrived before it.
+/// Order of events: ``head()`` returns once the head arrived. Body parts that arrive before the transfer has
+/// decided what to do with the body wait in `early` (normally nothing, or a small body in full); past `highWater`
+/// bytes the delegate's future stays pending, which stops reading from the connection. ``drain(into:)`` then hands
+/// the waiting parts to the sink on the event loop, in order, and every later part goes straight from the
+/// delegate callback to the sink. No queue, no hop to another thread: the part is written before AsyncHTTPClient
+/// reads the next one, which is also the backpressure.
 ///
-/// Backpressure is deliberately late: AsyncHTTPClient discards the parts it holds back when the connection fails
-/// while a delegate future is pending, and those are bytes a resume would have to fetch again. So parts are taken
-/// at once and queued here, and only once `highWater` bytes wait unread (the disk is far behind the network) does
-/// the delegate's future stay pending until the consumer catches up. Memory stays bounded, and a drop loses
-/// nothing unless it strikes in exactly that state. Cancelling the consuming task, or dropping the body unread,
-/// cancels the request.
+/// The drain is resolved only on the event loop (by the end of the body, an error, the sink's error or the sink
+/// declining more), after the sink's last call: once it returns, the sink is no longer in use. Cancelling the
+/// draining task cancels the request; AsyncHTTPClient then reports the error on the event loop, which resolves
+/// the drain.
+///
+/// Parts are taken without delay on purpose: AsyncHTTPClient discards parts it holds back when the connection fails
+/// while a delegate future is pending, and those are bytes a resume would fetch again.
 final class BodyStream: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = Void
 
     private let lock = NSLock()
-    private let highWater = 16 << 20
-    private var queuedBytes = 0
+    private let highWater = 4 << 20
     private var task: HTTPClient.Task<Void>?
     private var headResult: Result<HTTPResponseHead, any Error>?
     private var headWaiter: CheckedContinuation<HTTPResponseHead, any Error>?
-    private var parts: [ByteBuffer] = []
-    private var partsStart = 0
-    private var ending: Result<Void, any Error>?
-    private var partWaiter: CheckedContinuation<ByteBuffer?, any Error>?
+    private var early: [ByteBuffer] = []
+    private var earlyBytes = 0
     private var backpressure: EventLoopPromise<Void>?
+    private var sink: (any BodySink)?
+    /// The transport's last word on the request: finished, or failed.
+    private var ending: Result<Void, any Error>?
+    private var drainWaiter: CheckedContinuation<Void, any Error>?
+    /// The drain's result, once known; from then on no part reaches the sink.
+    private var resolution: Result<Void, any Error>?
 
-    /// Remembers the request, so that cancelling the consumer or dropping the body can cancel it.
+    /// Remembers the request, so that cancelling the consumer or abandoning the body can cancel it.
     func attach(_ task: HTTPClient.Task<Void>) {
         lock.withLock { self.task = task }
     }
 
     deinit {
-        // A body nobody reads to the end must not hold the connection open.
-        if ending == nil { task?.cancel() }
+        // A promise must not be dropped unfulfilled.
         backpressure?.succeed()
     }
 
@@ -177,43 +208,80 @@ final class BodyStream: HTTPClientResponseDelegate, @unchecked Sendable {
         }
     }
 
-    func next() async throws -> ByteBuffer? {
+    func drain(into sink: any BodySink) async throws {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let release: EventLoopPromise<Void>? = lock.withLock {
-                    if partsStart < parts.count {
-                        let part = parts[partsStart]
-                        partsStart += 1
-                        queuedBytes -= part.readableBytes
-                        if partsStart == parts.count {
-                            parts.removeAll(keepingCapacity: true)
-                            partsStart = 0
-                        }
-                        continuation.resume(returning: part)
-                    } else if let ending {
-                        switch ending {
-                        case .success: continuation.resume(returning: nil)
-                        case .failure(let error): continuation.resume(throwing: error)
-                        }
-                    } else {
-                        partWaiter = continuation
-                    }
-                    guard queuedBytes < highWater else { return nil }
-                    defer { backpressure = nil }
-                    return backpressure
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let eventLoop = lock.withLock {
+                    drainWaiter = continuation
+                    return task?.eventLoop
                 }
-                release?.succeed()
+                // The early parts go to the sink on the event loop, so no later part can overtake them.
+                if let eventLoop {
+                    eventLoop.execute { self.start(sink) }
+                } else {
+                    start(sink)
+                }
             }
         } onCancel: {
             cancel()
         }
     }
 
+    func abandon() {
+        let unfinished = lock.withLock { ending == nil }
+        if unfinished { cancel() }
+    }
+
     private func cancel() {
         lock.withLock { task }?.cancel()
     }
 
-    // MARK: Delegate side (on the connection's event loop)
+    // MARK: Event loop side
+
+    /// Hands the early parts to the sink, then lets the delegate deliver straight to it.
+    private func start(_ sink: any BodySink) {
+        let (parts, release, ended) = lock.withLock {
+            self.sink = sink
+            let parts = early
+            early = []
+            earlyBytes = 0
+            defer { backpressure = nil }
+            return (parts, backpressure, ending)
+        }
+        for part in parts {
+            guard deliver(part, to: sink) else {
+                release?.succeed()
+                return
+            }
+        }
+        if let ended {
+            resolve(ended)
+        } else {
+            release?.succeed()
+        }
+    }
+
+    /// Gives one part to the sink; resolves the drain and cancels the request when the sink is done or failed.
+    private func deliver(_ part: ByteBuffer, to sink: any BodySink) -> Bool {
+        do {
+            if try sink.consume(part) { return true }
+            resolve(.success(()))
+        } catch {
+            resolve(.failure(error))
+        }
+        cancel()
+        return false
+    }
+
+    private func resolve(_ result: Result<Void, any Error>) {
+        let waiter: CheckedContinuation<Void, any Error>? = lock.withLock {
+            guard resolution == nil else { return nil }
+            resolution = result
+            defer { drainWaiter = nil }
+            return drainWaiter
+        }
+        waiter?.resume(with: result)
+    }
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         lock.withLock {
@@ -225,19 +293,28 @@ final class BodyStream: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        lock.withLock {
-            if let waiter = partWaiter {
-                partWaiter = nil
-                waiter.resume(returning: buffer)
-                return task.eventLoop.makeSucceededVoidFuture()
-            }
-            parts.append(buffer)
-            queuedBytes += buffer.readableBytes
-            guard queuedBytes >= highWater else { return task.eventLoop.makeSucceededVoidFuture() }
+        enum Route {
+            case sink(any BodySink)
+            case held
+            case wait(EventLoopFuture<Void>)
+            case ignored
+        }
+        let route: Route = lock.withLock {
+            if resolution != nil { return .ignored }
+            if let sink { return .sink(sink) }
+            early.append(buffer)
+            earlyBytes += buffer.readableBytes
+            guard earlyBytes >= highWater else { return .held }
             let promise = task.eventLoop.makePromise(of: Void.self)
             backpressure = promise
-            return promise.futureResult
+            return .wait(promise.futureResult)
         }
+        switch route {
+        case .sink(let sink): _ = deliver(buffer, to: sink)
+        case .wait(let future): return future
+        case .held, .ignored: break
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
@@ -249,8 +326,8 @@ final class BodyStream: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     private func finish(_ result: Result<Void, any Error>) {
-        let release: EventLoopPromise<Void>? = lock.withLock {
-            guard ending == nil else { return nil }
+        let (release, attached): (EventLoopPromise<Void>?, Bool) = lock.withLock {
+            guard ending == nil else { return (nil, false) }
             ending = result
             if let waiter = headWaiter {
                 headWaiter = nil
@@ -260,16 +337,11 @@ final class BodyStream: HTTPClientResponseDelegate, @unchecked Sendable {
                 }
             }
             if headResult == nil, case .failure(let error) = result { headResult = .failure(error) }
-            if let waiter = partWaiter {
-                partWaiter = nil
-                switch result {
-                case .success: waiter.resume(returning: nil)
-                case .failure(let error): waiter.resume(throwing: error)
-                }
-            }
             defer { backpressure = nil }
-            return backpressure
+            return (backpressure, sink != nil)
         }
         release?.succeed()
+        // Without a sink yet, `start` delivers the early parts first and then resolves with this ending.
+        if attached { resolve(result) }
     }
 }

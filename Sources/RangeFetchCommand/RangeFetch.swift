@@ -89,6 +89,13 @@ struct RangeFetch: AsyncParsableCommand {
     @Flag(help: "Replace existing output files.")
     var overwrite = false
 
+    @Flag(
+        help: """
+            Flush downloads and records to disk (fsync) so that they also survive power loss; without it they \
+            survive the process being killed at any instant.
+            """)
+    var durable = false
+
     @Flag(help: "Print one JSON event per line on stdout instead of progress.")
     var json = false
 
@@ -123,6 +130,7 @@ struct RangeFetch: AsyncParsableCommand {
             connect: parseDuration(connectTimeout)!, idle: parseDuration(idleTimeout)!,
             overall: deadline.flatMap(parseDuration))
         configuration.retry.maximumRetries = retries
+        if durable { configuration.durability = .powerLoss }
         let code = await Runner(command: self, configuration: configuration).run()
         if code != .success { throw ExitCode(code.rawValue) }
     }

@@ -533,4 +533,29 @@ struct EngineTests {
                     == .completed(path: dir + "/ok", sha256: expectedSHA256(size: 1024, seed: 91), bytes: 1024))
         }
     }
+
+    @Test("10. records: none before a response head, one per state that matters; power-loss durability works")
+    func recordSavesAndDurability() async throws {
+        try await withEngine { server, engine, dir in
+            // Added but never started: nothing worth a record yet.
+            let idle = try await engine.add(
+                .init(url: server.baseURL + "/bytes/1K?seed=101", destination: dir + "/i"), start: false)
+            #expect(!FileManager.default.fileExists(atPath: dir + "/.rangefetch/\(idle).json"))
+            let id = try await engine.add(.init(url: server.baseURL + "/bytes/64K?seed=102", destination: dir + "/c"))
+            #expect(
+                await engine.result(of: id)
+                    == .completed(path: dir + "/c", sha256: expectedSHA256(size: 65536, seed: 102), bytes: 65536))
+            let record = try StateStore.decode(Data(contentsOf: URL(fileURLWithPath: dir + "/.rangefetch/\(id).json")))
+            #expect(record.state == .completed)
+            #expect(record.totalLength == 65536)
+        }
+        let durable = testConfiguration { $0.durability = .powerLoss }
+        try await withEngine(durable) { server, engine, dir in
+            let id = try await engine.add(.init(url: server.baseURL + "/bytes/300K?seed=103", destination: dir + "/d"))
+            #expect(
+                await engine.result(of: id)
+                    == .completed(
+                        path: dir + "/d", sha256: expectedSHA256(size: 300 << 10, seed: 103), bytes: 300 << 10))
+        }
+    }
 }

@@ -70,6 +70,31 @@ struct StateStoreTests {
         #expect(loaded.problems.count == 1)
     }
 
+    @Test func partialWithoutRecordIsRemovedOnLoad() throws {
+        let root = makeTemporaryDirectory()
+        let store = try StateStore(directory: root)
+        let kept = record(store, destination: root + "/a")
+        try store.save(kept)
+        let names = [kept.partial, "\(DownloadTaskID.random()).part", "\(DownloadTaskID.random()).part", "notes.part"]
+        for name in names { try Data("x".utf8).write(to: URL(fileURLWithPath: root + "/" + name)) }
+        // A partial beside a record set aside as corrupt stays with it.
+        try Data("{".utf8).write(to: URL(fileURLWithPath: root + "/" + names[2].dropLast(5) + ".json"))
+        let loaded = store.loadAll()
+        #expect(loaded.records.map(\.id) == [kept.id])
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: root).filter { $0.hasSuffix(".part") })
+        #expect(left == [kept.partial, names[2], "notes.part"])
+    }
+
+    @Test func durableSavesReadBackTheSame() throws {
+        let root = makeTemporaryDirectory()
+        let store = try StateStore(directory: root, syncsToDisk: true)
+        var r = record(store, destination: root + "/a")
+        r.totalLength = 7
+        try store.save(r)
+        #expect(store.loadAll().records.first?.totalLength == 7)
+        #expect(!FileManager.default.fileExists(atPath: store.recordPath(r.id) + ".tmp"))
+    }
+
     @Test func unwritableStateDirectoryIsAClearError() {
         #expect { try StateStore(directory: "/proc/nope/state") } throws: { DownloadError.fileSystem ~= $0 }
     }

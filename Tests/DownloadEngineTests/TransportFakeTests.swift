@@ -22,22 +22,15 @@ final class ScriptedTransport: Transport, @unchecked Sendable {
         let (status, headers, body) = answer(request)
         return TransportResponse(
             status: status, headers: headers,
-            body: TransportBody {
-                let once = OnceBuffer(ByteBuffer(bytes: body))
-                return TransportBody.AsyncIterator { once.take() }
-            })
+            body: TransportBody(
+                drain: { sink in
+                    if !body.isEmpty { _ = try sink.consume(ByteBuffer(bytes: body)) }
+                },
+                abandon: {}
+            ))
     }
 
     func shutdown() async {}
-}
-
-private final class OnceBuffer: @unchecked Sendable {
-    private var buffer: ByteBuffer?
-    init(_ buffer: ByteBuffer) { self.buffer = buffer.readableBytes > 0 ? buffer : nil }
-    func take() -> ByteBuffer? {
-        defer { buffer = nil }
-        return buffer
-    }
 }
 
 @Suite("Redirect headers (scripted transport)")
