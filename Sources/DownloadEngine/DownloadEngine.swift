@@ -22,6 +22,8 @@ public actor DownloadEngine {
         var waiters: [CheckedContinuation<DownloadResult, Never>] = []
         var group: DownloadGroupID?
         var result: DownloadResult?
+        /// Whether the task's record is on disk; a new task's is saved only once there is something to resume.
+        var onDisk = true
     }
 
     private struct GroupEntry {
@@ -157,7 +159,7 @@ public actor DownloadEngine {
         // written. Killed before that, the task had nothing worth keeping.
         tasks[id] = Entry(
             record: record, state: .idle, progress: .init(bytes: 0, total: nil, bytesPerSecond: 0, eta: nil),
-            group: group)
+            group: group, onDisk: false)
         order.append(id)
         byTarget[target] = id
         hub.publish(.added(id, url: request.url))
@@ -385,7 +387,8 @@ public actor DownloadEngine {
             guard let entry = tasks[id], entry.state == .waiting else { continue }
             running.insert(id)
             let transfer = Transfer(
-                record: entry.record, store: store, transport: transport, configuration: configuration
+                record: entry.record, recordOnDisk: entry.onDisk, store: store, transport: transport,
+                configuration: configuration
             ) { [weak self] report in
                 await self?.handle(report, for: id)
             }
@@ -424,6 +427,8 @@ public actor DownloadEngine {
         running.remove(id)
         guard var entry = tasks[id] else { return pump() }
         let intent = entry.stopIntent
+        // Every outcome was saved by the transfer.
+        entry.onDisk = true
         entry.worker = nil
         entry.stopIntent = nil
         switch outcome {
@@ -474,7 +479,9 @@ public actor DownloadEngine {
         entry.state = state
         entry.record.state = state
         tasks[id] = entry
-        if persist, [.paused, .cancelled, .failed, .completed].contains(state) { try? store.save(entry.record) }
+        if persist, [.paused, .cancelled, .failed, .completed].contains(state), (try? store.save(entry.record)) != nil {
+            tasks[id]?.onDisk = true
+        }
         hub.publish(.stateChanged(id, state))
     }
 

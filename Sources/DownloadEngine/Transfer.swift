@@ -35,7 +35,52 @@ final class ActivityClock: @unchecked Sendable {
     var bytes: Int64 { lock.withLock { length } }
 }
 
-/// The transfer's ``BodySink``: writes each body part into the partial file the moment it arrives and hashes it.
+/// SHA-256 of a body on a thread of its own, in order, while the event loop goes on reading and writing.
+///
+/// Hashing costs about as much CPU per byte as receiving and writing together (a profile of a 1 GiB download put
+/// half of all samples in SHA-256); on the event loop it would halve the rate at which the connection is read. The
+/// parts are the transport's buffers, retained until hashed, never copied. At most `limit` bytes wait: past that,
+/// ``submit(_:)`` blocks its caller (the event loop) until the hasher catches up, which bounds memory and slows
+/// the connection to the hashing rate.
+final class HashPipeline: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "rangefetch.sha256")
+    private let condition = NSCondition()
+    private let limit: Int
+    private var waiting = 0
+    /// Only touched on `queue`.
+    private var hasher: SHA256
+
+    init(_ hasher: SHA256, limit: Int = 8 << 20) {
+        self.hasher = hasher
+        self.limit = limit
+    }
+
+    /// Queues bytes that were just written, after every part submitted before.
+    func submit(_ part: ByteBuffer) {
+        let count = part.readableBytes
+        condition.lock()
+        while waiting >= limit { condition.wait() }
+        waiting += count
+        condition.unlock()
+        queue.async { [self] in
+            part.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+            condition.lock()
+            waiting -= count
+            condition.signal()
+            condition.unlock()
+        }
+    }
+
+    /// The hash state once every submitted part has been hashed.
+    func result() async -> SHA256 {
+        await withCheckedContinuation { continuation in
+            queue.async { [self] in continuation.resume(returning: hasher) }
+        }
+    }
+}
+
+/// The transfer's ``BodySink``: writes each body part into the partial file the moment it arrives, then hands it to
+/// a ``HashPipeline``.
 ///
 /// `pwrite` puts the bytes in the kernel's page cache, which outlives the process: once ``consume(_:)`` returned,
 /// a `kill -9` cannot take them back. Parts are written in place from the transport's buffer (no copy, no batching,
@@ -52,7 +97,7 @@ final class PartialFileWriter: BodySink, @unchecked Sendable {
     /// Where the body should end (the `Content-Range` end or the total); bytes past it are not written.
     private let end: Int64?
     private(set) var length: Int64
-    private(set) var hasher: SHA256
+    let hashes: HashPipeline
 
     init(
         fd: Int32, path: String, length: Int64, hasher: SHA256, skip: Int64, end: Int64?, chunkLimit: Int,
@@ -61,7 +106,7 @@ final class PartialFileWriter: BodySink, @unchecked Sendable {
         self.fd = fd
         self.path = path
         self.length = length
-        self.hasher = hasher
+        self.hashes = HashPipeline(hasher)
         self.skip = skip
         self.end = end
         self.chunkLimit = chunkLimit
@@ -69,26 +114,23 @@ final class PartialFileWriter: BodySink, @unchecked Sendable {
     }
 
     func consume(_ part: ByteBuffer) throws -> Bool {
-        let complete = try part.withUnsafeReadableBytes { bytes in
-            var start = 0
-            if skip > 0 {
-                start = Int(min(Int64(bytes.count), skip))
-                skip -= Int64(start)
-            }
-            var stop = bytes.count
-            if let end { stop = start + Int(max(0, min(end - length, Int64(bytes.count - start)))) }
-            while start < stop {
-                let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<min(stop, start + chunkLimit)])
-                try FileIO.writeAll(fd, path, slice, at: length)
-                hasher.update(bufferPointer: slice)
-                length += Int64(slice.count)
-                start += slice.count
-            }
-            return start == bytes.count
+        var start = 0
+        if skip > 0 {
+            start = Int(min(Int64(part.readableBytes), skip))
+            skip -= Int64(start)
+        }
+        var stop = part.readableBytes
+        if let end { stop = start + Int(max(0, min(end - length, Int64(stop - start)))) }
+        while start < stop {
+            let chunk = part.getSlice(at: part.readerIndex + start, length: min(stop - start, chunkLimit))!
+            try chunk.withUnsafeReadableBytes { try FileIO.writeAll(fd, path, $0, at: length) }
+            hashes.submit(chunk)
+            length += Int64(chunk.readableBytes)
+            start += chunk.readableBytes
         }
         activity.advance(to: length)
         // Bytes past the announced end: the response is not what it claimed, stop reading it.
-        return complete
+        return start == part.readableBytes
     }
 }
 
@@ -103,6 +145,8 @@ final class Transfer: @unchecked Sendable {
     private let configuration: DownloadConfiguration
     private let report: @Sendable (TransferReport) async -> Void
 
+    /// Whether a record of this task is on disk (loaded, or saved by the engine or a transfer before).
+    private var recordOnDisk: Bool
     private var fd: Int32 = -1
     private var partialPath: String
     private var length: Int64 = 0
@@ -116,10 +160,11 @@ final class Transfer: @unchecked Sendable {
     private var speed: Double = 0
 
     init(
-        record: TaskRecord, store: StateStore, transport: any Transport, configuration: DownloadConfiguration,
-        report: @escaping @Sendable (TransferReport) async -> Void
+        record: TaskRecord, recordOnDisk: Bool, store: StateStore, transport: any Transport,
+        configuration: DownloadConfiguration, report: @escaping @Sendable (TransferReport) async -> Void
     ) {
         self.record = record
+        self.recordOnDisk = recordOnDisk
         self.store = store
         self.transport = transport
         self.configuration = configuration
@@ -139,7 +184,7 @@ final class Transfer: @unchecked Sendable {
         } catch {
             record.state = .paused
             record.recordedLength = length
-            try? store.save(record)
+            try? save()
             return .stopped(record)
         }
     }
@@ -149,8 +194,25 @@ final class Transfer: @unchecked Sendable {
         record.error = error.message
         record.errorKind = error.kind
         record.recordedLength = length
-        try? store.save(record)
+        try? save()
         return .failed(record, error)
+    }
+
+    private func save() throws {
+        try store.save(record)
+        recordOnDisk = true
+    }
+
+    /// Saves the record before the first byte of a body is written, so that bytes in the partial file are never on
+    /// disk without the validators they belong to; `changed` tells whether the record differs from the one on disk.
+    ///
+    /// One exception: a task with no record on disk yet whose whole body has already arrived (a small file). It is
+    /// written, verified and saved as completed at once, one record save instead of two (each one a new inode, which
+    /// dominated the cost of many small files). Killed in between, the partial file has no record: the next run
+    /// deletes it and fetches that small body again.
+    private func saveBeforeWriting(_ body: TransportBody, changed: Bool) throws {
+        if recordOnDisk ? !changed : body.isComplete() { return }
+        try save()
     }
 
     // MARK: The request loop
@@ -241,7 +303,7 @@ final class Transfer: @unchecked Sendable {
                     throw DownloadError.deadlineExceeded(overall.seconds)
                 }
                 record.recordedLength = length
-                try? store.save(record)
+                try? save()
                 await report(.retrying(attempt: failures, delay: delay, error: error))
                 try await Task.sleep(for: delay)
             }
@@ -316,7 +378,7 @@ final class Transfer: @unchecked Sendable {
             try truncate()
             record.validators = .init(etag: head.etag, lastModified: head.lastModified, totalLength: total)
             record.reprDigestSHA256 = reprDigest
-            try store.save(record)
+            try saveBeforeWriting(response.body, changed: true)
             let end = try await stream(response.body, skip: 0, expectedEnd: total)
             return total.map { end >= $0 } ?? true ? .done : .moreToFetch
         case .append(let total), .skipOverlap(_, let total):
@@ -326,11 +388,10 @@ final class Transfer: @unchecked Sendable {
             if let total { validators.totalLength = total }
             if let etag = head.etag { validators.etag = etag }
             if let lastModified = head.lastModified { validators.lastModified = lastModified }
-            if validators != record.validators || record.reprDigestSHA256 != reprDigest {
-                record.validators = validators
-                record.reprDigestSHA256 = reprDigest
-                try store.save(record)
-            }
+            let changed = validators != record.validators || record.reprDigestSHA256 != reprDigest
+            record.validators = validators
+            record.reprDigestSHA256 = reprDigest
+            try saveBeforeWriting(response.body, changed: changed)
             let range = head.contentRange.flatMap(HeaderValues.contentRange)
             let rangeEnd = range?.last.map { $0 + 1 }
             let end = try await stream(response.body, skip: skip, expectedEnd: rangeEnd)
@@ -347,12 +408,8 @@ final class Transfer: @unchecked Sendable {
             fd: fd, path: partialPath, length: length, hasher: hasher, skip: skip, end: expectedEnd,
             chunkLimit: max(1, min(configuration.writeBufferSize, 1 << 20)), activity: activity)
         activity.advance(to: length)
+        var failure: (any Error)?
         do {
-            // Whatever happened, the bytes the writer stored are the partial file's: keep them for the resume.
-            defer {
-                length = writer.length
-                hasher = writer.hasher
-            }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await body.drain(into: writer) }
                 group.addTask { [self] in
@@ -364,7 +421,13 @@ final class Transfer: @unchecked Sendable {
                 defer { group.cancelAll() }
                 try await group.next()
             }
+        } catch {
+            failure = error
         }
+        // Whatever happened, the bytes the writer stored are the partial file's: keep them for the resume.
+        length = writer.length
+        hasher = await writer.hashes.result()
+        if let failure { throw failure }
         await progress(bytes: length, force: true)
         if let expectedEnd, length < expectedEnd {
             throw DownloadError.prematureEndOfBody(received: length, expected: expectedEnd)
@@ -482,6 +545,7 @@ final class Transfer: @unchecked Sendable {
         completed.error = nil
         completed.errorKind = nil
         try store.save(completed)
+        recordOnDisk = true
         try FileIO.moveIntoPlace(partialPath, destination, sync: configuration.durability.syncsToDisk)
         record = completed
         FileIO.close(fd)

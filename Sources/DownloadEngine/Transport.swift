@@ -43,6 +43,8 @@ struct TransportBody: Sendable {
     let drain: @Sendable (any BodySink) async throws -> Void
     /// Gives the body up: a request still running is cancelled. Harmless after the body ended.
     let abandon: @Sendable () -> Void
+    /// Whether the whole body has already arrived and waits in memory (a small body, at most a few MiB).
+    let isComplete: @Sendable () -> Bool
 
     /// Streams the body into `sink`.
     ///
@@ -117,7 +119,8 @@ final class AsyncHTTPClientTransport: Transport {
                         throw Self.translate(error, url: url)
                     }
                 },
-                abandon: { stream.abandon() }
+                abandon: { stream.abandon() },
+                isComplete: { stream.isComplete }
             )
         )
     }
@@ -224,6 +227,13 @@ final class BodyStream: HTTPClientResponseDelegate, @unchecked Sendable {
             }
         } onCancel: {
             cancel()
+        }
+    }
+
+    var isComplete: Bool {
+        lock.withLock {
+            guard case .success = ending else { return false }
+            return true
         }
     }
 

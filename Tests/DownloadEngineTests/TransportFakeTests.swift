@@ -26,7 +26,8 @@ final class ScriptedTransport: Transport, @unchecked Sendable {
                 drain: { sink in
                     if !body.isEmpty { _ = try sink.consume(ByteBuffer(bytes: body)) }
                 },
-                abandon: {}
+                abandon: {},
+                isComplete: { true }
             ))
     }
 
