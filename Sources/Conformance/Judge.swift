@@ -169,10 +169,10 @@ struct JournalAnalysis {
         func violate(_ reason: String) {
             if seen.insert(reason).inserted { violations.append(reason) }
         }
-        // Entries are journalled when a response ends, so a killed or stalled response can come after its
-        // own resume in `seq` order. Connection identifiers are assigned at accept, in order, so
-        // (connection, seq) is the order the requests were made in.
-        let ordered = entries.sorted { ($0.connection, $0.seq) < ($1.connection, $1.seq) }
+        // Entries are journalled when a response ends, so a killed, dropped or stalled response can come
+        // after its own resume in `seq` order; and a pooled client may send its retry on an older idle
+        // connection, so connection numbers do not order requests either. `arrival` does.
+        let ordered = entries.sorted { ($0.arrival, $0.seq) < ($1.arrival, $1.seq) }
         for entry in ordered where entry.method == "GET" {
             let fileKey = multipleFiles ? (entry.route ?? "") : ""
             var state = files[fileKey] ?? FileState()

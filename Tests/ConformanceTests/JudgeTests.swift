@@ -11,7 +11,7 @@ import Testing
     static func entry(
         _ seq: Int, status: Int = 200, sent: UInt64 = length, outcome: JournalOutcome = .complete,
         request: [String: String] = [:], response: [String: String] = ["etag": etag], connection: Int? = nil,
-        millisecond: Int = 0
+        arrival: Int? = nil, millisecond: Int = 0
     ) -> JournalEntry {
         JournalEntry(
             seq: seq,
@@ -19,7 +19,8 @@ import Testing
                 secondsSince1970: 1_800_000_000 + Int64(millisecond / 1000), milliseconds: millisecond % 1000),
             method: "GET", target: "/scenario/s/run", scenario: "s", run: "run", route: "", attempt: seq,
             requestHeaders: request, status: status, responseHeaders: response, bodyBytesPlanned: sent,
-            bodyBytesSent: sent, outcome: outcome, connection: connection ?? seq, peer: "127.0.0.1:1")
+            bodyBytesSent: sent, outcome: outcome, connection: connection ?? seq, peer: "127.0.0.1:1",
+            arrival: arrival ?? seq)
     }
 
     static func good(_ version: Int = 1) -> OutputFacts {
@@ -111,6 +112,22 @@ import Testing
         #expect(
             Judge.violations(of: Self.resume, in: Self.facts(late)).first
                 == "Range starts at 2000000, past the 1048576 bytes received")
+    }
+
+    /// Seen with a pooled client: the dropped response went out on a new connection 2 and was journalled
+    /// late, while the resume reused the older idle connection 1. Only the arrival order is right.
+    @Test func requestsAreJudgedInArrivalOrderNotJournalOrConnectionOrder() {
+        let dropped = Self.entry(2, sent: 1 << 20, outcome: .dropped, connection: 2, arrival: 1)
+        var resume = Self.resumed[1]
+        resume.seq = 1
+        resume.connection = 1
+        resume.arrival = 2
+        #expect(Judge.violations(of: Self.resume, in: Self.facts([resume, dropped])) == [])
+        // Arrival order reversed: now the resume really came first, and the judge must say so.
+        resume.arrival = 0
+        #expect(
+            Judge.violations(of: Self.resume, in: Self.facts([resume, dropped])).first
+                == "Range starts at 1048576, past the 0 bytes received")
     }
 
     @Test func aRestartInsteadOfAResumeIsCaught() {

@@ -91,6 +91,7 @@ struct JournalTests {
             Set(object.keys) == [
                 "seq", "time", "method", "target", "scenario", "run", "route", "attempt", "requestHeaders", "status",
                 "responseHeaders", "bodyBytesPlanned", "bodyBytesSent", "outcome", "faults", "connection", "peer",
+                "arrival",
             ]
         )
         #expect(object["route"] is NSNull)

@@ -46,6 +46,27 @@ struct ServerJournalTests {
         }
     }
 
+    @Test("arrival orders requests as received, while seq follows the end of responses")
+    func arrivalOrder() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            // The first request stalls after 1K, so it ends (and is journalled) after the second.
+            let stalled = try RawHTTPConnection(port: server.port)
+            try stalled.request("GET", "/bytes/4K?stall-after=1K&stall-for=1s")
+            // Reading the first 1K proves the server has the first request before the second is sent.
+            let head = try stalled.readResponse(bodyLimit: 1024)
+            #expect(head.status == 200)
+            _ = try rawRequest(port: server.port, "GET", "/bytes/1K")
+            // The stalled response completes by itself a second later.
+            let entries = try await WireCheck.journalEntries(server, count: 2)
+            withExtendedLifetime(stalled) {}
+            let first = try #require(entries.first { $0.target.hasPrefix("/bytes/4K") })
+            let second = try #require(entries.first { $0.target == "/bytes/1K" })
+            #expect(first.seq > second.seq)
+            #expect(first.arrival < second.arrival)
+            #expect(first.arrival > 0)
+        }
+    }
+
     @Test("scenario requests record scenario, run, route and attempt")
     func scenarioFields() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in

@@ -14,6 +14,8 @@ struct IncomingRequest: Sendable {
     var peerPort: Int = 0
     /// A per-connection number, so tests can tell connections apart.
     var connectionID: Int
+    /// The server-wide order in which requests arrived (see `JournalEntry.arrival`).
+    var arrival: Int = 0
 
     /// `address:port`, with IPv6 addresses in brackets, as the journal records the peer.
     var peerDescription: String {

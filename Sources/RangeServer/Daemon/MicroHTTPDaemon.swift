@@ -36,6 +36,7 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     fileprivate let handler: Handler
     fileprivate let completion: Completion
     fileprivate let connectionCounter = Atomic<Int>(0)
+    fileprivate let arrivalCounter = Atomic<Int>(0)
     fileprivate let suspensions: NIOLockedValueBox<SuspensionTable>
     /// Wakes connections whose waits are over; one thread for all of them.
     private let scheduler: ResumeScheduler
@@ -305,7 +306,8 @@ private let accessHandler:
                     headers: [],
                     peerAddress: address,
                     peerPort: port,
-                    connectionID: Int(bitPattern: cmhd_connection_socket_context(connection))
+                    connectionID: Int(bitPattern: cmhd_connection_socket_context(connection)),
+                    arrival: daemon.arrivalCounter.wrappingAdd(1, ordering: .relaxed).newValue
                 )
                 // The first call only announces the headers; answering now would cost keep-alive.
                 return .YES

@@ -291,7 +291,8 @@ struct PendingJournalEntry: Sendable {
             outcome: outcome,
             faults: faults,
             connection: request.connectionID,
-            peer: request.peerDescription
+            peer: request.peerDescription,
+            arrival: request.arrival
         )
     }
 }

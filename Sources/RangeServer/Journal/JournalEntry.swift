@@ -60,6 +60,14 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     public var connection: Int
     /// The client's address, e.g. `127.0.0.1:50123` or `[::1]:50123`.
     public var peer: String
+    /// The order in which the server received the request: 1 for the first request whose headers arrived,
+    /// never reused while the server runs.
+    ///
+    /// `seq` follows the end of responses, so a long, stalled or dropped response can be journalled after
+    /// requests the client sent later; and a client's connection pool may send a later request on an
+    /// older connection, so `connection` does not order requests either. Sort by `arrival` to see
+    /// requests in the order the client made them.
+    public var arrival: Int
 
     /// Makes an entry; `seq` is normally 0 here and assigned by `Journal.append`.
     ///
@@ -85,7 +93,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         seq: Int = 0, time: String, method: String, target: String, scenario: String? = nil, run: String? = nil,
         route: String? = nil, attempt: Int? = nil, requestHeaders: [String: String] = [:], status: Int,
         responseHeaders: [String: String] = [:], bodyBytesPlanned: UInt64, bodyBytesSent: UInt64,
-        outcome: JournalOutcome, faults: [String] = [], connection: Int, peer: String
+        outcome: JournalOutcome, faults: [String] = [], connection: Int, peer: String, arrival: Int = 0
     ) {
         self.seq = seq
         self.time = time
@@ -104,11 +112,12 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.faults = faults
         self.connection = connection
         self.peer = peer
+        self.arrival = arrival
     }
 
     private enum CodingKeys: String, CodingKey {
         case seq, time, method, target, scenario, run, route, attempt, requestHeaders, status, responseHeaders
-        case bodyBytesPlanned, bodyBytesSent, outcome, faults, connection, peer
+        case bodyBytesPlanned, bodyBytesSent, outcome, faults, connection, peer, arrival
     }
 
     /// Encodes every key, writing `null` for absent scenario fields rather than leaving them out
@@ -135,6 +144,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         try container.encode(faults, forKey: .faults)
         try container.encode(connection, forKey: .connection)
         try container.encode(peer, forKey: .peer)
+        try container.encode(arrival, forKey: .arrival)
     }
 
     /// Builds a header dictionary the journal's way: lower-case names, repeated headers joined with `", "`
@@ -245,6 +255,8 @@ extension JournalEntry {
         writer.number(connection)
         writer.key("peer")
         writer.string(peer)
+        writer.key("arrival")
+        writer.number(arrival)
         writer.close("}")
     }
 
