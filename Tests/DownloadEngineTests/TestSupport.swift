@@ -77,12 +77,19 @@ func requests(_ server: RangeServer, _ prefix: String) -> [JournalEntry] {
     server.journal.entries().filter { $0.method == "GET" && $0.target.hasPrefix(prefix) }
 }
 
-/// Waits (polling) until `condition` holds, failing the test after `timeout`.
+/// How many times longer than usual the tests wait for things to happen: `RANGE_TEST_TIME_SCALE`, default 1.
+/// `scripts/sanitize` raises it because ThreadSanitizer makes everything 5-15 times slower. It stretches waits
+/// for liveness only, never a speed expectation.
+let testTimeScale: Double =
+    ProcessInfo.processInfo.environment["RANGE_TEST_TIME_SCALE"].flatMap(Double.init)
+    .map { max($0, 1) } ?? 1
+
+/// Waits (polling) until `condition` holds, failing the test after `timeout` (times `testTimeScale`).
 func eventually(
     _ timeout: Duration = .seconds(20), _ what: String = "condition",
     _ condition: @Sendable () async -> Bool
 ) async throws {
-    let deadline = ContinuousClock.now + timeout
+    let deadline = ContinuousClock.now + timeout * testTimeScale
     // Check once more after the last sleep: on a loaded machine this task may wake long after the deadline,
     // and the condition may well hold by then.
     while true {
