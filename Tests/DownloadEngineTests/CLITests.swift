@@ -103,7 +103,7 @@ struct CLITests {
             let dir = makeTemporaryDirectory()
             let size = 4 << 20
             let digest = expectedSHA256(size: size, seed: 101)
-            let path = "/bytes/4M?seed=101&rate=2M"
+            let path = "/bytes/4M?seed=101&rate=\(paced(2048))"
             let arguments = [server.baseURL + path, "-o", dir + "/out.bin", "--json", "--sha256", digest]
             var killedAt: [Int64] = []
             for (round, offset) in [Int64(300_000), 1_500_000, 2_800_000].enumerated() {
@@ -160,7 +160,7 @@ struct CLITests {
         configuration.root = fixturesRoot
         try await withRangeServer(configuration) { server in
             let dir = makeTemporaryDirectory()
-            let url = server.baseURL + "/bytes/2M?seed=102&rate=2M"
+            let url = server.baseURL + "/bytes/2M?seed=102&rate=\(paced(2048))"
             let child = try Child.start([url, "-o", dir + "/i.bin"], logs: dir + "/int")
             try await eventually(.seconds(20), "partial bytes") {
                 partialFiles(dir + "/.rangefetch").contains { (fileSize($0) ?? 0) >= 300_000 }

@@ -13,7 +13,7 @@ struct EngineTests {
     func taskLifecycle() async throws {
         try await withEngine { server, engine, dir in
             let log = EventLog(engine.events())
-            let url = server.baseURL + "/bytes/1M?seed=11&rate=256K"
+            let url = server.baseURL + "/bytes/1M?seed=11&rate=\(paced(256))"
             let id = try await engine.add(.init(url: url, destination: dir + "/a.bin"), start: false)
             #expect(id.rawValue != url)
             #expect(await engine.snapshot(id)?.state == .idle)
@@ -45,7 +45,7 @@ struct EngineTests {
 
             // Cancel deletes the partial file; remove deletes the record.
             let other = try await engine.add(
-                .init(url: server.baseURL + "/bytes/1M?seed=12&rate=128K", destination: dir + "/b.bin"))
+                .init(url: server.baseURL + "/bytes/1M?seed=12&rate=\(paced(128))", destination: dir + "/b.bin"))
             try await eventually { (await engine.snapshot(other)?.progress.bytes ?? 0) > 10_000 }
             try await engine.cancel(other)
             #expect(await engine.snapshot(other)?.state == .cancelled)
@@ -66,7 +66,7 @@ struct EngineTests {
         var serverConfiguration = RangeServer.Configuration()
         serverConfiguration.root = fixturesRoot
         try await withRangeServer(serverConfiguration) { server in
-            let url = server.baseURL + "/bytes/1M?seed=21&rate=256K"
+            let url = server.baseURL + "/bytes/1M?seed=21&rate=\(paced(256))"
             let first = try DownloadEngine(stateDirectory: dir + "/out/.rangefetch", configuration: testConfiguration())
             let id = try await first.add(.init(url: url, destination: dir + "/out/f.bin"))
             try await eventually { (await first.snapshot(id)?.progress.bytes ?? 0) > 200_000 }
@@ -137,7 +137,7 @@ struct EngineTests {
     func resumeWithStrongETag() async throws {
         try await withEngine { server, engine, dir in
             let (gets, pausedAt, result) = try await pauseAndResume(
-                server, engine, dir, path: "/bytes/1M?seed=31&rate=256K", size: 1 << 20, seed: 31)
+                server, engine, dir, path: "/bytes/1M?seed=31&rate=\(paced(256))", size: 1 << 20, seed: 31)
             #expect(gets.count == 2)
             #expect(gets.allSatisfy { $0.requestHeaders["accept-encoding"] == "identity" })
             #expect(gets[0].requestHeaders["range"] == nil)
@@ -155,7 +155,7 @@ struct EngineTests {
     func resumeWithLastModifiedWhenETagIsWeak() async throws {
         try await withEngine { server, engine, dir in
             let (gets, _, result) = try await pauseAndResume(
-                server, engine, dir, path: "/bytes/1M?seed=32&rate=256K&weak-etag=1", size: 1 << 20, seed: 32)
+                server, engine, dir, path: "/bytes/1M?seed=32&rate=\(paced(256))&weak-etag=1", size: 1 << 20, seed: 32)
             #expect(gets[0].responseHeaders["etag"]?.hasPrefix("W/") == true)
             #expect(gets[1].requestHeaders["if-range"] == gets[0].responseHeaders["last-modified"])
             #expect(gets[1].status == 206)
@@ -170,7 +170,8 @@ struct EngineTests {
     func noValidatorRestarts() async throws {
         try await withEngine { server, engine, dir in
             let (gets, _, result) = try await pauseAndResume(
-                server, engine, dir, path: "/bytes/1M?seed=33&rate=256K&no-etag=1&no-last-modified=1", size: 1 << 20,
+                server, engine, dir, path: "/bytes/1M?seed=33&rate=\(paced(256))&no-etag=1&no-last-modified=1",
+                size: 1 << 20,
                 seed: 33)
             #expect(gets.count == 2)
             #expect(gets[1].requestHeaders["range"] == nil)
@@ -186,7 +187,8 @@ struct EngineTests {
     func fullResponseToRangeRequest() async throws {
         try await withEngine { server, engine, dir in
             let (gets, _, result) = try await pauseAndResume(
-                server, engine, dir, path: "/bytes/1M?seed=34&rate=512K&ignore-range=1", size: 1 << 20, seed: 34)
+                server, engine, dir, path: "/bytes/1M?seed=34&rate=\(paced(512))&ignore-range=1", size: 1 << 20,
+                seed: 34)
             #expect(gets.count == 2)
             #expect(gets[1].requestHeaders["range"] != nil)
             #expect(gets[1].status == 200)
@@ -202,7 +204,8 @@ struct EngineTests {
     func earlierStartSkipsOverlap() async throws {
         try await withEngine { server, engine, dir in
             let (gets, pausedAt, result) = try await pauseAndResume(
-                server, engine, dir, path: "/bytes/1M?seed=35&rate=256K&misalign-range=1000", size: 1 << 20, seed: 35)
+                server, engine, dir, path: "/bytes/1M?seed=35&rate=\(paced(256))&misalign-range=1000", size: 1 << 20,
+                seed: 35)
             #expect(gets.count == 2)
             #expect(gets[1].status == 206)
             let contentRange = try #require(gets[1].responseHeaders["content-range"])
@@ -218,7 +221,7 @@ struct EngineTests {
     func changedValidatorRestarts() async throws {
         try await withEngine { server, engine, dir in
             let (gets, _, result) = try await pauseAndResume(
-                server, engine, dir, path: "/bytes/1M?seed=36&rate=256K", size: 1 << 20, seed: 36
+                server, engine, dir, path: "/bytes/1M?seed=36&rate=\(paced(256))", size: 1 << 20, seed: 36
             ) { record in record.etag = "\"something-else\"" }
             #expect(gets.count == 2)
             #expect(gets[1].requestHeaders["if-range"] == "\"something-else\"")
@@ -234,7 +237,7 @@ struct EngineTests {
     func unsatisfiableFinishes() async throws {
         try await withEngine { server, engine, dir in
             let size = 1 << 20
-            let url = server.baseURL + "/bytes/1M?seed=37&rate=256K"
+            let url = server.baseURL + "/bytes/1M?seed=37&rate=\(paced(256))"
             let id = try await engine.add(.init(url: url, destination: dir + "/37.bin"))
             try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
             try await engine.pause(id)
@@ -315,12 +318,13 @@ struct EngineTests {
 
     @Test("5. idle timeout aborts a stalled body and retries from the offset; overall deadline fails")
     func idleTimeoutAndDeadline() async throws {
-        let configuration = testConfiguration { $0.timeouts.idle = .milliseconds(400) }
+        let configuration = testConfiguration { $0.timeouts.idle = scaled(.milliseconds(400)) }
         try await withEngine(configuration) { server, engine, dir in
             let log = EventLog(engine.events())
             let id = try await engine.add(
                 .init(
-                    url: server.baseURL + "/bytes/512K?seed=51&stall-after=100K&stall-for=2s", destination: dir + "/s"))
+                    url: server.baseURL + "/bytes/512K?seed=51&stall-after=100K&stall-for=\(Int(2 * testTimeScale))s",
+                    destination: dir + "/s"))
             let result = await engine.result(of: id)
             #expect(
                 result
@@ -344,7 +348,7 @@ struct EngineTests {
         let deadline = testConfiguration { $0.timeouts.overall = .milliseconds(500) }
         try await withEngine(deadline) { server, engine, dir in
             let id = try await engine.add(
-                .init(url: server.baseURL + "/bytes/1M?seed=52&rate=100K", destination: dir + "/d"))
+                .init(url: server.baseURL + "/bytes/1M?seed=52&rate=\(paced(100))", destination: dir + "/d"))
             let result = await engine.result(of: id)
             guard case .failed(let error) = result else {
                 Issue.record("expected a deadline failure, got \(result)")
@@ -389,7 +393,7 @@ struct EngineTests {
     @Test("6b. a resume goes to the resolved URL; on 404 there it re-resolves from the original and resumes")
     func reresolveOnGoneResolvedURL() async throws {
         try await withEngine { server, engine, dir in
-            let path = "/redirect/1/bytes/1M?seed=62&rate=256K"
+            let path = "/redirect/1/bytes/1M?seed=62&rate=\(paced(256))"
             let url = server.baseURL + path
             let id = try await engine.add(.init(url: url, destination: dir + "/62.bin"))
             try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
@@ -426,7 +430,8 @@ struct EngineTests {
         try await withEngine(testConfiguration { $0.concurrency = 2 }) { server, engine, dir in
             let log = EventLog(engine.events())
             let requests = (0..<5).map {
-                DownloadRequest(url: server.baseURL + "/bytes/256K?seed=7\($0)&rate=512K", destination: dir + "/g\($0)")
+                DownloadRequest(
+                    url: server.baseURL + "/bytes/256K?seed=7\($0)&rate=\(paced(512))", destination: dir + "/g\($0)")
             }
             let group = try await engine.addGroup(requests)
             let results = await engine.results(of: group)

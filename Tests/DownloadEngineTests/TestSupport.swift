@@ -84,6 +84,13 @@ let testTimeScale: Double =
     ProcessInfo.processInfo.environment["RANGE_TEST_TIME_SCALE"].flatMap(Double.init)
     .map { max($0, 1) } ?? 1
 
+/// `duration` stretched by `testTimeScale`: for timeouts and stalls whose order the test relies on.
+func scaled(_ duration: Duration) -> Duration { duration * testTimeScale }
+
+/// A `rate=` value of `kibibytesPerSecond` slowed by `testTimeScale`, so a test that must act in the middle of
+/// a paced download still finds it running when instrumented code reacts slowly.
+func paced(_ kibibytesPerSecond: Int) -> String { "\(max(1, Int(Double(kibibytesPerSecond) / testTimeScale)))K" }
+
 /// Waits (polling) until `condition` holds, failing the test after `timeout` (times `testTimeScale`).
 func eventually(
     _ timeout: Duration = .seconds(20), _ what: String = "condition",
