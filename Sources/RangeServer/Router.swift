@@ -39,27 +39,35 @@ final class Router: Sendable {
     /// The plan for one request.
     func plan(for request: IncomingRequest) -> ResponsePlan {
         let path = request.rawPath
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        guard path.hasPrefix("/"), let first = segments.first else {
+        guard path.utf8.first == UInt8(ascii: "/") else {
             return .text(404, "not found: \(request.target)")
         }
+        // The first segment and the segment count are all routing needs; the segments themselves are split
+        // out only for the routes that read them, so a `/files` or `/bytes` request allocates no array.
+        let afterSlash = path.utf8.index(after: path.utf8.startIndex)
+        let firstEnd = path.utf8[afterSlash...].firstIndex(of: UInt8(ascii: "/")) ?? path.utf8.endIndex
+        let first = path[afterSlash..<firstEnd]
+        let segmentCount = 1 + path.utf8[firstEnd...].count(where: { $0 == UInt8(ascii: "/") })
+        var laterSegments: [Substring] {
+            Array(path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2))
+        }
         switch first {
-        case "" where segments.count == 1:
+        case "" where segmentCount == 1:
             return methodAllowed(request) ?? indexPage(for: request)
-        case "healthz" where segments.count == 1:
+        case "healthz" where segmentCount == 1:
             return methodAllowed(request) ?? .text(200, "ok")
-        case "bytes" where segments.count == 2:
+        case "bytes" where segmentCount == 2:
             return methodAllowed(request) ?? serveResource(request, path: path, query: request.rawQuery)
-        case "files" where segments.count >= 2:
+        case "files" where segmentCount >= 2:
             return methodAllowed(request) ?? serveResource(request, path: path, query: request.rawQuery)
-        case "redirect" where segments.count >= 3:
-            return methodAllowed(request) ?? redirectChain(request, segments: Array(segments.dropFirst()))
-        case "redirect-loop" where segments.count == 1:
+        case "redirect" where segmentCount >= 3:
+            return methodAllowed(request) ?? redirectChain(request, segments: laterSegments)
+        case "redirect-loop" where segmentCount == 1:
             return methodAllowed(request) ?? redirectLoop(request)
-        case "scenario" where segments.count == 3 || segments.count == 4:
-            return methodAllowed(request) ?? serveScenario(request, segments: Array(segments.dropFirst()))
+        case "scenario" where segmentCount == 3 || segmentCount == 4:
+            return methodAllowed(request) ?? serveScenario(request, segments: laterSegments)
         case "_control":
-            return control(request, segments: Array(segments.dropFirst()))
+            return control(request, segments: laterSegments)
         default:
             return .text(404, "not found: \(request.rawPath)")
         }
@@ -79,10 +87,15 @@ final class Router: Sendable {
     ) -> ResponsePlan {
         let faults: FaultPlan
         let passthrough: [(key: String, value: String)]
-        do {
-            (faults, passthrough) = try FaultPlan.parse(query: QueryString.parse(String(query)))
-        } catch {
-            return .text(400, "bad request: \(error)")
+        if query.isEmpty {
+            // Most requests carry no query: skip the parse and its allocations.
+            (faults, passthrough) = (FaultPlan(), [])
+        } else {
+            do {
+                (faults, passthrough) = try FaultPlan.parse(query: QueryString.parse(String(query)))
+            } catch {
+                return .text(400, "bad request: \(error)")
+            }
         }
         let effective = faults.merged(over: base)
         var plan: ResponsePlan

@@ -25,13 +25,15 @@ struct IncomingRequest: Sendable {
     /// The target before `?`, still encoded; an absolute-form target is reduced to its path first.
     var rawPath: Substring {
         let target = originForm
-        return target.firstIndex(of: "?").map { target[..<$0] } ?? target
+        // Searched as bytes: a Character search walks grapheme clusters, and this runs several times a request.
+        return target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target
     }
 
     /// The target after `?`, still encoded; empty when there is none.
     var rawQuery: Substring {
         let target = originForm
-        return target.firstIndex(of: "?").map { target[target.index(after: $0)...] } ?? ""
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return "" }
+        return target[target.utf8.index(after: mark)...]
     }
 
     /// The target in origin form (`/path?query`).

@@ -35,6 +35,12 @@ public final class Journal: Sendable {
         var fileWriteFailures = 0
         var lastFileError: String?
 
+        /// Hands out the next sequence number.
+        mutating func takeSeq() -> Int {
+            defer { nextSeq += 1 }
+            return nextSeq
+        }
+
         /// Entries oldest first.
         var ordered: some Collection<JournalRecord> { ring[start...] + ring[..<start] }
     }
@@ -88,40 +94,45 @@ public final class Journal: Sendable {
     /// - Returns: the entry as stored, with its `seq`.
     @discardableResult
     public func append(_ entry: JournalEntry) -> JournalEntry {
-        insert(.entry(entry)).entry
+        var entry = entry
+        return state.withLockedValue { state in
+            entry.seq = state.takeSeq()
+            store(.entry(entry), in: &state)
+            return entry
+        }
     }
 
     /// Records a finished exchange, keeping its values as they are and building the entry (timestamp text,
     /// header dictionaries) only when someone reads it; with a journal file it is built at once, for the file.
     func append(_ exchange: CompletedExchange, endedAt time: timespec) {
-        insert(.exchange(PendingJournalEntry(exchange: exchange, endedAt: time)))
+        // Copied out of the exchange before the lock; under it only the sequence number is set, on the value
+        // itself, so the record is not copied again on its way into the ring (it runs once per request).
+        var pending = PendingJournalEntry(exchange: exchange, endedAt: time)
+        state.withLockedValue { state in
+            pending.seq = state.takeSeq()
+            store(.exchange(pending), in: &state)
+        }
     }
 
-    @discardableResult
-    private func insert(_ record: JournalRecord) -> JournalRecord {
-        state.withLockedValue { state in
-            var stored = record
-            stored.seq = state.nextSeq
-            state.nextSeq += 1
-            if fileDescriptor >= 0 {
-                // The line must be written now (it survives a crash), so there is nothing to defer.
-                let entry = stored.entry
-                stored = .entry(entry)
-                var line = entry.jsonBytes
-                line.append(UInt8(ascii: "\n"))
-                if let failure = writeAll(line) {
-                    state.fileWriteFailures += 1
-                    state.lastFileError = failure
-                }
+    /// Writes the file line, if there is a file, and puts the record in the ring. Called under the lock.
+    private func store(_ record: consuming JournalRecord, in state: inout State) {
+        if fileDescriptor >= 0 {
+            // The line must be written now (it survives a crash), so there is nothing to defer.
+            let entry = record.entry
+            record = .entry(entry)
+            var line = entry.jsonBytes
+            line.append(UInt8(ascii: "\n"))
+            if let failure = writeAll(line) {
+                state.fileWriteFailures += 1
+                state.lastFileError = failure
             }
-            if state.ring.count < limit {
-                state.ring.append(stored)
-            } else {
-                state.ring[state.start] = stored
-                state.start = (state.start + 1) % limit
-                state.dropped += 1
-            }
-            return stored
+        }
+        if state.ring.count < limit {
+            state.ring.append(record)
+        } else {
+            state.ring[state.start] = record
+            state.start = (state.start + 1) % limit
+            state.dropped += 1
         }
     }
 
@@ -205,21 +216,9 @@ enum JournalRecord: Sendable {
     case exchange(PendingJournalEntry)
 
     var seq: Int {
-        get {
-            switch self {
-            case .entry(let entry): entry.seq
-            case .exchange(let pending): pending.seq
-            }
-        }
-        set {
-            switch self {
-            case .entry(var entry):
-                entry.seq = newValue
-                self = .entry(entry)
-            case .exchange(var pending):
-                pending.seq = newValue
-                self = .exchange(pending)
-            }
+        switch self {
+        case .entry(let entry): entry.seq
+        case .exchange(let pending): pending.seq
         }
     }
 
