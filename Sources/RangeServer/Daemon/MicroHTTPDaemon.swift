@@ -343,9 +343,9 @@ private let accessHandler:
 
 /// Waits out a `delay` fault, or queues the response at once.
 private func delayOrQueue(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon) -> MHD_Result {
-    var plan = context.plan!
-    plan.preparation = nil
-    context.plan = plan
+    // Cleared in place: a copy out and back would retain and release every field of the plan.
+    context.plan!.preparation = nil
+    let plan = context.plan!
     if let delay = plan.delivery.delay, delay > .zero {
         context.phase = .delaying
         if daemon.suspend(connection, for: delay) { return .YES }

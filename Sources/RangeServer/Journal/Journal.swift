@@ -105,9 +105,8 @@ public final class Journal: Sendable {
     /// Records a finished exchange, keeping its values as they are and building the entry (timestamp text,
     /// header dictionaries) only when someone reads it; with a journal file it is built at once, for the file.
     func append(_ exchange: CompletedExchange, endedAt time: timespec) {
-        // Copied out of the exchange before the lock; under it only the sequence number is set, on the value
-        // itself, so the record is not copied again on its way into the ring (it runs once per request).
-        var pending = PendingJournalEntry(exchange: exchange, endedAt: time)
+        // Copied out of the exchange before the lock; under it only the sequence number is set.
+        let pending = PendingJournalEntry(exchange: exchange, endedAt: time)
         state.withLockedValue { state in
             pending.seq = state.takeSeq()
             store(.exchange(pending), in: &state)
@@ -247,17 +246,21 @@ enum JournalRecord: Sendable {
 /// A finished exchange with the wall-clock time it ended: everything a `JournalEntry` says, before any of it
 /// is formatted. It keeps the plan's values, not the plan, so a journaled body (an open file, a literal) is
 /// not held for as long as the entry lives.
-struct PendingJournalEntry: Sendable {
+///
+/// A class, so the record the ring holds is one reference: copying it into and out of the ring under the
+/// lock costs one retain, not one per string and array inside. `@unchecked Sendable` because `seq` is set
+/// once, under the journal's lock, before the object is published to the ring, and never changes after.
+final class PendingJournalEntry: @unchecked Sendable {
     var seq = 0
-    var request: IncomingRequest
-    var status: Int
-    var responseHeaders: [(name: String, value: String)]
-    var bodyBytesPlanned: UInt64
-    var bodyBytesSent: UInt64
-    var outcome: JournalOutcome
-    var faults: [String]
-    var scenario: ScenarioContext?
-    var endedAt: timespec
+    let request: IncomingRequest
+    let status: Int
+    let responseHeaders: [(name: String, value: String)]
+    let bodyBytesPlanned: UInt64
+    let bodyBytesSent: UInt64
+    let outcome: JournalOutcome
+    let faults: [String]
+    let scenario: ScenarioContext?
+    let endedAt: timespec
 
     init(exchange: CompletedExchange, endedAt: timespec) {
         request = exchange.request
