@@ -124,7 +124,7 @@ final class Router: Sendable {
     private func resolve(
         path: Substring, passthrough: [(key: String, value: String)], versionOverride: UInt64?
     ) -> Result<Representation, ResponsePlanFailure> {
-        if path.hasPrefix("/bytes/") {
+        if path.utf8.starts(with: "/bytes/".utf8) {
             let sizeText = path.dropFirst("/bytes/".count)
             guard let size = ByteSize.parse(String(sizeText)) else {
                 return .failure(
@@ -155,11 +155,12 @@ final class Router: Sendable {
         }
         let encoded = path.dropFirst("/files/".count)
         let key = String(encoded)
-        if let cached = files.representation(forKey: key) { return .success(cached) }
+        if let cached = files.representation(forKey: key, root: rootDescriptor) { return .success(cached) }
         guard let components = SafePath.components(encoded) else {
             return .failure(.init(.text(404, "not found: \(path)")))
         }
-        let lexicalPath = rootPath + "/" + components.joined(separator: "/")
+        let relativePath = components.joined(separator: "/")
+        let lexicalPath = rootPath + "/" + relativePath
         guard let real = realPath(lexicalPath) else {
             return .failure(.init(.text(404, "not found: \(path)")))
         }
@@ -171,7 +172,7 @@ final class Router: Sendable {
             return .failure(.init(.text(404, "not found: \(path)")))
         }
         let representation = Representation.file(file)
-        files.store(representation, file: file, lexicalPath: lexicalPath, forKey: key)
+        files.store(representation, file: file, lexicalPath: lexicalPath, relativePath: relativePath, forKey: key)
         return .success(representation)
     }
 

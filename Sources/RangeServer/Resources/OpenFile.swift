@@ -98,6 +98,14 @@ struct FileIdentity: Hashable, Sendable {
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return FileIdentity(info)
     }
+
+    /// The identity of the regular file `relativePath` names below the open directory `directory` (symlinks
+    /// followed), or nil.
+    static func current(relativePath: String, in directory: Int32) -> FileIdentity? {
+        var info = stat()
+        guard fstatat(directory, relativePath, &info, 0) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return FileIdentity(info)
+    }
 }
 
 /// Resolved `/files/` representations by encoded request path, so a repeated request costs one `stat`
@@ -111,6 +119,8 @@ final class RepresentationCache: Sendable {
     private struct Entry: Sendable {
         /// `root/` + the decoded components: what the request names, symlinks unresolved.
         var lexicalPath: String
+        /// The decoded components joined with `/`: the same file, looked up from the open root.
+        var relativePath: String
         var representation: Representation
         var identity: FileIdentity
     }
@@ -124,10 +134,19 @@ final class RepresentationCache: Sendable {
     }
 
     /// The cached representation for `key`, if the path still names the same file.
-    func representation(forKey key: String) -> Representation? {
+    ///
+    /// - Parameters:
+    ///   - key: the encoded request path below `/files/`.
+    ///   - root: the served root, open, or -1 to look the file up by its full path.
+    func representation(forKey key: String, root: Int32) -> Representation? {
         guard let entry = entries.withLockedValue({ $0[key] }) else { return nil }
-        // Outside the lock: the stat is the one system call of a hit.
-        if FileIdentity.current(path: entry.lexicalPath) == entry.identity { return entry.representation }
+        // Outside the lock: the stat is the one system call of a hit. From the open root it walks only the
+        // components below the root, not the root's own path from `/` on every request.
+        let identity =
+            root >= 0
+            ? FileIdentity.current(relativePath: entry.relativePath, in: root)
+            : FileIdentity.current(path: entry.lexicalPath)
+        if identity == entry.identity { return entry.representation }
         entries.withLockedValue { table in
             if table[key]?.identity == entry.identity { table[key] = nil }
         }
@@ -135,12 +154,16 @@ final class RepresentationCache: Sendable {
     }
 
     /// Stores a freshly resolved file representation.
-    func store(_ representation: Representation, file: OpenFile, lexicalPath: String, forKey key: String) {
+    func store(
+        _ representation: Representation, file: OpenFile, lexicalPath: String, relativePath: String, forKey key: String
+    ) {
         entries.withLockedValue { table in
             // Full: start over rather than track recency; a working set larger than this is not the case
             // the cache is for, and a miss costs no more than an uncached request.
             if table.count >= capacity && table[key] == nil { table.removeAll(keepingCapacity: true) }
-            table[key] = Entry(lexicalPath: lexicalPath, representation: representation, identity: file.identity)
+            table[key] = Entry(
+                lexicalPath: lexicalPath, relativePath: relativePath, representation: representation,
+                identity: file.identity)
         }
     }
 }
