@@ -17,7 +17,7 @@ func testConfiguration(_ adjust: (inout DownloadConfiguration) -> Void = { _ in 
     var configuration = DownloadConfiguration()
     configuration.retry = .init(
         maximumRetries: 5, initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200), multiplier: 2)
-    configuration.timeouts.idle = .seconds(10)
+    configuration.timeouts.idle = scaled(.seconds(10))
     configuration.progressInterval = .milliseconds(20)
     adjust(&configuration)
     return configuration
