@@ -37,8 +37,26 @@ public struct ContentGenerator: Hashable, Sendable {
             position = count
             word &+= 1
         }
+        // Consecutive words feed `mix` inputs one golden-ratio step apart, so the input advances by an addition
+        // rather than a multiplication, and four independent words per pass keep the multipliers busy.
+        let step: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var input = key &+ word &* step &+ step
+        while buffer.count - position >= 32 {
+            let first = Self.finish(input)
+            let second = Self.finish(input &+ step)
+            let third = Self.finish(input &+ step &* 2)
+            let fourth = Self.finish(input &+ step &* 3)
+            base.storeBytes(of: first.littleEndian, toByteOffset: position, as: UInt64.self)
+            base.storeBytes(of: second.littleEndian, toByteOffset: position &+ 8, as: UInt64.self)
+            base.storeBytes(of: third.littleEndian, toByteOffset: position &+ 16, as: UInt64.self)
+            base.storeBytes(of: fourth.littleEndian, toByteOffset: position &+ 24, as: UInt64.self)
+            input &+= step &* 4
+            position &+= 32
+            word &+= 4
+        }
         while buffer.count - position >= 8 {
-            base.storeBytes(of: self.word(at: word).littleEndian, toByteOffset: position, as: UInt64.self)
+            base.storeBytes(of: Self.finish(input).littleEndian, toByteOffset: position, as: UInt64.self)
+            input &+= step
             position &+= 8
             word &+= 1
         }
@@ -67,7 +85,13 @@ public struct ContentGenerator: Hashable, Sendable {
 
     @inline(__always)
     private static func mix(_ value: UInt64) -> UInt64 {
-        var z = value &+ 0x9E37_79B9_7F4A_7C15
+        finish(value &+ 0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// SplitMix64's output function, applied to an input that already includes the golden-ratio increment.
+    @inline(__always)
+    private static func finish(_ input: UInt64) -> UInt64 {
+        var z = input
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
