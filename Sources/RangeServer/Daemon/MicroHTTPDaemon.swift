@@ -269,8 +269,7 @@ private func lowercasedName(_ name: UnsafePointer<CChar>) -> String {
     let length = strlen(name)
     return String(unsafeUninitializedCapacity: length) { output in
         for index in 0..<length {
-            let byte = UInt8(bitPattern: name[index])
-            output[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            output[index] = UInt8(bitPattern: name[index]).asciiLowercased
         }
         return length
     }

@@ -65,10 +65,7 @@ public final class Journal: Sendable {
         self.limit = limit
         self.filePath = filePath
         if let filePath {
-            var descriptor: Int32
-            repeat {
-                descriptor = open(filePath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            } while descriptor < 0 && errno == EINTR
+            let descriptor = retryingOnInterrupt { open(filePath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644) }
             guard descriptor >= 0 else {
                 let reason = String(cString: strerror(errno))
                 throw RangeServerError.journalFile("cannot open journal file \(filePath): \(reason)")

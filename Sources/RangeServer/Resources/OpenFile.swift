@@ -167,10 +167,3 @@ final class RepresentationCache: Sendable {
         }
     }
 }
-
-/// Runs a system call until it is not interrupted.
-func retryingOnInterrupt(_ call: () -> Int32) -> Int32 {
-    var result: Int32
-    repeat { result = call() } while result < 0 && errno == EINTR
-    return result
-}

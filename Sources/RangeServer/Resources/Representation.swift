@@ -155,6 +155,6 @@ private let mediaTypes: [([String], String)] = [
 /// Whether `bytes` spell `lowercase` with any ASCII letter case.
 func equalsIgnoringASCIICase(_ bytes: Substring.UTF8View, _ lowercase: String) -> Bool {
     bytes.elementsEqual(lowercase.utf8) { byte, expected in
-        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == expected
+        byte.asciiLowercased == expected
     }
 }
