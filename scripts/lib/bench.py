@@ -153,7 +153,8 @@ class Bench:
         self.options = options
         self.repo = options.repo
         self.work = os.path.abspath(options.work)
-        self.files = os.path.join(self.work, "files")
+        # Fixtures are shared between runs (the 1 GiB file takes a while to write); everything else is per run.
+        self.files = os.path.abspath(options.files)
         self.big = os.path.join(self.files, "big.bin")
         self.processes = Processes(os.path.join(self.work, "pids"))
         self.results = []
@@ -168,20 +169,22 @@ class Bench:
         os.makedirs(self.files, exist_ok=True)
         if not os.path.exists(self.big) or os.path.getsize(self.big) != GIB:
             log("writing the 1 GiB fixture (random bytes)")
-            with open(self.big + ".tmp", "wb") as file:
+            temporary = self.big + f".tmp{os.getpid()}"
+            with open(temporary, "wb") as file:
                 block = os.urandom(4 * MIB)
                 for index in range(GIB // len(block)):
                     # Vary each block a little so no two 4 MiB blocks are equal.
                     file.write(index.to_bytes(8, "little") + block[8:])
-            os.replace(self.big + ".tmp", self.big)
+            os.replace(temporary, self.big)
         if need_small:
             small = os.path.join(self.files, "small")
             os.makedirs(small, exist_ok=True)
             for index in range(500):
                 path = os.path.join(small, f"f{index:03d}.bin")
                 if not os.path.exists(path) or os.path.getsize(path) != 256 * KIB:
-                    with open(path, "wb") as file:
+                    with open(path + f".tmp{os.getpid()}", "wb") as file:
                         file.write(os.urandom(256 * KIB))
+                    os.replace(path + f".tmp{os.getpid()}", path)
         self.warm_cache(self.big)
 
     def warm_cache(self, path):
@@ -840,6 +843,7 @@ def main():
     parser.add_argument("cases", nargs="*", help="1..7, threads, micro (default: 1-7 and micro)")
     parser.add_argument("--repo", required=True)
     parser.add_argument("--work", required=True)
+    parser.add_argument("--files", required=True)
     parser.add_argument("--report", required=True)
     parser.add_argument("--rangeserver", required=True)
     parser.add_argument("--rangefetch", default="")
