@@ -23,8 +23,9 @@ public struct DownloadConfiguration: Sendable {
     /// How redirects are followed by the engine.
     public var redirects: RedirectPolicy
 
-    /// Whether to ask servers for `Repr-Digest: sha-256` (`Want-Repr-Digest`) and verify against it. Default `true`.
-    public var requestRepresentationDigest: Bool
+    /// How a completed body is checked before it is moved into place. Default ``Verification/sha256``: the
+    /// SHA-256 is computed while writing and compared with the expected digest and the server's `Repr-Digest`.
+    public var verification: Verification
 
     /// Minimum interval between two progress events for one task. Default 200 ms.
     public var progressInterval: Duration
@@ -47,7 +48,7 @@ public struct DownloadConfiguration: Sendable {
         timeouts: Timeouts = .init(),
         retry: RetryPolicy = .init(),
         redirects: RedirectPolicy = .init(),
-        requestRepresentationDigest: Bool = true,
+        verification: Verification = .sha256,
         progressInterval: Duration = .milliseconds(200),
         writeBufferSize: Int = 64 * 1024,
         durability: Durability = .processCrash,
@@ -57,7 +58,7 @@ public struct DownloadConfiguration: Sendable {
         self.timeouts = timeouts
         self.retry = retry
         self.redirects = redirects
-        self.requestRepresentationDigest = requestRepresentationDigest
+        self.verification = verification
         self.progressInterval = progressInterval
         self.writeBufferSize = writeBufferSize
         self.durability = durability
@@ -94,6 +95,32 @@ extension DownloadConfiguration {
 
         /// Whether files and directories are flushed with `fsync`.
         var syncsToDisk: Bool { level == .powerLoss }
+    }
+
+    /// How a download is checked before it is moved into place.
+    ///
+    /// The length is always checked against the announced total. A SHA-256 costs about as much CPU per byte as
+    /// receiving and writing together (a single stream cannot be hashed in parallel), so a client that does not
+    /// need it can turn it off.
+    public struct Verification: Sendable, Hashable {
+        private enum Level: Hashable {
+            case lengthOnly
+            case sha256
+        }
+
+        private let level: Level
+
+        /// The SHA-256 of the whole representation, computed incrementally while writing (the kept prefix
+        /// re-read on resume), compared with ``DownloadRequest/sha256`` when given and with the server's
+        /// `Repr-Digest: sha-256`, which every request asks for with `Want-Repr-Digest: sha-256=1`. The default.
+        public static let sha256 = Verification(level: .sha256)
+
+        /// Only the length: no hashing, no `Want-Repr-Digest`, and a `Repr-Digest` the server sends is ignored.
+        /// A request with an expected ``DownloadRequest/sha256`` is refused. Completed results carry no digest.
+        public static let lengthOnly = Verification(level: .lengthOnly)
+
+        /// Whether the SHA-256 is computed and checked.
+        var computesSHA256: Bool { level == .sha256 }
     }
 
     /// Time limits for one transfer.

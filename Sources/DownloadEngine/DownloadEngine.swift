@@ -50,6 +50,8 @@ public actor DownloadEngine {
     private var running: Set<DownloadTaskID> = []
     private var groups: [DownloadGroupID: GroupEntry] = [:]
     private var isShutDown = false
+    /// Output directories already created and found writable: adding 500 files to one directory checks it once.
+    private var usableDirectories: Set<String> = []
 
     /// Opens (or creates) a state directory and loads its task records; unfinished tasks come back `paused`.
     ///
@@ -122,12 +124,18 @@ public actor DownloadEngine {
             guard sha.count == 64, sha.allSatisfy(\.isHexDigit) else {
                 throw DownloadError.invalidState("--sha256 must be 64 hex digits, got '\(sha)'")
             }
+            guard configuration.verification.computesSHA256 else {
+                throw DownloadError.invalidState("an expected SHA-256 cannot be checked with verification .lengthOnly")
+            }
         }
         let destination = LexicalPath.absolute(request.destination)
         let directory = LexicalPath.parent(destination)
-        try FileIO.makeDirectories(directory)
-        guard access(directory, W_OK) == 0 else {
-            throw DownloadError.fileSystem("output directory '\(directory)' is not writable")
+        if !usableDirectories.contains(directory) {
+            try FileIO.makeDirectories(directory)
+            guard access(directory, W_OK) == 0 else {
+                throw DownloadError.fileSystem("output directory '\(directory)' is not writable")
+            }
+            usableDirectories.insert(directory)
         }
         if FileIO.isDirectory(destination) {
             throw DownloadError.fileSystem("destination '\(destination)' is a directory")
@@ -279,7 +287,7 @@ public actor DownloadEngine {
         switch entry.state {
         case .completed:
             return .completed(
-                path: store.destinationPath(entry.record), sha256: entry.record.sha256 ?? "",
+                path: store.destinationPath(entry.record), sha256: entry.record.sha256,
                 bytes: entry.record.recordedLength)
         case .failed: return .failed(entry.error ?? .invalidState("failed"))
         case .cancelled: return .cancelled
@@ -427,12 +435,13 @@ public actor DownloadEngine {
         running.remove(id)
         guard var entry = tasks[id] else { return pump() }
         let intent = entry.stopIntent
-        // Every outcome was saved by the transfer.
+        // Every outcome but a completion without a record was saved by the transfer.
         entry.onDisk = true
         entry.worker = nil
         entry.stopIntent = nil
         switch outcome {
-        case .completed(let record, let sha256, let bytes):
+        case .completed(let record, let sha256, let bytes, let onDisk):
+            entry.onDisk = onDisk
             entry.record = record
             entry.progress = .init(bytes: bytes, total: bytes, bytesPerSecond: entry.progress.bytesPerSecond, eta: 0)
             tasks[id] = entry

@@ -149,8 +149,14 @@ enum FileIO {
 
     /// Moves a file into place, copying when `rename` crosses file systems; the destination appears atomically.
     /// With `sync`, a copy is `fsync`ed before its rename and the destination directory after.
+    /// The destination's directory is created only when the rename finds it missing (it normally exists: the
+    /// engine checked it when the task was added).
     static func moveIntoPlace(_ from: String, _ to: String, sync: Bool) throws {
-        let failure = errnoOf { Glibc_rename(from, to) }
+        var failure = errnoOf { Glibc_rename(from, to) }
+        if failure == ENOENT, exists(from) {
+            try makeDirectories(LexicalPath.parent(to))
+            failure = errnoOf { Glibc_rename(from, to) }
+        }
         if let failure, failure != EXDEV {
             throw DownloadError.fileSystem("rename(\(from) -> \(to)): \(String(cString: strerror(failure)))")
         }

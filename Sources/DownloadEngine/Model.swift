@@ -65,7 +65,8 @@ public struct DownloadRequest: Sendable, Hashable {
     public var url: String
     /// The destination file path (absolute or relative to the current directory).
     public var destination: String
-    /// The expected SHA-256 in hex, verified before the file is moved into place.
+    /// The expected SHA-256 in hex, verified before the file is moved into place (needs
+    /// ``DownloadConfiguration/Verification/sha256``).
     public var sha256: String?
     /// Whether an existing destination file may be replaced. Default `false`.
     public var overwrite: Bool
@@ -130,8 +131,9 @@ public struct DownloadProgress: Sendable, Hashable {
 
 /// How a task ended (or stopped).
 public enum DownloadResult: Sendable, Hashable {
-    /// Verified and in place at `path`, with its SHA-256 and length.
-    case completed(path: String, sha256: String, bytes: Int64)
+    /// Verified and in place at `path`, with its length and its SHA-256 (`nil` when
+    /// ``DownloadConfiguration/Verification/lengthOnly`` computed none).
+    case completed(path: String, sha256: String?, bytes: Int64)
     /// Gave up.
     case failed(DownloadError)
     /// Cancelled.
@@ -197,8 +199,9 @@ public enum DownloadEvent: Sendable {
     case redirected(DownloadTaskID, RedirectHop)
     /// An attempt failed and will be retried (`attempt` counts from 1) after `delay`.
     case retrying(DownloadTaskID, attempt: Int, delay: Duration, error: DownloadError)
-    /// The task finished and its file is in place.
-    case completed(DownloadTaskID, path: String, sha256: String, bytes: Int64)
+    /// The task finished and its file is in place; `sha256` is `nil` when no digest was computed
+    /// (``DownloadConfiguration/Verification/lengthOnly``).
+    case completed(DownloadTaskID, path: String, sha256: String?, bytes: Int64)
     /// The task failed.
     case failed(DownloadTaskID, DownloadError)
     /// Every member of a group reached a terminal state (or paused).

@@ -12,7 +12,8 @@ enum TransferReport: Sendable {
 
 /// How a transfer ended.
 enum TransferOutcome: Sendable {
-    case completed(TaskRecord, sha256: String, bytes: Int64)
+    /// `onDisk`: whether the completed record was saved (a small body that arrived whole has none).
+    case completed(TaskRecord, sha256: String?, bytes: Int64, onDisk: Bool)
     case failed(TaskRecord, DownloadError)
     /// Stopped by cancellation (pause, cancel, shutdown); the record was persisted.
     case stopped(TaskRecord)
@@ -80,7 +81,7 @@ final class HashPipeline: @unchecked Sendable {
 }
 
 /// The transfer's ``BodySink``: writes each body part into the partial file the moment it arrives, then hands it to
-/// a ``HashPipeline``.
+/// a ``HashPipeline`` (when the digest is computed).
 ///
 /// `pwrite` puts the bytes in the kernel's page cache, which outlives the process: once ``consume(_:)`` returned,
 /// a `kill -9` cannot take them back. Parts are written in place from the transport's buffer (no copy, no batching,
@@ -97,16 +98,16 @@ final class PartialFileWriter: BodySink, @unchecked Sendable {
     /// Where the body should end (the `Content-Range` end or the total); bytes past it are not written.
     private let end: Int64?
     private(set) var length: Int64
-    let hashes: HashPipeline
+    let hashes: HashPipeline?
 
     init(
-        fd: Int32, path: String, length: Int64, hasher: SHA256, skip: Int64, end: Int64?, chunkLimit: Int,
+        fd: Int32, path: String, length: Int64, hasher: SHA256?, skip: Int64, end: Int64?, chunkLimit: Int,
         activity: ActivityClock
     ) {
         self.fd = fd
         self.path = path
         self.length = length
-        self.hashes = HashPipeline(hasher)
+        self.hashes = hasher.map { HashPipeline($0) }
         self.skip = skip
         self.end = end
         self.chunkLimit = chunkLimit
@@ -124,7 +125,7 @@ final class PartialFileWriter: BodySink, @unchecked Sendable {
         while start < stop {
             let chunk = part.getSlice(at: part.readerIndex + start, length: min(stop - start, chunkLimit))!
             try chunk.withUnsafeReadableBytes { try FileIO.writeAll(fd, path, $0, at: length) }
-            hashes.submit(chunk)
+            hashes?.submit(chunk)
             length += Int64(chunk.readableBytes)
             start += chunk.readableBytes
         }
@@ -150,7 +151,8 @@ final class Transfer: @unchecked Sendable {
     private var fd: Int32 = -1
     private var partialPath: String
     private var length: Int64 = 0
-    private var hasher = SHA256()
+    /// `nil` when the configuration computes no digest.
+    private var hasher: SHA256?
     private var reprDigest: String?
     private let activity = ActivityClock()
     private let started = ContinuousClock.now
@@ -171,6 +173,7 @@ final class Transfer: @unchecked Sendable {
         self.report = report
         self.partialPath = store.partialPath(record)
         self.reprDigest = record.reprDigestSHA256
+        self.hasher = configuration.verification.computesSHA256 ? SHA256() : nil
     }
 
     deinit { if fd >= 0 { FileIO.close(fd) } }
@@ -320,7 +323,7 @@ final class Transfer: @unchecked Sendable {
         let plan = ResumePlanner.request(offset: length, validators: record.validators)
         if case .full = plan, length > 0 { try truncate() }
         var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
-        if configuration.requestRepresentationDigest { headers.append(("Want-Repr-Digest", "sha-256=1")) }
+        if configuration.verification.computesSHA256 { headers.append(("Want-Repr-Digest", "sha-256=1")) }
         if case .resume(let offset, let ifRange) = plan {
             headers.append(("Range", "bytes=\(offset)-"))
             headers.append(("If-Range", ifRange))
@@ -426,7 +429,7 @@ final class Transfer: @unchecked Sendable {
         }
         // Whatever happened, the bytes the writer stored are the partial file's: keep them for the resume.
         length = writer.length
-        hasher = await writer.hashes.result()
+        if let hashes = writer.hashes { hasher = await hashes.result() }
         if let failure { throw failure }
         await progress(bytes: length, force: true)
         if let expectedEnd, length < expectedEnd {
@@ -479,17 +482,29 @@ final class Transfer: @unchecked Sendable {
 
     // MARK: Files
 
+    /// Opens the partial file. A task without a record on disk has no bytes worth keeping (a partial file without a
+    /// record is an orphan), so it starts from an empty file without reading its length or rehashing anything.
     private func openPartial() throws {
-        try FileIO.makeDirectories(LexicalPath.parent(partialPath))
-        fd = try FileIO.open(partialPath, O_RDWR | O_CREAT)
-        length = try FileIO.size(fd, partialPath)
-        try rehashPrefix()
+        let flags = O_RDWR | O_CREAT | (recordOnDisk ? 0 : O_TRUNC)
+        do {
+            fd = try FileIO.open(partialPath, flags)
+        } catch {
+            // The state directory was created with the engine; only someone deleting it since makes this needed.
+            try FileIO.makeDirectories(LexicalPath.parent(partialPath))
+            fd = try FileIO.open(partialPath, flags)
+        }
+        length = 0
+        if recordOnDisk {
+            length = try FileIO.size(fd, partialPath)
+            try rehashPrefix()
+        }
         lastProgressBytes = length
     }
 
     /// Hashes the kept prefix of the partial file so the digest covers the whole representation after a resume.
     private func rehashPrefix() throws {
-        hasher = SHA256()
+        guard configuration.verification.computesSHA256, length > 0 else { return }
+        var hasher = SHA256()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         var offset: Int64 = 0
@@ -501,13 +516,16 @@ final class Transfer: @unchecked Sendable {
             hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             offset += Int64(n)
         }
+        self.hasher = hasher
         length = offset
     }
 
     private func truncate() throws {
-        try FileIO.truncate(fd, partialPath, to: 0)
+        // Not when already empty: besides the system call, truncating a file makes ext4 flush it on close
+        // (`auto_da_alloc`).
+        if length > 0 { try FileIO.truncate(fd, partialPath, to: 0) }
         length = 0
-        hasher = SHA256()
+        hasher = configuration.verification.computesSHA256 ? SHA256() : nil
         lastProgressBytes = 0
     }
 
@@ -518,12 +536,12 @@ final class Transfer: @unchecked Sendable {
             discardPartial()
             throw DownloadError.verificationFailed("length \(length), expected \(total)")
         }
-        let digest = HeaderValues.hex(hasher.finalize())
-        if let expected = record.expectedSHA256?.lowercased(), expected != digest {
+        let digest = hasher.map { HeaderValues.hex($0.finalize()) }
+        if let digest, let expected = record.expectedSHA256?.lowercased(), expected != digest {
             discardPartial()
             throw DownloadError.verificationFailed("SHA-256 \(digest), expected \(expected)")
         }
-        if let announced = reprDigest ?? record.reprDigestSHA256, announced != digest {
+        if let digest, let announced = reprDigest ?? record.reprDigestSHA256, announced != digest {
             discardPartial()
             throw DownloadError.verificationFailed("SHA-256 \(digest), server's Repr-Digest says \(announced)")
         }
@@ -533,24 +551,29 @@ final class Transfer: @unchecked Sendable {
         if !record.overwrite, FileIO.exists(destination) {
             throw DownloadError.destinationExists(destination)
         }
-        try FileIO.makeDirectories(LexicalPath.parent(destination))
-        // The completed record is saved before the rename: killed in between, the next run finds a completed
-        // record without its destination, restarts the task (see `DownloadEngine.add`) and moves the verified
-        // partial into place after a 416. Saved after the rename, a kill in between left the file in place and a
-        // record that was not completed: the next run fetched everything again and failed with destination-exists.
+        // With a record on disk, the completed record is saved before the rename: killed in between, the next run
+        // finds a completed record without its destination, restarts the task (see `DownloadEngine.add`) and moves
+        // the verified partial into place after a 416. Saved after the rename, a kill in between left the file in
+        // place and a record that was not completed: the next run fetched everything again and failed with
+        // destination-exists.
+        //
+        // Without a record on disk (a new task whose whole body arrived in its first response) none is written at
+        // all: the verified partial file is renamed into place and that is the end of it. Killed before the rename,
+        // the partial file is an orphan that the next run deletes before fetching that small body again; the
+        // record and its rename would have cost a new inode per file, the larger part of the cost of many small
+        // files.
         var completed = record
         completed.state = .completed
         completed.sha256 = digest
         completed.recordedLength = length
         completed.error = nil
         completed.errorKind = nil
-        try store.save(completed)
-        recordOnDisk = true
+        if recordOnDisk { try store.save(completed) }
         try FileIO.moveIntoPlace(partialPath, destination, sync: configuration.durability.syncsToDisk)
         record = completed
         FileIO.close(fd)
         fd = -1
-        return .completed(record, sha256: digest, bytes: length)
+        return .completed(record, sha256: digest, bytes: length, onDisk: recordOnDisk)
     }
 
     private func discardPartial() {

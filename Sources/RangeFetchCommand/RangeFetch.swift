@@ -96,6 +96,14 @@ struct RangeFetch: AsyncParsableCommand {
             """)
     var durable = false
 
+    @Flag(
+        name: .customLong("no-digest"),
+        help: """
+            Compute no SHA-256 and do not ask the server for one: only the length is checked. Faster when the \
+            CPU cannot hash as fast as the network delivers; cannot be combined with --sha256 or --checksums.
+            """)
+    var noDigest = false
+
     @Flag(help: "Print one JSON event per line on stdout instead of progress.")
     var json = false
 
@@ -118,6 +126,11 @@ struct RangeFetch: AsyncParsableCommand {
                 throw ValidationError("--sha256 must be 64 hex digits")
             }
         }
+        if noDigest, let other = sha256 != nil ? "--sha256" : checksums != nil ? "--checksums" : nil {
+            // One line without the usage text: the two flags are the whole story.
+            printError("--no-digest cannot be combined with \(other): checking a digest needs one computed")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
         if let checksums, (try? String(contentsOfFile: checksums, encoding: .utf8)) == nil {
             throw ValidationError("--checksums: cannot read '\(checksums)'")
         }
@@ -131,6 +144,7 @@ struct RangeFetch: AsyncParsableCommand {
             overall: deadline.flatMap(parseDuration))
         configuration.retry.maximumRetries = retries
         if durable { configuration.durability = .powerLoss }
+        if noDigest { configuration.verification = .lengthOnly }
         let code = await Runner(command: self, configuration: configuration).run()
         if code != .success { throw ExitCode(code.rawValue) }
     }

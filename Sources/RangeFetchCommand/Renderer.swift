@@ -65,7 +65,10 @@ actor Renderer {
                 "delay": Double(s) + Double(atto) / 1e18, "error": error.message, "kind": error.kind,
             ]
         case .completed(let id, let path, let sha256, let bytes):
-            object = ["event": "completed", "id": id.rawValue, "path": path, "sha256": sha256, "bytes": bytes]
+            // `sha256` is null when no digest was computed (--no-digest): only the length was checked.
+            object = [
+                "event": "completed", "id": id.rawValue, "path": path, "sha256": sha256 ?? NSNull(), "bytes": bytes,
+            ]
         case .failed(let id, let error):
             object = ["event": "failed", "id": id.rawValue, "error": error.message, "kind": error.kind]
             if let status = error.status { object["status"] = status }
@@ -96,7 +99,9 @@ actor Renderer {
         case .retrying(let id, let attempt, let delay, let error):
             emit("\(display(id)): retry \(attempt) in \(format(delay)): \(error)")
         case .completed(let id, let path, let sha256, let bytes):
-            emit("\(display(id)): completed \(bytes) bytes -> \(path) sha256=\(sha256)")
+            emit(
+                "\(display(id)): completed \(bytes) bytes -> \(path) "
+                    + (sha256.map { "sha256=\($0)" } ?? "(no digest)"))
         case .failed(let id, let error):
             emit("\(display(id)): failed: \(error)")
         case .groupFinished:
@@ -121,7 +126,9 @@ actor Renderer {
         case .retrying(let id, let attempt, let delay, let error):
             lines[id] = "\(display(id)): retry \(attempt) in \(format(delay)): \(error)"
         case .completed(let id, _, let sha256, let bytes):
-            lines[id] = "\(display(id)): done \(formatBytes(bytes)) sha256=\(sha256.prefix(16))…"
+            lines[id] =
+                "\(display(id)): done \(formatBytes(bytes)) "
+                + (sha256.map { "sha256=\($0.prefix(16))…" } ?? "(no digest)")
             draw(force: true)
             return
         case .failed(let id, let error):

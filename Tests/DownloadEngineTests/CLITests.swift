@@ -191,6 +191,14 @@ struct CLITests {
         let usage = try Child.start(["--concurrency", "0", "http://127.0.0.1:1/x"], logs: dir + "/usage")
         #expect(try await usage.wait() == 64)
 
+        for other in [["--sha256", String(repeating: "a", count: 64)], ["--checksums", "/dev/null"]] {
+            let conflict = try Child.start(
+                ["--no-digest"] + other + ["http://127.0.0.1:1/x", "-o", dir + "/c"], logs: dir + "/no-digest")
+            #expect(try await conflict.wait() == 64)
+            #expect(conflict.errors.split(separator: "\n").count == 1)
+            #expect(conflict.errors.contains("--no-digest") && conflict.errors.contains(other[0]))
+        }
+
         let unwritable = try Child.start(["http://127.0.0.1:1/x", "-o", "/proc/nope/x"], logs: dir + "/unwritable")
         #expect(try await unwritable.wait() == 1)
         #expect(unwritable.errors.split(separator: "\n").count == 1)
@@ -245,7 +253,7 @@ struct CLITests {
             "USAGE: rangefetch [<options>] [<urls> ...]",
             "-o, --output <output>", "--state <state>", "-j, --concurrency <concurrency>", "--checksums <checksums>",
             "--connect-timeout <connect-timeout>", "--idle-timeout <idle-timeout>", "--retries <retries>", "--durable",
-            "--json",
+            "--no-digest", "--json",
             "0    every download completed and verified", "64   usage error", "130  interrupted",
         ] {
             #expect(text.contains(line), "help lacks: \(line)")

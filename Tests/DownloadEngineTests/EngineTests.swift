@@ -559,13 +559,37 @@ struct EngineTests {
             let idle = try await engine.add(
                 .init(url: server.baseURL + "/bytes/1K?seed=101", destination: dir + "/i"), start: false)
             #expect(!FileManager.default.fileExists(atPath: dir + "/.rangefetch/\(idle).json"))
-            let id = try await engine.add(.init(url: server.baseURL + "/bytes/64K?seed=102", destination: dir + "/c"))
+            // A body paced over several reads is not whole when its head arrives: its record is saved before the
+            // first byte is written, and completed before the rename.
+            let id = try await engine.add(
+                .init(url: server.baseURL + "/bytes/256K?seed=102&rate=\(paced(1024))", destination: dir + "/c"))
             #expect(
                 await engine.result(of: id)
-                    == .completed(path: dir + "/c", sha256: expectedSHA256(size: 65536, seed: 102), bytes: 65536))
+                    == .completed(
+                        path: dir + "/c", sha256: expectedSHA256(size: 256 << 10, seed: 102), bytes: 256 << 10))
             let record = try StateStore.decode(Data(contentsOf: URL(fileURLWithPath: dir + "/.rangefetch/\(id).json")))
             #expect(record.state == .completed)
-            #expect(record.totalLength == 65536)
+            #expect(record.totalLength == 256 << 10)
+            // A small body that arrived whole in its first response is renamed into place without any record; when
+            // the body happened to arrive in pieces, it has a completed one. Either way no partial file is left.
+            let small = try await engine.add(
+                .init(url: server.baseURL + "/bytes/16K?seed=104", destination: dir + "/s"))
+            #expect(
+                await engine.result(of: small)
+                    == .completed(path: dir + "/s", sha256: expectedSHA256(size: 16 << 10, seed: 104), bytes: 16 << 10))
+            let names = try FileManager.default.contentsOfDirectory(atPath: dir + "/.rangefetch")
+            #expect(!names.contains { $0.hasSuffix(".part") || $0.hasSuffix(".tmp") })
+            if names.contains("\(small).json") {
+                let smallRecord = try StateStore.decode(
+                    Data(contentsOf: URL(fileURLWithPath: dir + "/.rangefetch/\(small).json")))
+                #expect(smallRecord.state == .completed)
+            }
+            // In this engine the task stays completed: adding it again fetches nothing.
+            #expect(
+                try await engine.add(.init(url: server.baseURL + "/bytes/16K?seed=104", destination: dir + "/s"))
+                    == small)
+            #expect(await engine.snapshot(small)?.state == .completed)
+            #expect(requests(server, "/bytes/16K?seed=104").count == 1)
         }
         let durable = testConfiguration { $0.durability = .powerLoss }
         try await withEngine(durable) { server, engine, dir in
@@ -574,6 +598,68 @@ struct EngineTests {
                 await engine.result(of: id)
                     == .completed(
                         path: dir + "/d", sha256: expectedSHA256(size: 300 << 10, seed: 103), bytes: 300 << 10))
+        }
+    }
+
+    // MARK: 11. Verification
+
+    @Test("11. verification .lengthOnly: no hashing, no Want-Repr-Digest, lengths checked, resume correct")
+    func lengthOnlyVerification() async throws {
+        let configuration = testConfiguration { $0.verification = .lengthOnly }
+        try await withEngine(configuration) { server, engine, dir in
+            let log = EventLog(engine.events())
+            // Paused half way and resumed: the kept prefix is not re-read, the file is still right.
+            let url = server.baseURL + "/bytes/1M?seed=111&rate=\(paced(256))"
+            let id = try await engine.add(.init(url: url, destination: dir + "/l.bin"))
+            try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
+            try await engine.pause(id)
+            try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }
+            let pausedAt = try #require(fileSize(dir + "/.rangefetch/\(id).part"))
+            try await engine.resume(id)
+            #expect(await engine.result(of: id) == .completed(path: dir + "/l.bin", sha256: nil, bytes: 1 << 20))
+            #expect(try sha256(ofFile: dir + "/l.bin") == expectedSHA256(size: 1 << 20, seed: 111))
+            let gets = try await journalledGets(server, "/bytes/1M?seed=111")
+            #expect(gets.count == 2)
+            #expect(gets[1].requestHeaders["range"] == "bytes=\(pausedAt)-")
+            #expect(gets.allSatisfy { $0.requestHeaders["want-repr-digest"] == nil })
+            let record = try StateStore.decode(Data(contentsOf: URL(fileURLWithPath: dir + "/.rangefetch/\(id).json")))
+            #expect(record.state == .completed)
+            #expect(record.sha256 == nil)
+            try await eventually(.seconds(5), "completed event") {
+                log.all.contains { if case .completed(id, _, nil, 1 << 20) = $0 { true } else { false } }
+            }
+
+            // A small body too, and an expected digest is refused rather than silently not checked.
+            let small = try await engine.add(.init(url: server.baseURL + "/bytes/4K?seed=112", destination: dir + "/s"))
+            #expect(await engine.result(of: small) == .completed(path: dir + "/s", sha256: nil, bytes: 4096))
+            #expect(requests(server, "/bytes/4K").allSatisfy { $0.requestHeaders["want-repr-digest"] == nil })
+            await #expect {
+                try await engine.add(
+                    .init(
+                        url: server.baseURL + "/bytes/4K", destination: dir + "/x",
+                        sha256: String(repeating: "a", count: 64)))
+            } throws: {
+                ($0 as? DownloadError)?.kind == "invalid-state"
+            }
+        }
+        // The same partial file resumed by an engine that does hash: the prefix is re-read, the digest is right.
+        let dir = makeTemporaryDirectory()
+        var serverConfiguration = RangeServer.Configuration()
+        serverConfiguration.root = fixturesRoot
+        try await withRangeServer(serverConfiguration) { server in
+            let url = server.baseURL + "/bytes/1M?seed=113&rate=\(paced(256))"
+            let first = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration)
+            let id = try await first.add(.init(url: url, destination: dir + "/m.bin"))
+            try await eventually { (await first.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
+            await first.shutdown()
+            let second = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: testConfiguration())
+            try await second.resume(id)
+            let result = await second.result(of: id)
+            await second.shutdown()
+            #expect(
+                result
+                    == .completed(
+                        path: dir + "/m.bin", sha256: expectedSHA256(size: 1 << 20, seed: 113), bytes: 1 << 20))
         }
     }
 }
