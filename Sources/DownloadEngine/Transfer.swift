@@ -99,11 +99,17 @@ final class PartialFileWriter: BodySink, @unchecked Sendable {
     private let end: Int64?
     private(set) var length: Int64
     let hashes: HashPipeline?
+    /// The task's first record save, made before the partial file holds more than `owedSaveLimit` bytes.
+    private var owedSave: (@Sendable () throws -> Void)?
+    private let owedSaveLimit: Int64
+    private(set) var madeOwedSave = false
 
     init(
         fd: Int32, path: String, length: Int64, hasher: SHA256?, skip: Int64, end: Int64?, chunkLimit: Int,
-        activity: ActivityClock
+        activity: ActivityClock, owedSave: (@Sendable () throws -> Void)? = nil, owedSaveLimit: Int64 = 0
     ) {
+        self.owedSave = owedSave
+        self.owedSaveLimit = owedSaveLimit
         self.fd = fd
         self.path = path
         self.length = length
@@ -124,6 +130,11 @@ final class PartialFileWriter: BodySink, @unchecked Sendable {
         if let end { stop = start + Int(max(0, min(end - length, Int64(stop - start)))) }
         while start < stop {
             let chunk = part.getSlice(at: part.readerIndex + start, length: min(stop - start, chunkLimit))!
+            if let save = owedSave, length + Int64(chunk.readableBytes) > owedSaveLimit {
+                try save()
+                owedSave = nil
+                madeOwedSave = true
+            }
             try chunk.withUnsafeReadableBytes { try FileIO.writeAll(fd, path, $0, at: length) }
             hashes?.submit(chunk)
             length += Int64(chunk.readableBytes)
@@ -206,16 +217,30 @@ final class Transfer: @unchecked Sendable {
         recordOnDisk = true
     }
 
-    /// Saves the record before the first byte of a body is written, so that bytes in the partial file are never on
+    /// The most bytes a partial file holds before the first record of its task is saved.
+    ///
+    /// A record costs a new inode, a JSON encoding and a rename: for many small files that was the larger part of
+    /// the whole cost. Without a record the partial file is an orphan, which the next run deletes and fetches
+    /// again, so this is also the most a `kill -9` can cost a task in its first response beyond what the socket
+    /// buffers held (which can be several MiB by themselves).
+    static let unrecordedLimit: Int64 = 256 << 10
+
+    /// Saves the record before the bytes of a body are written, so that bytes in the partial file are never on
     /// disk without the validators they belong to; `changed` tells whether the record differs from the one on disk.
     ///
-    /// One exception: a task with no record on disk yet whose whole body has already arrived (a small file). It is
-    /// written, verified and saved as completed at once, one record save instead of two (each one a new inode, which
-    /// dominated the cost of many small files). Killed in between, the partial file has no record: the next run
-    /// deletes it and fetches that small body again.
-    private func saveBeforeWriting(_ body: TransportBody, changed: Bool) throws {
-        if recordOnDisk ? !changed : body.isComplete() { return }
-        try save()
+    /// A task with no record on disk yet (a new task) is the exception: its first record is saved only when its
+    /// partial file is about to hold more than ``unrecordedLimit`` bytes (by the writer, on the event loop), or
+    /// never when its whole body had already arrived. A small file is written, verified and moved into place with
+    /// no record at all. Retries, pauses and failures save the record as usual.
+    ///
+    /// - Returns: The save the writer must make before crossing ``unrecordedLimit``, if one is still owed.
+    private func saveBeforeWriting(_ body: TransportBody, changed: Bool) throws -> (@Sendable () throws -> Void)? {
+        if recordOnDisk {
+            if changed { try save() }
+            return nil
+        }
+        if body.isComplete() { return nil }
+        return { [store, record] in try store.save(record) }
     }
 
     // MARK: The request loop
@@ -381,8 +406,8 @@ final class Transfer: @unchecked Sendable {
             try truncate()
             record.validators = .init(etag: head.etag, lastModified: head.lastModified, totalLength: total)
             record.reprDigestSHA256 = reprDigest
-            try saveBeforeWriting(response.body, changed: true)
-            let end = try await stream(response.body, skip: 0, expectedEnd: total)
+            let owed = try saveBeforeWriting(response.body, changed: true)
+            let end = try await stream(response.body, skip: 0, expectedEnd: total, owed: owed)
             return total.map { end >= $0 } ?? true ? .done : .moreToFetch
         case .append(let total), .skipOverlap(_, let total):
             var skip: Int64 = 0
@@ -394,10 +419,10 @@ final class Transfer: @unchecked Sendable {
             let changed = validators != record.validators || record.reprDigestSHA256 != reprDigest
             record.validators = validators
             record.reprDigestSHA256 = reprDigest
-            try saveBeforeWriting(response.body, changed: changed)
+            let owed = try saveBeforeWriting(response.body, changed: changed)
             let range = head.contentRange.flatMap(HeaderValues.contentRange)
             let rangeEnd = range?.last.map { $0 + 1 }
-            let end = try await stream(response.body, skip: skip, expectedEnd: rangeEnd)
+            let end = try await stream(response.body, skip: skip, expectedEnd: rangeEnd, owed: owed)
             if let total = validators.totalLength, end >= total { return .done }
             if validators.totalLength == nil, let rangeEnd, end >= rangeEnd { return .moreToFetch }
             return .moreToFetch
@@ -406,23 +431,23 @@ final class Transfer: @unchecked Sendable {
 
     /// Streams the body into the partial file through a ``PartialFileWriter``, hashing as it goes, with a progress
     /// event every ``DownloadConfiguration/progressInterval``. Returns the partial file's new length.
-    private func stream(_ body: TransportBody, skip: Int64, expectedEnd: Int64?) async throws -> Int64 {
+    private func stream(
+        _ body: TransportBody, skip: Int64, expectedEnd: Int64?, owed: (@Sendable () throws -> Void)?
+    ) async throws -> Int64 {
         let writer = PartialFileWriter(
             fd: fd, path: partialPath, length: length, hasher: hasher, skip: skip, end: expectedEnd,
-            chunkLimit: max(1, min(configuration.writeBufferSize, 1 << 20)), activity: activity)
+            chunkLimit: max(1, min(configuration.writeBufferSize, 1 << 20)), activity: activity,
+            owedSave: owed, owedSaveLimit: Self.unrecordedLimit)
+        defer { if writer.madeOwedSave { recordOnDisk = true } }
         activity.advance(to: length)
         var failure: (any Error)?
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await body.drain(into: writer) }
-                group.addTask { [self] in
-                    while true {
-                        try await Task.sleep(for: configuration.progressInterval)
-                        await progress(bytes: activity.bytes, force: false)
-                    }
-                }
-                defer { group.cancelAll() }
-                try await group.next()
+            if body.isComplete() {
+                // Already in memory: it drains at once, a progress ticker (a child task and a timer) would never
+                // tick.
+                try await body.drain(into: writer)
+            } else {
+                try await drainWithProgress(body, into: writer)
             }
         } catch {
             failure = error
@@ -436,6 +461,21 @@ final class Transfer: @unchecked Sendable {
             throw DownloadError.prematureEndOfBody(received: length, expected: expectedEnd)
         }
         return length
+    }
+
+    /// Drains `body` into `writer` with a progress event every ``DownloadConfiguration/progressInterval``.
+    private func drainWithProgress(_ body: TransportBody, into writer: PartialFileWriter) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await body.drain(into: writer) }
+            group.addTask { [self] in
+                while true {
+                    try await Task.sleep(for: configuration.progressInterval)
+                    await progress(bytes: activity.bytes, force: false)
+                }
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
     }
 
     private func progress(bytes: Int64, force: Bool) async {

@@ -89,6 +89,9 @@ actor Renderer {
             if state == .running || state == .paused || state == .cancelled {
                 emit("\(display(id)): \(state.rawValue)")
             }
+            // The first progress line comes 5 s after the start: a download that ends sooner says only
+            // "running" and "completed" (with 500 small files, progress lines were a third of the output).
+            if state == .running, lastPlain[id] == nil { lastPlain[id] = .now }
         case .progress(let id, let p):
             let now = ContinuousClock.now
             if let last = lastPlain[id], now - last < .seconds(5) { return }
@@ -180,7 +183,10 @@ func formatBytes(_ n: Int64) -> String {
         value /= 1024
         unit += 1
     }
-    return unit == 0 ? "\(n) B" : String(format: "%.1f %@", value, units[unit])
+    guard unit > 0 else { return "\(n) B" }
+    // One decimal without `String(format:)`, which goes through Foundation's locale-aware formatting.
+    let tenths = Int64((value * 10).rounded())
+    return "\(tenths / 10).\(tenths % 10) \(units[unit])"
 }
 
 /// Writes straight to file descriptor 1, so lines are not held in a buffer when the process is killed.

@@ -559,37 +559,31 @@ struct EngineTests {
             let idle = try await engine.add(
                 .init(url: server.baseURL + "/bytes/1K?seed=101", destination: dir + "/i"), start: false)
             #expect(!FileManager.default.fileExists(atPath: dir + "/.rangefetch/\(idle).json"))
-            // A body paced over several reads is not whole when its head arrives: its record is saved before the
-            // first byte is written, and completed before the rename.
+            // A paced body past the unrecorded limit: its record is saved before the partial file holds more than
+            // 256 KiB, and completed before the rename.
             let id = try await engine.add(
-                .init(url: server.baseURL + "/bytes/256K?seed=102&rate=\(paced(1024))", destination: dir + "/c"))
+                .init(url: server.baseURL + "/bytes/512K?seed=102&rate=\(paced(2048))", destination: dir + "/c"))
             #expect(
                 await engine.result(of: id)
                     == .completed(
-                        path: dir + "/c", sha256: expectedSHA256(size: 256 << 10, seed: 102), bytes: 256 << 10))
+                        path: dir + "/c", sha256: expectedSHA256(size: 512 << 10, seed: 102), bytes: 512 << 10))
             let record = try StateStore.decode(Data(contentsOf: URL(fileURLWithPath: dir + "/.rangefetch/\(id).json")))
             #expect(record.state == .completed)
-            #expect(record.totalLength == 256 << 10)
-            // A small body that arrived whole in its first response is renamed into place without any record; when
-            // the body happened to arrive in pieces, it has a completed one. Either way no partial file is left.
-            let small = try await engine.add(
-                .init(url: server.baseURL + "/bytes/16K?seed=104", destination: dir + "/s"))
+            #expect(record.totalLength == 512 << 10)
+            // A body of at most 256 KiB (paced, so it arrives in pieces) is verified and renamed into place without
+            // any record.
+            let smallURL = server.baseURL + "/bytes/256K?seed=104&rate=\(paced(2048))"
+            let small = try await engine.add(.init(url: smallURL, destination: dir + "/s"))
             #expect(
                 await engine.result(of: small)
-                    == .completed(path: dir + "/s", sha256: expectedSHA256(size: 16 << 10, seed: 104), bytes: 16 << 10))
+                    == .completed(
+                        path: dir + "/s", sha256: expectedSHA256(size: 256 << 10, seed: 104), bytes: 256 << 10))
             let names = try FileManager.default.contentsOfDirectory(atPath: dir + "/.rangefetch")
-            #expect(!names.contains { $0.hasSuffix(".part") || $0.hasSuffix(".tmp") })
-            if names.contains("\(small).json") {
-                let smallRecord = try StateStore.decode(
-                    Data(contentsOf: URL(fileURLWithPath: dir + "/.rangefetch/\(small).json")))
-                #expect(smallRecord.state == .completed)
-            }
+            #expect(names == ["\(id).json"])
             // In this engine the task stays completed: adding it again fetches nothing.
-            #expect(
-                try await engine.add(.init(url: server.baseURL + "/bytes/16K?seed=104", destination: dir + "/s"))
-                    == small)
+            #expect(try await engine.add(.init(url: smallURL, destination: dir + "/s")) == small)
             #expect(await engine.snapshot(small)?.state == .completed)
-            #expect(requests(server, "/bytes/16K?seed=104").count == 1)
+            #expect(requests(server, "/bytes/256K?seed=104").count == 1)
         }
         let durable = testConfiguration { $0.durability = .powerLoss }
         try await withEngine(durable) { server, engine, dir in
