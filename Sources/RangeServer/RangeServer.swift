@@ -137,11 +137,19 @@ public final class RangeServer: Sendable {
             accessLog(line)
         }
         // Reading the journal must not fill the journal.
-        guard !request.rawPath.hasPrefix("/_control/") else { return }
+        guard !isControl(request) else { return }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         journal.append(exchange, endedAt: now)
     }
+}
+
+/// Whether the request is for `/_control/...`; compares bytes, and looks for the path only in a target that is
+/// not already in origin form.
+private func isControl(_ request: IncomingRequest) -> Bool {
+    let control = "/_control/".utf8
+    if request.target.utf8.first == UInt8(ascii: "/") { return request.target.utf8.starts(with: control) }
+    return request.rawPath.utf8.starts(with: control)
 }
 
 /// Runs `body` with a server started from `configuration`, and stops the server afterwards, whether

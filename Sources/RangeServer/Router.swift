@@ -178,7 +178,9 @@ final class Router: Sendable {
 
     /// Applies the RFC 9110 decision and the faults to a representation.
     func respond(_ request: IncomingRequest, with representation: Representation, faults: FaultPlan) -> ResponsePlan {
-        var faultNames = faults.appliedNames
+        // Most requests carry no fault: skip listing the sixteen keys' canonical values.
+        let hasFaults = !faults.isEmpty
+        var faultNames = hasFaults ? faults.appliedNames : []
         if let status = faults.status {
             var headers: [(name: String, value: String)] = []
             if let retryAfter = faults.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
@@ -187,25 +189,19 @@ final class Router: Sendable {
             plan.delivery.delay = faults.delay
             return plan
         }
-        let conditional = ConditionalRequest(
-            method: request.method,
-            range: request.header("range"),
-            ifRange: request.header("if-range"),
-            ifMatch: request.header("if-match"),
-            ifNoneMatch: request.header("if-none-match"),
-            ifModifiedSince: request.header("if-modified-since"),
-            ifUnmodifiedSince: request.header("if-unmodified-since")
-        )
+        let fields = request.conditionalFields
         let options = DecisionOptions(
             maxRanges: configuration.maxRanges, ignoreRange: faults.ignoreRange, ignoreIfRange: faults.ignoreIfRange
         )
+        // Room for every field a 200 or single-part 206 carries, so the list is allocated once.
         var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(6)
         if !faults.noAcceptRanges { headers.append(("Accept-Ranges", "bytes")) }
         if let tag = representation.entityTagHeader { headers.append(("ETag", tag)) }
         if let date = representation.lastModifiedHeader { headers.append(("Last-Modified", date)) }
 
         var plan: ResponsePlan
-        switch RequestDecision.decide(conditional, representation: representation.metadata, options: options) {
+        switch RequestDecision.decide(fields.conditional, representation: representation.metadata, options: options) {
         case .notModified:
             plan = ResponsePlan(status: 304, headers: headers)
         case .preconditionFailed:
@@ -216,7 +212,7 @@ final class Router: Sendable {
             )
         case .full:
             headers.append(("Content-Type", representation.contentType))
-            headers += digestHeader(request, representation)
+            if let digest = digestHeader(fields.wantReprDigest, representation) { headers.append(digest) }
             plan = ResponsePlan(
                 status: 200, headers: headers,
                 body: .content(representation.source, offset: 0, length: representation.length))
@@ -226,8 +222,8 @@ final class Router: Sendable {
                 range = (range.lowerBound - min(misalign, range.lowerBound))...range.upperBound
             }
             headers.append(("Content-Type", representation.contentType))
-            headers.append(("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound)/\(representation.length)"))
-            headers += digestHeader(request, representation)
+            headers.append(("Content-Range", contentRange(range, length: representation.length)))
+            if let digest = digestHeader(fields.wantReprDigest, representation) { headers.append(digest) }
             let length = range.upperBound - range.lowerBound + 1
             plan = ResponsePlan(
                 status: 206, headers: headers,
@@ -239,9 +235,10 @@ final class Router: Sendable {
                     seed: UInt64(truncatingIfNeeded: request.connectionID) &* 0x9E37_79B9 &+ UInt64(ranges.count))
             )
             headers.append(("Content-Type", multipart.contentTypeHeader))
-            headers += digestHeader(request, representation)
+            if let digest = digestHeader(fields.wantReprDigest, representation) { headers.append(digest) }
             plan = ResponsePlan(status: 206, headers: headers, body: .multipart(multipart, representation.source))
         }
+        guard hasFaults else { return plan }
         if plan.status == 200 || plan.status == 206 {
             plan.delivery = Delivery(
                 delay: faults.delay, dropAfter: faults.dropAfter, resetAfter: faults.resetAfter,
@@ -262,13 +259,14 @@ final class Router: Sendable {
     }
 
     /// `Repr-Digest` when the client asked for sha-256 (RFC 9530) and the digest is known.
-    private func digestHeader(
-        _ request: IncomingRequest, _ representation: Representation
-    ) -> [(name: String, value: String)] {
-        guard let want = request.header("want-repr-digest"), wantsSHA256(want), let key = representation.digestKey,
+    ///
+    /// - Parameters:
+    ///   - want: the request's `Want-Repr-Digest` field, if any.
+    private func digestHeader(_ want: String?, _ representation: Representation) -> (name: String, value: String)? {
+        guard let want, wantsSHA256(want), let key = representation.digestKey,
             let digest = digests.withLockedValue({ $0[key] }), !digest.isEmpty
-        else { return [] }
-        return [("Repr-Digest", "sha-256=:\(digest):")]
+        else { return nil }
+        return ("Repr-Digest", "sha-256=:\(digest):")
     }
 
     /// Whether the request wants a digest that has not been computed yet.
@@ -347,6 +345,44 @@ final class Router: Sendable {
             value = "http://\(host)\(location)"
         }
         return .text(code, "redirecting to \(value)", headers: [("Location", value)])
+    }
+}
+
+/// `bytes FIRST-LAST/LENGTH`, written digit by digit into the string's own storage: interpolating the three
+/// numbers built and appended three intermediate strings per response.
+func contentRange(_ range: ClosedRange<UInt64>, length: UInt64) -> String {
+    func digits(_ value: UInt64) -> Int {
+        var count = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            count += 1
+        }
+        return count
+    }
+    let total = 6 + digits(range.lowerBound) + 1 + digits(range.upperBound) + 1 + digits(length)
+    return String(unsafeUninitializedCapacity: total) { output in
+        var index = 0
+        func put(_ byte: UInt8) {
+            output[index] = byte
+            index += 1
+        }
+        func put(_ value: UInt64) {
+            let count = digits(value)
+            var rest = value
+            for position in stride(from: index + count - 1, through: index, by: -1) {
+                output[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
+            index += count
+        }
+        for byte in "bytes ".utf8 { put(byte) }
+        put(range.lowerBound)
+        put(UInt8(ascii: "-"))
+        put(range.upperBound)
+        put(UInt8(ascii: "/"))
+        put(length)
+        return index
     }
 }
 

@@ -232,4 +232,53 @@ struct JournalTests {
         ])
         #expect(headers == ["accept": "a, b, c", "x-thing": "1"])
     }
+
+    @Test("exchanges keep their text through ring wrap-around and growth, mixed with appended entries")
+    func exchangeSlotsWrapAndGrow() throws {
+        let journal = try Journal(limit: 7)
+        var expected: [Int: (target: String, range: String, sent: UInt64)] = [:]
+        for index in 1...400 {
+            if index % 50 == 0 {
+                let stored = journal.append(entry(target: "/entry/\(index)"))
+                expected[stored.seq] = ("/entry/\(index)", "bytes=0-", 2_457_600)
+                continue
+            }
+            // Sizes from a few bytes to 70 KB, so the text ring both wraps and has to grow.
+            let range = "bytes=" + String(repeating: "1-2,", count: index % 13 == 0 ? 17_500 : index % 5) + "0-9"
+            var plan = ResponsePlan(
+                status: 206, headers: [("Content-Range", "bytes 0-9/\(index)"), ("ETag", "\"e\(index)\"")],
+                body: .literal(Array(repeating: 1, count: 10)))
+            if index % 3 == 0 { plan.faults = ["rate=\(index)"] }
+            let request = IncomingRequest(
+                method: "GET", target: "/t/\(index)?q=\u{e9}", httpVersion: "HTTP/1.1",
+                headers: [("range", range), ("x-dup", "a"), ("x-dup", "b")], peerAddress: "::1", peerPort: index,
+                connectionID: index, arrival: index)
+            journal.append(
+                CompletedExchange(
+                    request: request, plan: plan, bodyBytesSent: UInt64(index), outcome: .complete,
+                    startedAt: .now),
+                endedAt: timespec(tv_sec: 1_795_291_531, tv_nsec: 123_000_000))
+            expected[index] = ("/t/\(index)?q=\u{e9}", range, UInt64(index))
+        }
+        let entries = journal.entries()
+        #expect(entries.map(\.seq) == Array(394...400))
+        #expect(journal.droppedCount == 393)
+        for entry in entries {
+            let want = try #require(expected[entry.seq])
+            #expect(entry.target == want.target)
+            #expect(entry.requestHeaders["range"] == want.range)
+            #expect(entry.bodyBytesSent == want.sent)
+            if entry.target.hasPrefix("/t/") {
+                #expect(entry.requestHeaders["x-dup"] == "a, b")
+                #expect(
+                    entry.responseHeaders == ["content-range": "bytes 0-9/\(entry.seq)", "etag": "\"e\(entry.seq)\""])
+                #expect(entry.peer == "[::1]:\(entry.seq)")
+                #expect(entry.faults == (entry.seq % 3 == 0 ? ["rate=\(entry.seq)"] : []))
+                #expect(entry.time == "2026-11-21T20:05:31.123Z")
+                #expect(entry.bodyBytesPlanned == 10)
+            }
+        }
+        journal.clear()
+        #expect(journal.entries().isEmpty)
+    }
 }

@@ -18,8 +18,11 @@ struct IncomingRequest: Sendable {
     var arrival: Int = 0
 
     /// `address:port`, with IPv6 addresses in brackets, as the journal records the peer.
-    var peerDescription: String {
-        peerAddress.contains(":") ? "[\(peerAddress)]:\(peerPort)" : "\(peerAddress):\(peerPort)"
+    var peerDescription: String { Self.peerDescription(address: peerAddress, port: peerPort) }
+
+    /// `address:port`, with IPv6 addresses in brackets.
+    static func peerDescription(address: String, port: Int) -> String {
+        address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
     }
 
     /// The target before `?`, still encoded; an absolute-form target is reduced to its path first.
@@ -65,6 +68,29 @@ struct IncomingRequest: Sendable {
             result = result.map { $0 + ", " + field.value } ?? field.value
         }
         return result
+    }
+
+    /// The fields the conditional-request decision and the digest read, found in one pass over the headers
+    /// (seven `header(_:)` calls walked them seven times); repeated fields are joined as `header(_:)` does.
+    var conditionalFields: (conditional: ConditionalRequest, wantReprDigest: String?) {
+        var conditional = ConditionalRequest(method: method)
+        var wantReprDigest: String?
+        func join(_ slot: inout String?, _ value: String) {
+            slot = slot.map { $0 + ", " + value } ?? value
+        }
+        for field in headers {
+            switch field.name {
+            case "range": join(&conditional.range, field.value)
+            case "if-range": join(&conditional.ifRange, field.value)
+            case "if-match": join(&conditional.ifMatch, field.value)
+            case "if-none-match": join(&conditional.ifNoneMatch, field.value)
+            case "if-modified-since": join(&conditional.ifModifiedSince, field.value)
+            case "if-unmodified-since": join(&conditional.ifUnmodifiedSince, field.value)
+            case "want-repr-digest": join(&wantReprDigest, field.value)
+            default: continue
+            }
+        }
+        return (conditional, wantReprDigest)
     }
 
     /// All headers as a dictionary with repeated fields joined, for the journal.

@@ -187,6 +187,9 @@ private final class RequestContext: @unchecked Sendable {
     let target: String
     let startedAt = ContinuousClock.now
     var phase = Phase.receivingHeaders
+    /// Set when the headers are announced (the first handler call), so the request value is built once,
+    /// complete, when they have all arrived.
+    var arrival: Int?
     var request: IncomingRequest?
     var plan: ResponsePlan?
     var bodyBytesSent: UInt64 = 0
@@ -212,11 +215,63 @@ private let connectionNotify:
     @convention(c) (
         UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
         MHD_ConnectionNotificationCode
-    ) -> Void = { daemonPointer, _, socketContext, code in
-        guard code == .CONNECTION_NOTIFY_STARTED, let socketContext else { return }
-        let id = daemonFrom(daemonPointer).connectionCounter.wrappingAdd(1, ordering: .relaxed).newValue
-        socketContext.pointee = UnsafeMutableRawPointer(bitPattern: id)
+    ) -> Void = { daemonPointer, connection, socketContext, code in
+        guard let socketContext else { return }
+        switch code {
+        case .CONNECTION_NOTIFY_STARTED:
+            let id = daemonFrom(daemonPointer).connectionCounter.wrappingAdd(1, ordering: .relaxed).newValue
+            let (address, port) = connection.map(peer) ?? ("unknown", 0)
+            let state = ConnectionState(id: id, peerAddress: address, peerPort: port)
+            socketContext.pointee = Unmanaged.passRetained(state).toOpaque()
+        case .CONNECTION_NOTIFY_CLOSED:
+            guard let raw = socketContext.pointee else { return }
+            socketContext.pointee = nil
+            Unmanaged<ConnectionState>.fromOpaque(raw).release()
+        default:
+            return
+        }
     }
+
+/// What stays the same for every request on one connection, worked out once when it opens (the peer's
+/// address used to be formatted, `inet_ntop` and a new string, for every request), and the buffer small file
+/// bodies are read into.
+///
+/// `@unchecked Sendable`: libmicrohttpd runs one connection's callbacks on one thread at a time, and only
+/// those touch the buffer.
+private final class ConnectionState: @unchecked Sendable {
+    let id: Int
+    let peerAddress: String
+    let peerPort: Int
+    private var buffer: UnsafeMutableRawPointer?
+    private var bufferCapacity = 0
+
+    init(id: Int, peerAddress: String, peerPort: Int) {
+        self.id = id
+        self.peerAddress = peerAddress
+        self.peerPort = peerPort
+    }
+
+    deinit { free(buffer) }
+
+    /// The connection's body buffer, grown to at least `capacity` bytes (at most `smallBodyLimit`).
+    func bodyBuffer(capacity: Int) -> UnsafeMutableRawPointer {
+        if let buffer, bufferCapacity >= capacity { return buffer }
+        free(buffer)
+        // Rounded up to a page so a connection reading ranges of varying size grows it only a few times.
+        bufferCapacity = (capacity + 4095) & ~4095
+        let grown = malloc(bufferCapacity)!
+        buffer = grown
+        return grown
+    }
+
+    /// The state libmicrohttpd keeps for `connection`, or nil (a connection that started before the
+    /// callback was installed; there is none).
+    static func of(_ connection: OpaquePointer) -> ConnectionState? {
+        cmhd_connection_socket_context(connection).map {
+            Unmanaged<ConnectionState>.fromOpaque($0).takeUnretainedValue()
+        }
+    }
+}
 
 private let requestCompleted:
     @convention(c) (
@@ -226,7 +281,8 @@ private let requestCompleted:
         guard let contextPointer, let raw = contextPointer.pointee else { return }
         contextPointer.pointee = nil
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-        guard let request = context.request, let plan = context.plan else { return }
+        // Moved out, not copied: the context dies here.
+        guard let request = context.request.take(), let plan = context.plan.take() else { return }
         let outcome: JournalOutcome
         if let recorded = context.outcome {
             outcome = recorded
@@ -239,7 +295,7 @@ private let requestCompleted:
         }
         // A sendfile body is not counted chunk by chunk; libmicrohttpd only says whether it all went out.
         var sent = context.bodyBytesSent
-        if outcome == .complete && context.request?.method != "HEAD" { sent = plan.body.length }
+        if outcome == .complete && request.method != "HEAD" { sent = plan.body.length }
         if outcome == .clientClosed, let connection {
             // Written is not delivered: what still sits unacknowledged in the socket's send queue never reached
             // the client. (A reset empties the queue, so this only helps when the peer closed in order.)
@@ -258,8 +314,8 @@ private let headerCollector:
         {
             box, _, key, value in
             guard let box, let key else { return .YES }
-            let headers = Unmanaged<HeaderBox>.fromOpaque(box).takeUnretainedValue()
-            headers.fields.append((lowercasedName(key), value.map { String(cString: $0) } ?? ""))
+            box.assumingMemoryBound(to: [(name: String, value: String)].self).pointee.append(
+                (lowercasedName(key), value.map { String(cString: $0) } ?? ""))
             return .YES
         }
 
@@ -273,10 +329,6 @@ private func lowercasedName(_ name: UnsafePointer<CChar>) -> String {
         }
         return length
     }
-}
-
-private final class HeaderBox {
-    var fields: [(name: String, value: String)] = []
 }
 
 private let accessHandler:
@@ -296,33 +348,36 @@ private let accessHandler:
                 uploadSize.pointee = 0
                 return .YES
             }
-            if context.request == nil {
-                let (address, port) = peer(connection)
-                context.request = IncomingRequest(
-                    method: method.map { String(cString: $0) } ?? "GET",
-                    target: context.target,
-                    httpVersion: version.map { String(cString: $0) } ?? "HTTP/1.1",
-                    headers: [],
-                    peerAddress: address,
-                    peerPort: port,
-                    connectionID: Int(bitPattern: cmhd_connection_socket_context(connection)),
-                    arrival: daemon.arrivalCounter.wrappingAdd(1, ordering: .relaxed).newValue
-                )
+            guard let arrival = context.arrival else {
+                context.arrival = daemon.arrivalCounter.wrappingAdd(1, ordering: .relaxed).newValue
                 // The first call only announces the headers; answering now would cost keep-alive.
                 return .YES
             }
-            let box = HeaderBox()
-            withExtendedLifetime(box) {
+            // Collected straight into the array, through a pointer: no object to carry it to the callback.
+            var headers: [(name: String, value: String)] = []
+            headers.reserveCapacity(4)
+            withUnsafeMutablePointer(to: &headers) { pointer in
                 _ = MHD_get_connection_values(
-                    connection, .HEADER_KIND, headerCollector, Unmanaged.passUnretained(box).toOpaque())
+                    connection, .HEADER_KIND, headerCollector, UnsafeMutableRawPointer(pointer))
             }
-            context.request!.headers = box.fields
-            let plan = daemon.handler(context.request!)
-            context.plan = plan
+            let state = ConnectionState.of(connection)
+            let request = IncomingRequest(
+                method: method.map { String(cString: $0) } ?? "GET",
+                target: context.target,
+                httpVersion: version.map { String(cString: $0) } ?? "HTTP/1.1",
+                headers: headers,
+                peerAddress: state?.peerAddress ?? "unknown",
+                peerPort: state?.peerPort ?? 0,
+                connectionID: state?.id ?? 0,
+                arrival: arrival
+            )
+            let plan = daemon.handler(request)
+            context.request = consume request
             if let preparation = plan.preparation, let token = daemon.suspend(connection) {
                 // Slow work (hashing a large representation) runs off the pool; the connection waits
                 // suspended and holds no thread meanwhile.
                 context.phase = .preparing
+                context.plan = consume plan
                 let box = UncheckedBox(context)
                 DispatchQueue.global().async {
                     box.value.plan = preparation()
@@ -330,11 +385,12 @@ private let accessHandler:
                 }
                 return .YES
             }
+            context.plan = consume plan
             return delayOrQueue(context: context, connection: connection, daemon: daemon)
         case .preparing:
             return delayOrQueue(context: context, connection: connection, daemon: daemon)
         case .delaying:
-            return queue(context.plan!, context: context, connection: connection, daemon: daemon)
+            return queue(context: context, connection: connection, daemon: daemon)
         case .queued:
             return .YES
         }
@@ -342,14 +398,13 @@ private let accessHandler:
 
 /// Waits out a `delay` fault, or queues the response at once.
 private func delayOrQueue(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon) -> MHD_Result {
-    // Cleared in place: a copy out and back would retain and release every field of the plan.
+    // Cleared and read in place: a copy of the plan would retain and release every field of it.
     context.plan!.preparation = nil
-    let plan = context.plan!
-    if let delay = plan.delivery.delay, delay > .zero {
+    if let delay = context.plan!.delivery.delay, delay > .zero {
         context.phase = .delaying
         if daemon.suspend(connection, for: delay) { return .YES }
     }
-    return queue(plan, context: context, connection: connection, daemon: daemon)
+    return queue(context: context, connection: connection, daemon: daemon)
 }
 
 /// Carries a request context to the worker that prepares its plan; the connection is suspended meanwhile,
@@ -370,35 +425,62 @@ private func peer(_ connection: OpaquePointer) -> (address: String, port: Int) {
     }
 }
 
-private func queue(
-    _ plan: ResponsePlan, context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon
-) -> MHD_Result {
+/// Queues the response to the plan in `context`.
+private func queue(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon) -> MHD_Result {
     context.phase = .queued
-    guard let response = makeResponse(plan, context: context, connection: connection, daemon: daemon) else {
+    guard let response = makeResponse(context: context, connection: connection, daemon: daemon) else {
         return .NO
     }
     defer { MHD_destroy_response(response) }
-    for header in plan.headers {
-        _ = MHD_add_response_header(response, header.name, header.value)
-    }
-    return MHD_queue_response(connection, UInt32(plan.status), response)
+    addHeaders(context.plan!.headers, to: response)
+    return MHD_queue_response(connection, UInt32(context.plan!.status), response)
 }
 
-private func makeResponse(
-    _ plan: ResponsePlan, context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon
-) -> OpaquePointer? {
+/// Adds the header fields to `response`, each name and value copied NUL-terminated into one stack buffer.
+///
+/// Passing a `String` where C wants a `char *` allocates a C copy of every small (up to 15 bytes) string, and
+/// most names and values here are small: that was ten allocations per response.
+private func addHeaders(_ headers: [(name: String, value: String)], to response: OpaquePointer) {
+    var size = 0
+    for header in headers { size += header.name.utf8.count + header.value.utf8.count + 2 }
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: size) { buffer in
+        var offset = 0
+        func copy(_ text: String) -> UnsafePointer<CChar> {
+            let start = buffer.baseAddress! + offset
+            var text = text
+            text.withUTF8 { bytes in
+                if let source = bytes.baseAddress {
+                    UnsafeMutableRawPointer(start).copyMemory(from: source, byteCount: bytes.count)
+                }
+                offset += bytes.count
+            }
+            buffer[offset] = 0
+            offset += 1
+            return UnsafePointer(start)
+        }
+        for header in headers {
+            let name = copy(header.name)
+            let value = copy(header.value)
+            _ = MHD_add_response_header(response, name, value)
+        }
+    }
+}
+
+private func makeResponse(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon) -> OpaquePointer?
+{
     let isHead = context.request?.method == "HEAD"
-    switch plan.body {
+    let delivery = context.plan!.delivery
+    switch context.plan!.body {
     case .empty:
         return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
-    case .literal(let bytes) where plan.delivery.isPlain || isHead:
+    case .literal(let bytes) where delivery.isPlain || isHead:
         return bytes.withUnsafeBytes { buffer in
             MHD_create_response_from_buffer(
                 buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
         }
-    case .content(.file(let file), let offset, let length) where plan.delivery.isPlain && !isHead:
+    case .content(.file(let file), let offset, let length) where delivery.isPlain && !isHead:
         if length <= smallBodyLimit {
-            return bufferedResponse(file, offset: offset, length: length)
+            return bufferedResponse(file, offset: offset, length: length, connection: connection)
         }
         // libmicrohttpd owns and closes the duplicate and sends it with sendfile. Sharing the description
         // is safe: libmicrohttpd passes explicit offsets to sendfile and pread and never moves the file offset.
@@ -406,6 +488,7 @@ private func makeResponse(
         guard fd >= 0 else { return nil }
         return MHD_create_response_from_fd_at_offset64(length, fd, offset)
     default:
+        let plan = context.plan!
         let reader = BodyReader(plan: plan, context: context, connection: connection, daemon: daemon)
         let size = plan.delivery.chunked ? cmhd_size_unknown() : plan.body.length
         return MHD_create_response_from_callback(
@@ -438,15 +521,23 @@ private let connectionMemory = 48 * 1024
 private let smallBodyLimit: UInt64 = 64 * 1024
 
 /// A response holding `length` bytes of `file` from `offset`, or nil when they cannot be read.
-private func bufferedResponse(_ file: OpenFile, offset: UInt64, length: UInt64) -> OpaquePointer? {
+///
+/// The bytes go into the connection's own body buffer, which libmicrohttpd sends without copying or freeing
+/// (`RESPMEM_PERSISTENT`): a connection has one response at a time, and it is sent before the next request on
+/// the connection is read, so the buffer is free again by the time it is reused. That saves a `malloc` and a
+/// `free` of the body per request.
+private func bufferedResponse(
+    _ file: OpenFile, offset: UInt64, length: UInt64, connection: OpaquePointer
+)
+    -> OpaquePointer?
+{
     guard length > 0 else { return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT) }
-    guard let buffer = malloc(Int(length)) else { return nil }
+    guard let state = ConnectionState.of(connection) else { return nil }
+    let buffer = state.bodyBuffer(capacity: Int(length))
     guard file.read(offset: offset, into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(length))) else {
-        free(buffer)
         return nil
     }
-    // libmicrohttpd frees the buffer with free() when the response is destroyed.
-    return MHD_create_response_from_buffer(Int(length), buffer, .RESPMEM_MUST_FREE)
+    return MHD_create_response_from_buffer(Int(length), buffer, .RESPMEM_PERSISTENT)
 }
 
 private let readBody: @convention(c) (UnsafeMutableRawPointer?, UInt64, UnsafeMutablePointer<CChar>?, Int) -> Int = {

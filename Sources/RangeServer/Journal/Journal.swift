@@ -28,12 +28,14 @@ public final class Journal: Sendable {
 
     private struct State {
         /// The ring's storage; grows up to `limit`, then `start` marks the oldest entry.
-        var ring: [JournalRecord] = []
+        var ring: [JournalSlot] = []
         var start = 0
         var nextSeq = 1
         var dropped = 0
         var fileWriteFailures = 0
         var lastFileError: String?
+        /// The slots' text, oldest first, in the order the slots were stored.
+        var text = JournalText()
 
         /// Hands out the next sequence number.
         mutating func takeSeq() -> Int {
@@ -41,8 +43,8 @@ public final class Journal: Sendable {
             return nextSeq
         }
 
-        /// Entries oldest first.
-        var ordered: some Collection<JournalRecord> { ring[start...] + ring[..<start] }
+        /// Slots oldest first.
+        var ordered: some Collection<JournalSlot> { ring[start...] + ring[..<start] }
     }
 
     private let state = NIOLockedValueBox(State())
@@ -94,39 +96,60 @@ public final class Journal: Sendable {
         var entry = entry
         return state.withLockedValue { state in
             entry.seq = state.takeSeq()
-            store(.entry(entry), in: &state)
+            if fileDescriptor >= 0 { writeLine(entry, in: &state) }
+            store(JournalSlot(entry: entry, textStart: state.text.end), in: &state)
             return entry
         }
     }
 
-    /// Records a finished exchange, keeping its values as they are and building the entry (timestamp text,
-    /// header dictionaries) only when someone reads it; with a journal file it is built at once, for the file.
+    /// Records a finished exchange: its numbers go into a fixed-size slot and its text (method, target, peer,
+    /// header names and values) into one byte ring shared by all slots, so a request allocates nothing here
+    /// and dropping the oldest entry frees nothing; the entry is formatted only when someone reads it. With a
+    /// journal file it is also formatted at once, for the file.
     func append(_ exchange: CompletedExchange, endedAt time: timespec) {
-        // Copied out of the exchange before the lock; under it only the sequence number is set.
-        let pending = PendingJournalEntry(exchange: exchange, endedAt: time)
-        state.withLockedValue { state in
-            pending.seq = state.takeSeq()
-            store(.exchange(pending), in: &state)
+        let request = exchange.request
+        let plan = exchange.plan
+        let extras: JournalSlot.Extras? =
+            plan.faults.isEmpty && plan.scenario == nil
+            ? nil : JournalSlot.Extras(faults: plan.faults, scenario: plan.scenario)
+        var slot = JournalSlot(
+            seq: 0, seconds: Int64(time.tv_sec), milliseconds: Int32(time.tv_nsec / 1_000_000),
+            status: Int32(truncatingIfNeeded: plan.status), outcome: exchange.outcome,
+            peerPort: UInt16(truncatingIfNeeded: request.peerPort), bodyBytesPlanned: plan.body.length,
+            bodyBytesSent: exchange.bodyBytesSent, connection: request.connectionID, arrival: request.arrival,
+            textStart: 0, textLength: 0, extras: extras
+        )
+        JournalText.encode(request: request, responseHeaders: plan.headers) { text in
+            state.withLockedValue { state in
+                slot.seq = state.takeSeq()
+                slot.textStart = state.text.end
+                slot.textLength = UInt32(text.count)
+                state.text.append(text)
+                if fileDescriptor >= 0 { writeLine(slot.entry(text: text), in: &state) }
+                store(slot, in: &state)
+            }
         }
     }
 
-    /// Writes the file line, if there is a file, and puts the record in the ring. Called under the lock.
-    private func store(_ record: consuming JournalRecord, in state: inout State) {
-        if fileDescriptor >= 0 {
-            // The line must be written now (it survives a crash), so there is nothing to defer.
-            let entry = record.entry
-            record = .entry(entry)
-            var line = entry.jsonBytes
-            line.append(UInt8(ascii: "\n"))
-            if let failure = writeAll(line) {
-                state.fileWriteFailures += 1
-                state.lastFileError = failure
-            }
+    /// Writes the entry's line to the file. Called under the lock, so lines follow `seq` order.
+    private func writeLine(_ entry: JournalEntry, in state: inout State) {
+        var line = entry.jsonBytes
+        line.append(UInt8(ascii: "\n"))
+        if let failure = writeAll(line) {
+            state.fileWriteFailures += 1
+            state.lastFileError = failure
         }
+    }
+
+    /// Puts the slot in the ring, dropping the oldest slot (and its text) when the ring is full. Called under
+    /// the lock, after the slot's text was appended.
+    private func store(_ slot: JournalSlot, in state: inout State) {
         if state.ring.count < limit {
-            state.ring.append(record)
+            state.ring.append(slot)
         } else {
-            state.ring[state.start] = record
+            let oldest = state.ring[state.start]
+            state.text.release(upTo: oldest.textStart + UInt64(oldest.textLength))
+            state.ring[state.start] = slot
             state.start = (state.start + 1) % limit
             state.dropped += 1
         }
@@ -140,14 +163,26 @@ public final class Journal: Sendable {
     ///   - since: only entries with `seq` greater than this.
     /// - Returns: the matching entries, oldest first.
     public func entries(run: String? = nil, scenario: String? = nil, since: Int? = nil) -> [JournalEntry] {
-        let matching = state.withLockedValue { state in
-            state.ordered.filter { record in
-                (run == nil || record.run == run) && (scenario == nil || record.scenario == scenario)
-                    && (since == nil || record.seq > since!)
+        // Under the lock only the matching slots and a copy of their text are taken: the ring may overwrite
+        // the text as soon as the lock is released.
+        let (matching, text) = state.withLockedValue { state in
+            var text: [UInt8] = []
+            var matching: [(slot: JournalSlot, offset: Int)] = []
+            for slot in state.ordered
+            where (run == nil || slot.run == run) && (scenario == nil || slot.scenario == scenario)
+                && (since == nil || slot.seq > since!)
+            {
+                matching.append((slot, text.count))
+                state.text.copy(from: slot.textStart, count: Int(slot.textLength), appendingTo: &text)
             }
+            return (matching, text)
         }
         // Outside the lock: building entries is the deferred work, and appends should not wait for it.
-        return matching.map(\.entry)
+        return text.withUnsafeBytes { bytes in
+            matching.map { slot, offset in
+                slot.entry(text: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(slot.textLength)]))
+            }
+        }
     }
 
     /// Empties the in-memory journal and resets `droppedCount`; sequence numbers keep increasing,
@@ -157,6 +192,7 @@ public final class Journal: Sendable {
             state.ring.removeAll()
             state.start = 0
             state.dropped = 0
+            state.text.release(upTo: state.text.end)
         }
     }
 
@@ -203,95 +239,5 @@ public final class Journal: Sendable {
             }
             return nil
         }
-    }
-}
-
-/// A journal slot: an entry as given to `Journal.append(_:)`, or an exchange not yet formatted as one.
-enum JournalRecord: Sendable {
-    case entry(JournalEntry)
-    case exchange(PendingJournalEntry)
-
-    var seq: Int {
-        switch self {
-        case .entry(let entry): entry.seq
-        case .exchange(let pending): pending.seq
-        }
-    }
-
-    var run: String? {
-        switch self {
-        case .entry(let entry): entry.run
-        case .exchange(let pending): pending.scenario?.run
-        }
-    }
-
-    var scenario: String? {
-        switch self {
-        case .entry(let entry): entry.scenario
-        case .exchange(let pending): pending.scenario?.scenario
-        }
-    }
-
-    var entry: JournalEntry {
-        switch self {
-        case .entry(let entry): entry
-        case .exchange(let pending): pending.entry
-        }
-    }
-}
-
-/// A finished exchange with the wall-clock time it ended: everything a `JournalEntry` says, before any of it
-/// is formatted. It keeps the plan's values, not the plan, so a journaled body (an open file, a literal) is
-/// not held for as long as the entry lives.
-///
-/// A class, so the record the ring holds is one reference: copying it into and out of the ring under the
-/// lock costs one retain, not one per string and array inside. `@unchecked Sendable` because `seq` is set
-/// once, under the journal's lock, before the object is published to the ring, and never changes after.
-final class PendingJournalEntry: @unchecked Sendable {
-    var seq = 0
-    let request: IncomingRequest
-    let status: Int
-    let responseHeaders: [(name: String, value: String)]
-    let bodyBytesPlanned: UInt64
-    let bodyBytesSent: UInt64
-    let outcome: JournalOutcome
-    let faults: [String]
-    let scenario: ScenarioContext?
-    let endedAt: timespec
-
-    init(exchange: CompletedExchange, endedAt: timespec) {
-        request = exchange.request
-        status = exchange.plan.status
-        responseHeaders = exchange.plan.headers
-        bodyBytesPlanned = exchange.plan.body.length
-        bodyBytesSent = exchange.bodyBytesSent
-        outcome = exchange.outcome
-        faults = exchange.plan.faults
-        scenario = exchange.plan.scenario
-        self.endedAt = endedAt
-    }
-
-    var entry: JournalEntry {
-        JournalEntry(
-            seq: seq,
-            time: JournalEntry.timestamp(
-                secondsSince1970: Int64(endedAt.tv_sec), milliseconds: Int(endedAt.tv_nsec / 1_000_000)),
-            method: request.method,
-            target: request.target,
-            scenario: scenario?.scenario,
-            run: scenario?.run,
-            route: scenario?.route,
-            attempt: scenario?.attempt,
-            requestHeaders: request.headerDictionary,
-            status: status,
-            responseHeaders: JournalEntry.headerDictionary(responseHeaders),
-            bodyBytesPlanned: bodyBytesPlanned,
-            bodyBytesSent: bodyBytesSent,
-            outcome: outcome,
-            faults: faults,
-            connection: request.connectionID,
-            peer: request.peerDescription,
-            arrival: request.arrival
-        )
     }
 }

@@ -116,13 +116,22 @@ struct FileIdentity: Hashable, Sendable {
 /// resolved afresh (containment checks included). Only successful resolutions are stored, so every key was
 /// checked once in full, and a hit serves the very inode that check opened.
 final class RepresentationCache: Sendable {
-    private struct Entry: Sendable {
+    /// A class, so a hit takes one reference out of the table under the lock instead of copying every
+    /// string of the entry.
+    private final class Entry: Sendable {
         /// `root/` + the decoded components: what the request names, symlinks unresolved.
-        var lexicalPath: String
+        let lexicalPath: String
         /// The decoded components joined with `/`: the same file, looked up from the open root.
-        var relativePath: String
-        var representation: Representation
-        var identity: FileIdentity
+        let relativePath: String
+        let representation: Representation
+        let identity: FileIdentity
+
+        init(lexicalPath: String, relativePath: String, representation: Representation, identity: FileIdentity) {
+            self.lexicalPath = lexicalPath
+            self.relativePath = relativePath
+            self.representation = representation
+            self.identity = identity
+        }
     }
 
     /// The most entries kept; each holds a descriptor open, so this also bounds the descriptors held.
@@ -148,7 +157,7 @@ final class RepresentationCache: Sendable {
             : FileIdentity.current(path: entry.lexicalPath)
         if identity == entry.identity { return entry.representation }
         entries.withLockedValue { table in
-            if table[key]?.identity == entry.identity { table[key] = nil }
+            if table[key] === entry { table[key] = nil }
         }
         return nil
     }

@@ -84,6 +84,7 @@ struct Representation: Sendable {
 
     /// Applies the validator faults: they change what is advertised, never the bytes.
     func applying(_ faults: FaultPlan) -> Representation {
+        guard faults.noETag || faults.weakETag || faults.noLastModified else { return self }
         var copy = self
         if faults.noETag {
             copy.entityTag = nil
