@@ -98,4 +98,15 @@ struct StateStoreTests {
     @Test func unwritableStateDirectoryIsAClearError() {
         #expect { try StateStore(directory: "/proc/nope/state") } throws: { DownloadError.fileSystem ~= $0 }
     }
+
+    @Test func taskIdentifiersAreLowerCaseVersion4UUIDs() {
+        let ids = (0..<1000).map { _ in DownloadTaskID.random().rawValue }
+        #expect(Set(ids).count == ids.count)
+        for id in ids {
+            #expect(UUID(uuidString: id)?.uuidString.lowercased() == id)
+            let characters = Array(id)
+            #expect(characters[14] == "4")
+            #expect("89ab".contains(characters[19]))
+        }
+    }
 }
