@@ -559,17 +559,16 @@ struct EngineTests {
             let idle = try await engine.add(
                 .init(url: server.baseURL + "/bytes/1K?seed=101", destination: dir + "/i"), start: false)
             #expect(!FileManager.default.fileExists(atPath: dir + "/.rangefetch/\(idle).json"))
-            // A paced body past the unrecorded limit: its record is saved before the partial file holds more than
-            // 256 KiB, and completed before the rename.
+            // A body past the unrecorded limit, paced over 2 s so it cannot have arrived whole with its head: its
+            // record is saved before the partial file holds more than 256 KiB, and completed before the rename.
             let id = try await engine.add(
-                .init(url: server.baseURL + "/bytes/512K?seed=102&rate=\(paced(2048))", destination: dir + "/c"))
+                .init(url: server.baseURL + "/bytes/1M?seed=102&rate=\(paced(512))", destination: dir + "/c"))
             #expect(
                 await engine.result(of: id)
-                    == .completed(
-                        path: dir + "/c", sha256: expectedSHA256(size: 512 << 10, seed: 102), bytes: 512 << 10))
+                    == .completed(path: dir + "/c", sha256: expectedSHA256(size: 1 << 20, seed: 102), bytes: 1 << 20))
             let record = try StateStore.decode(Data(contentsOf: URL(fileURLWithPath: dir + "/.rangefetch/\(id).json")))
             #expect(record.state == .completed)
-            #expect(record.totalLength == 512 << 10)
+            #expect(record.totalLength == 1 << 20)
             // A body of at most 256 KiB (paced, so it arrives in pieces) is verified and renamed into place without
             // any record.
             let smallURL = server.baseURL + "/bytes/256K?seed=104&rate=\(paced(2048))"
