@@ -96,18 +96,73 @@ enum HeaderValues {
     }
 
     /// Extracts the SHA-256 from `Repr-Digest` (`sha-256=:BASE64:`, possibly among other algorithms) as lower-case hex.
+    ///
+    /// Works on the UTF-8 bytes: every response is checked, and the Foundation version (trimming, `Data(base64Encoded:)`)
+    /// cost more than the rest of the response head's handling.
     static func sha256FromReprDigest(_ value: String) -> String? {
-        for member in value.split(separator: ",") {
-            let pair = member.trimmingCharacters(in: .whitespaces)
-            guard let eq = pair.firstIndex(of: "=") else { continue }
-            guard pair[..<eq].lowercased() == "sha-256" else { continue }
-            var encoded = pair[pair.index(after: eq)...].trimmingCharacters(in: .whitespaces)
-            guard encoded.count >= 2, encoded.hasPrefix(":"), encoded.hasSuffix(":") else { return nil }
-            encoded = String(encoded.dropFirst().dropLast())
-            guard let data = Data(base64Encoded: encoded), data.count == 32 else { return nil }
-            return hex(data)
+        let bytes = Array(value.utf8)
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+            if let digest = sha256Member(bytes[start..<end]) { return digest.isEmpty ? nil : digest }
+            start = end + 1
         }
         return nil
+    }
+
+    /// One `key=:BASE64:` member: `nil` when it is not `sha-256`, empty when it is but is malformed.
+    private static func sha256Member(_ member: ArraySlice<UInt8>) -> String? {
+        let isSpace = { (b: UInt8) in b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") }
+        var lower = member.startIndex
+        var upper = member.endIndex
+        while lower < upper, isSpace(member[lower]) { lower += 1 }
+        while upper > lower, isSpace(member[upper - 1]) { upper -= 1 }
+        guard let eq = member[lower..<upper].firstIndex(of: UInt8(ascii: "=")) else { return nil }
+        let key = member[lower..<eq]
+        let lowered = key.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0 }
+        guard lowered.elementsEqual("sha-256".utf8) else { return nil }
+        var first = eq + 1
+        while first < upper, isSpace(member[first]) { first += 1 }
+        guard upper - first >= 2, member[first] == UInt8(ascii: ":"), member[upper - 1] == UInt8(ascii: ":") else {
+            return ""
+        }
+        guard let decoded = base64Decode(member[(first + 1)..<(upper - 1)]), decoded.count == 32 else { return "" }
+        return hex(decoded)
+    }
+
+    /// Standard base64 with padding, as structured fields use it; `nil` for anything else.
+    private static func base64Decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+        guard text.count % 4 == 0 else { return nil }
+        func value(_ c: UInt8) -> UInt32? {
+            switch c {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): UInt32(c - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): UInt32(c - UInt8(ascii: "a") + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(c - UInt8(ascii: "0") + 52)
+            case UInt8(ascii: "+"): 62
+            case UInt8(ascii: "/"): 63
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count / 4 * 3)
+        var index = text.startIndex
+        while index < text.endIndex {
+            let quad = text[index..<(index + 4)]
+            let padding = quad.reversed().prefix { $0 == UInt8(ascii: "=") }.count
+            guard padding <= 2, padding == 0 || index + 4 == text.endIndex else { return nil }
+            var word: UInt32 = 0
+            for c in quad.prefix(4 - padding) {
+                guard let v = value(c) else { return nil }
+                word = word << 6 | v
+            }
+            word <<= UInt32(6 * padding)
+            out.append(UInt8(truncatingIfNeeded: word >> 16))
+            if padding < 2 { out.append(UInt8(truncatingIfNeeded: word >> 8)) }
+            if padding < 1 { out.append(UInt8(truncatingIfNeeded: word)) }
+            index += 4
+        }
+        return out
     }
 
     /// Lower-case hex of some bytes.

@@ -16,14 +16,18 @@ public struct DownloadTaskID: Hashable, Sendable, Codable, CustomStringConvertib
     /// and closes `/dev/urandom` for every identifier: three system calls per task added.
     static func random() -> DownloadTaskID {
         var generator = SystemRandomNumberGenerator()
-        var high = generator.next() as UInt64
-        var low = generator.next() as UInt64
-        high = (high & ~0xF000) | 0x4000  // version 4
-        low = (low & ~(0xC << 60)) | (0x8 << 60)  // RFC 4122 variant
-        let hex = String(high, radix: 16).leftPadded(to: 16) + String(low, radix: 16).leftPadded(to: 16)
-        let digits = Array(hex)
-        let groups = [digits[0..<8], digits[8..<12], digits[12..<16], digits[16..<20], digits[20..<32]]
-        return .init(groups.map { String($0) }.joined(separator: "-"))
+        var bytes = withUnsafeBytes(of: (generator.next() as UInt64, generator.next() as UInt64)) { Array($0) }
+        bytes[6] = bytes[6] & 0x0F | 0x40  // version 4
+        bytes[8] = bytes[8] & 0x3F | 0x80  // RFC 4122 variant
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return .init(String(decoding: text, as: UTF8.self))
     }
 
     /// Decodes an identifier stored as a plain string.
@@ -220,10 +224,4 @@ public enum DownloadEvent: Sendable {
     case failed(DownloadTaskID, DownloadError)
     /// Every member of a group reached a terminal state (or paused).
     case groupFinished(DownloadGroupID, results: [DownloadTaskID: DownloadResult])
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
 }

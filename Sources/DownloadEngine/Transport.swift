@@ -15,9 +15,15 @@ struct TransportResponse: Sendable {
     var headers: [(name: String, value: String)]
     var body: TransportBody
 
-    /// The first value of a header, case-insensitively.
+    /// The first value of a header, case-insensitively; `name` is lower case.
     func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name }?.value
+        // ASCII case folding in place: `lowercased()` allocated a string per header per lookup.
+        headers.first { header in
+            header.name.utf8.count == name.utf8.count
+                && zip(header.name.utf8, name.utf8).allSatisfy { a, b in
+                    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(a) ? a | 0x20 == b : a == b
+                }
+        }?.value
     }
 }
 

@@ -189,6 +189,19 @@ struct HeaderValuesTests {
         #expect(HeaderValues.sha256FromReprDigest(empty) == hex)
         #expect(HeaderValues.sha256FromReprDigest("sha-512=:AAAA:, " + empty) == hex)
         #expect(HeaderValues.sha256FromReprDigest("sha-256=:AAAA:") == nil)
+        #expect(
+            HeaderValues.sha256FromReprDigest("  SHA-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:  ") == hex)
+        #expect(HeaderValues.sha256FromReprDigest("sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU:") == nil)
+        #expect(HeaderValues.sha256FromReprDigest("sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuF=U:") == nil)
+        #expect(HeaderValues.sha256FromReprDigest("sha-256=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=") == nil)
+        #expect(HeaderValues.sha256FromReprDigest("sha-2567=:AAAA:") == nil)
+        #expect(HeaderValues.sha256FromReprDigest("") == nil)
+        // Every byte value round-trips through the decoder (32 bytes at a time, as a digest is).
+        for offset in stride(from: 0, to: 256, by: 32) {
+            let bytes = (0..<32).map { UInt8(offset + $0) }
+            let encoded = Data(bytes).base64EncodedString()
+            #expect(HeaderValues.sha256FromReprDigest("sha-256=:\(encoded):") == HeaderValues.hex(bytes))
+        }
     }
 
     @Test func origins() {
