@@ -147,9 +147,8 @@ public final class RangeServer: Sendable {
 /// Whether the request is for `/_control/...`; compares bytes, and looks for the path only in a target that is
 /// not already in origin form.
 private func isControl(_ request: IncomingRequest) -> Bool {
-    let control = "/_control/".utf8
-    if request.target.utf8.first == UInt8(ascii: "/") { return request.target.utf8.starts(with: control) }
-    return request.rawPath.utf8.starts(with: control)
+    if request.target.utf8.first == UInt8(ascii: "/") { return request.target.hasUTF8Prefix("/_control/") }
+    return request.rawPath.hasUTF8Prefix("/_control/")
 }
 
 /// Runs `body` with a server started from `configuration`, and stops the server afterwards, whether

@@ -44,10 +44,9 @@ final class Router: Sendable {
         }
         // The first segment and the segment count are all routing needs; the segments themselves are split
         // out only for the routes that read them, so a `/files` or `/bytes` request allocates no array.
+        let (firstLength, segmentCount) = segmentShape(path)
         let afterSlash = path.utf8.index(after: path.utf8.startIndex)
-        let firstEnd = path.utf8[afterSlash...].firstIndex(of: UInt8(ascii: "/")) ?? path.utf8.endIndex
-        let first = path[afterSlash..<firstEnd]
-        let segmentCount = 1 + path.utf8[firstEnd...].count(where: { $0 == UInt8(ascii: "/") })
+        let first = path[afterSlash..<path.utf8.index(afterSlash, offsetBy: firstLength)]
         var laterSegments: [Substring] {
             Array(path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2))
         }
@@ -71,6 +70,25 @@ final class Router: Sendable {
         default:
             return .text(404, "not found: \(request.rawPath)")
         }
+    }
+
+    /// The byte length of the first segment of `path` (which starts with `/`) and the number of segments, in one
+    /// loop over the bytes: the generic collection walks of the UTF-8 view cost far more per byte.
+    private func segmentShape(_ path: Substring) -> (firstLength: Int, segments: Int) {
+        func shape(_ bytes: some Collection<UInt8>) -> (firstLength: Int, segments: Int) {
+            var firstLength: Int?
+            var segments = 1
+            var offset = 0
+            for byte in bytes.dropFirst() {
+                if byte == UInt8(ascii: "/") {
+                    if firstLength == nil { firstLength = offset }
+                    segments += 1
+                }
+                offset += 1
+            }
+            return (firstLength ?? offset, segments)
+        }
+        return path.utf8.withContiguousStorageIfAvailable { shape($0) } ?? shape(path.utf8)
     }
 
     private func methodAllowed(_ request: IncomingRequest) -> ResponsePlan? {
@@ -124,7 +142,7 @@ final class Router: Sendable {
     private func resolve(
         path: Substring, passthrough: [(key: String, value: String)], versionOverride: UInt64?
     ) -> Result<Representation, ResponsePlanFailure> {
-        if path.utf8.starts(with: "/bytes/".utf8) {
+        if path.hasUTF8Prefix("/bytes/") {
             let sizeText = path.dropFirst("/bytes/".count)
             guard let size = ByteSize.parse(String(sizeText)) else {
                 return .failure(
@@ -153,7 +171,11 @@ final class Router: Sendable {
         if let key = passthrough.first?.key {
             return .failure(.init(.text(400, "bad request: unknown parameter '\(key)' for /files")))
         }
-        let encoded = path.dropFirst("/files/".count)
+        // Dropped as bytes when the prefix is there (dropping Characters walks grapheme boundaries); a scenario
+        // resource elsewhere keeps the old reading.
+        let encoded =
+            path.hasUTF8Prefix("/files/")
+            ? path[path.utf8.index(path.utf8.startIndex, offsetBy: 7)...] : path.dropFirst("/files/".count)
         let key = String(encoded)
         if let cached = files.representation(forKey: key, root: rootDescriptor) { return .success(cached) }
         guard let components = SafePath.components(encoded) else {
@@ -348,41 +370,40 @@ final class Router: Sendable {
     }
 }
 
-/// `bytes FIRST-LAST/LENGTH`, written digit by digit into the string's own storage: interpolating the three
-/// numbers built and appended three intermediate strings per response.
+/// `bytes FIRST-LAST/LENGTH`, written digit by digit into a stack buffer and made a string once: interpolating
+/// the three numbers built and appended three intermediate strings per response.
 func contentRange(_ range: ClosedRange<UInt64>, length: UInt64) -> String {
-    func digits(_ value: UInt64) -> Int {
-        var count = 1
-        var rest = value
-        while rest >= 10 {
-            rest /= 10
-            count += 1
-        }
-        return count
-    }
-    let total = 6 + digits(range.lowerBound) + 1 + digits(range.upperBound) + 1 + digits(length)
-    return String(unsafeUninitializedCapacity: total) { output in
+    // "bytes " + three numbers of at most 20 digits + two separators.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 72) { buffer in
         var index = 0
-        func put(_ byte: UInt8) {
-            output[index] = byte
+        for byte in "bytes ".utf8 {
+            buffer[index] = byte
             index += 1
         }
         func put(_ value: UInt64) {
-            let count = digits(value)
+            var digits = 1
             var rest = value
-            for position in stride(from: index + count - 1, through: index, by: -1) {
-                output[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+            while rest >= 10 {
+                rest /= 10
+                digits += 1
+            }
+            rest = value
+            var position = index + digits
+            while position > index {
+                position -= 1
+                buffer[position] = UInt8(truncatingIfNeeded: rest % 10) &+ UInt8(ascii: "0")
                 rest /= 10
             }
-            index += count
+            index += digits
         }
-        for byte in "bytes ".utf8 { put(byte) }
         put(range.lowerBound)
-        put(UInt8(ascii: "-"))
+        buffer[index] = UInt8(ascii: "-")
+        index += 1
         put(range.upperBound)
-        put(UInt8(ascii: "/"))
+        buffer[index] = UInt8(ascii: "/")
+        index += 1
         put(length)
-        return index
+        return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<index]), as: UTF8.self)
     }
 }
 

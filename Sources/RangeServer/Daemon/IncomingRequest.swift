@@ -29,14 +29,15 @@ struct IncomingRequest: Sendable {
     var rawPath: Substring {
         let target = originForm
         // Searched as bytes: a Character search walks grapheme clusters, and this runs several times a request.
-        return target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target
+        guard let mark = target.utf8Offset(of: UInt8(ascii: "?")) else { return target }
+        return target[..<target.utf8.index(target.utf8.startIndex, offsetBy: mark)]
     }
 
     /// The target after `?`, still encoded; empty when there is none.
     var rawQuery: Substring {
         let target = originForm
-        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return "" }
-        return target[target.utf8.index(after: mark)...]
+        guard let mark = target.utf8Offset(of: UInt8(ascii: "?")) else { return "" }
+        return target[target.utf8.index(target.utf8.startIndex, offsetBy: mark + 1)...]
     }
 
     /// The target in origin form (`/path?query`).

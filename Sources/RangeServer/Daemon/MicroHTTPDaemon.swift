@@ -304,7 +304,8 @@ private let requestCompleted:
         }
         daemonFrom(daemonPointer).completion(
             CompletedExchange(
-                request: request, plan: plan, bodyBytesSent: sent, outcome: outcome, startedAt: context.startedAt
+                request: consume request, plan: consume plan, bodyBytesSent: sent, outcome: outcome,
+                startedAt: context.startedAt
             )
         )
     }
@@ -447,12 +448,19 @@ private func addHeaders(_ headers: [(name: String, value: String)], to response:
         var offset = 0
         func copy(_ text: String) -> UnsafePointer<CChar> {
             let start = buffer.baseAddress! + offset
-            var text = text
-            text.withUTF8 { bytes in
+            let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
                 if let source = bytes.baseAddress {
                     UnsafeMutableRawPointer(start).copyMemory(from: source, byteCount: bytes.count)
                 }
-                offset += bytes.count
+                return bytes.count
+            }
+            if let copied {
+                offset += copied
+            } else {
+                for byte in text.utf8 {
+                    buffer[offset] = CChar(bitPattern: byte)
+                    offset += 1
+                }
             }
             buffer[offset] = 0
             offset += 1

@@ -235,13 +235,19 @@ struct JournalText {
         }
 
         mutating func string(_ text: String) {
-            var text = text
-            text.withUTF8 { bytes in
-                count(bytes.count)
-                if let source = bytes.baseAddress {
-                    (buffer.baseAddress! + offset).copyMemory(from: source, byteCount: bytes.count)
+            count(text.utf8.count)
+            let start = buffer.baseAddress! + offset
+            let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
+                if let source = bytes.baseAddress { start.copyMemory(from: source, byteCount: bytes.count) }
+                return bytes.count
+            }
+            if let copied {
+                offset += copied
+            } else {
+                for byte in text.utf8 {
+                    buffer[offset] = byte
+                    offset += 1
                 }
-                offset += bytes.count
             }
         }
     }

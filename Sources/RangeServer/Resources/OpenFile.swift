@@ -102,6 +102,12 @@ struct FileIdentity: Hashable, Sendable {
     /// The identity of the regular file `relativePath` names below the open directory `directory` (symlinks
     /// followed), or nil.
     static func current(relativePath: String, in directory: Int32) -> FileIdentity? {
+        current(relativePath: Array(relativePath.utf8CString), in: directory)
+    }
+
+    /// The same, for a path already NUL-terminated: handing a `String` to C copies it to the heap when it is
+    /// small (up to 15 bytes), which most file names are.
+    static func current(relativePath: [CChar], in directory: Int32) -> FileIdentity? {
         var info = stat()
         guard fstatat(directory, relativePath, &info, 0) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return FileIdentity(info)
@@ -121,14 +127,14 @@ final class RepresentationCache: Sendable {
     private final class Entry: Sendable {
         /// `root/` + the decoded components: what the request names, symlinks unresolved.
         let lexicalPath: String
-        /// The decoded components joined with `/`: the same file, looked up from the open root.
-        let relativePath: String
+        /// The decoded components joined with `/`, NUL-terminated: the same file, looked up from the open root.
+        let relativePath: [CChar]
         let representation: Representation
         let identity: FileIdentity
 
         init(lexicalPath: String, relativePath: String, representation: Representation, identity: FileIdentity) {
             self.lexicalPath = lexicalPath
-            self.relativePath = relativePath
+            self.relativePath = Array(relativePath.utf8CString)
             self.representation = representation
             self.identity = identity
         }

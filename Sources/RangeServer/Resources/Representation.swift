@@ -7,27 +7,27 @@ import Darwin
 #endif
 
 /// A resolved resource: its bytes and validators, independent of how a particular request asked for it.
-struct Representation: Sendable {
+///
+/// A class with constant fields: a cached representation answers many requests, and handing one along (out of
+/// the cache, into the decision, into the plan) is then one reference, not a copy of every string it holds.
+/// The validator faults make a new one (see `applying(_:)`).
+final class Representation: Sendable {
     /// Where the bytes come from.
-    var source: ContentSource
+    let source: ContentSource
     /// The full length in bytes.
-    var length: UInt64
+    let length: UInt64
     /// The media type sent in Content-Type.
-    var contentType: String
+    let contentType: String
     /// The advertised ETag, after `no-etag` / `weak-etag` faults.
-    var entityTag: EntityTag? {
-        didSet { entityTagHeader = entityTag?.headerValue }
-    }
+    let entityTag: EntityTag?
     /// The advertised Last-Modified, after the `no-last-modified` fault.
-    var lastModified: HTTPDate? {
-        didSet { lastModifiedHeader = lastModified?.headerValue }
-    }
+    let lastModified: HTTPDate?
     /// `entityTag` as sent in the ETag field, formatted once: cached representations answer many requests.
-    private(set) var entityTagHeader: String?
+    let entityTagHeader: String?
     /// `lastModified` as sent in the Last-Modified field, formatted once.
-    private(set) var lastModifiedHeader: String?
+    let lastModifiedHeader: String?
     /// Identifies the bytes for the digest cache; nil when no digest is offered (over 4 GiB generated).
-    var digestKey: String?
+    let digestKey: String?
 
     init(
         source: ContentSource, length: UInt64, contentType: String, entityTag: EntityTag?, lastModified: HTTPDate?,
@@ -39,7 +39,6 @@ struct Representation: Sendable {
         self.entityTag = entityTag
         self.lastModified = lastModified
         self.digestKey = digestKey
-        // Property observers do not run in an initializer.
         entityTagHeader = entityTag?.headerValue
         lastModifiedHeader = lastModified?.headerValue
     }
@@ -85,14 +84,15 @@ struct Representation: Sendable {
     /// Applies the validator faults: they change what is advertised, never the bytes.
     func applying(_ faults: FaultPlan) -> Representation {
         guard faults.noETag || faults.weakETag || faults.noLastModified else { return self }
-        var copy = self
+        var tag = entityTag
         if faults.noETag {
-            copy.entityTag = nil
-        } else if faults.weakETag, let tag = entityTag {
-            copy.entityTag = EntityTag(opaqueTag: tag.opaqueTag, isWeak: true)
+            tag = nil
+        } else if faults.weakETag, let current = entityTag {
+            tag = EntityTag(opaqueTag: current.opaqueTag, isWeak: true)
         }
-        if faults.noLastModified { copy.lastModified = nil }
-        return copy
+        return Representation(
+            source: source, length: length, contentType: contentType, entityTag: tag,
+            lastModified: faults.noLastModified ? nil : lastModified, digestKey: digestKey)
     }
 
     /// SHA-256 of the whole representation, read in 1 MiB steps.

@@ -6,3 +6,31 @@ extension UInt8 {
         self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z") ? self | 0x20 : self
     }
 }
+
+extension StringProtocol {
+    /// Whether the UTF-8 bytes start with `prefix`'s, compared as bytes in one `memcmp`-like loop over contiguous
+    /// storage: the generic `utf8.starts(with:)` walks both views index by index, which cost hundreds of
+    /// instructions per call on the request path.
+    func hasUTF8Prefix(_ prefix: StaticString) -> Bool {
+        let fast = utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
+            for index in 0..<prefix.utf8CodeUnitCount where bytes[index] != prefix.utf8Start[index] {
+                return false
+            }
+            return true
+        }
+        if let fast { return fast }
+        return utf8.starts(with: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+    }
+
+    /// The offset in UTF-8 bytes of the first `byte`, or nil; a plain loop over contiguous storage when there is
+    /// some.
+    func utf8Offset(of byte: UInt8) -> Int? {
+        let fast = utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+            for index in 0..<bytes.count where bytes[index] == byte { return index }
+            return nil
+        }
+        if let fast { return fast }
+        return utf8.firstIndex(of: byte).map { utf8.distance(from: utf8.startIndex, to: $0) }
+    }
+}
