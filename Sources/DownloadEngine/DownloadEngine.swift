@@ -514,7 +514,12 @@ private struct TaskTarget: Hashable {
 /// Fans events out to every subscriber.
 final class EventHub: @unchecked Sendable {
     private let lock = NSLock()
-    private var continuations: [Int: AsyncStream<DownloadEvent>.Continuation] = [:]
+    private var continuations: [Int: AsyncStream<DownloadEvent>.Continuation] = [:] {
+        // Published to on every event (about six per task), subscribed to rarely: the array is built once here,
+        // not copied out of the dictionary per event.
+        didSet { targets = Array(continuations.values) }
+    }
+    private var targets: [AsyncStream<DownloadEvent>.Continuation] = []
     private var nextKey = 0
     private var finished = false
 
@@ -538,7 +543,7 @@ final class EventHub: @unchecked Sendable {
     }
 
     func publish(_ event: DownloadEvent) {
-        let targets = lock.withLock { Array(continuations.values) }
+        let targets = lock.withLock { self.targets }
         for continuation in targets { continuation.yield(event) }
     }
 
