@@ -302,12 +302,12 @@ private let requestCompleted:
             let unsent = cmhd_unsent_bytes(cmhd_connection_fd(connection))
             if unsent > 0 { sent -= min(sent, UInt64(unsent)) }
         }
-        daemonFrom(daemonPointer).completion(
-            CompletedExchange(
-                request: consume request, plan: consume plan, bodyBytesSent: sent, outcome: outcome,
-                startedAt: context.startedAt
-            )
+        let exchange = CompletedExchange(
+            request: consume request, plan: consume plan, bodyBytesSent: sent, outcome: outcome,
+            startedAt: context.startedAt
         )
+        // Borrowed, not retained (see the access handler).
+        Unmanaged<MicroHTTPDaemon>.fromOpaque(daemonPointer!)._withUnsafeGuaranteedRef { $0.completion(exchange) }
     }
 
 private let headerCollector:
@@ -338,64 +338,93 @@ private let accessHandler:
         UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeMutablePointer<Int>?,
         UnsafeMutablePointer<UnsafeMutableRawPointer?>?
     ) -> MHD_Result = { daemonPointer, connection, _, method, version, _, uploadSize, contextPointer in
-        guard let connection, let contextPointer, let raw = contextPointer.pointee else { return .NO }
-        let daemon = daemonFrom(daemonPointer)
-        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
-
-        switch context.phase {
-        case .receivingHeaders:
-            // Request bodies are read and discarded: no resource takes one.
-            if let uploadSize, uploadSize.pointee > 0 {
-                uploadSize.pointee = 0
-                return .YES
-            }
-            guard let arrival = context.arrival else {
-                context.arrival = daemon.arrivalCounter.wrappingAdd(1, ordering: .relaxed).newValue
-                // The first call only announces the headers; answering now would cost keep-alive.
-                return .YES
-            }
-            // Collected straight into the array, through a pointer: no object to carry it to the callback.
-            var headers: [(name: String, value: String)] = []
-            headers.reserveCapacity(4)
-            withUnsafeMutablePointer(to: &headers) { pointer in
-                _ = MHD_get_connection_values(
-                    connection, .HEADER_KIND, headerCollector, UnsafeMutableRawPointer(pointer))
-            }
-            let state = ConnectionState.of(connection)
-            let request = IncomingRequest(
-                method: method.map { String(cString: $0) } ?? "GET",
-                target: context.target,
-                httpVersion: version.map { String(cString: $0) } ?? "HTTP/1.1",
-                headers: headers,
-                peerAddress: state?.peerAddress ?? "unknown",
-                peerPort: state?.peerPort ?? 0,
-                connectionID: state?.id ?? 0,
-                arrival: arrival
-            )
-            let plan = daemon.handler(request)
-            context.request = consume request
-            if let preparation = plan.preparation, let token = daemon.suspend(connection) {
-                // Slow work (hashing a large representation) runs off the pool; the connection waits
-                // suspended and holds no thread meanwhile.
-                context.phase = .preparing
-                context.plan = consume plan
-                let box = UncheckedBox(context)
-                DispatchQueue.global().async {
-                    box.value.plan = preparation()
-                    daemon.resume(token)
-                }
-                return .YES
-            }
-            context.plan = consume plan
-            return delayOrQueue(context: context, connection: connection, daemon: daemon)
-        case .preparing:
-            return delayOrQueue(context: context, connection: connection, daemon: daemon)
-        case .delaying:
-            return queue(context: context, connection: connection, daemon: daemon)
-        case .queued:
-            return .YES
+        guard let daemonPointer, let connection, let contextPointer, let raw = contextPointer.pointee else {
+            return .NO
+        }
+        // Borrowed, not retained: every pool thread retaining the one daemon object per call kept moving its
+        // reference count between cores. The daemon outlives its callbacks (`stop()` joins the threads).
+        return Unmanaged<MicroHTTPDaemon>.fromOpaque(daemonPointer)._withUnsafeGuaranteedRef { daemon in
+            handleAccess(
+                daemon: daemon, connection: connection, method: method, version: version, uploadSize: uploadSize,
+                context: Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue())
         }
     }
+
+/// The access handler's work, with the daemon borrowed.
+private func handleAccess(
+    daemon: MicroHTTPDaemon, connection: OpaquePointer, method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
+    uploadSize: UnsafeMutablePointer<Int>?, context: RequestContext
+) -> MHD_Result {
+    switch context.phase {
+    case .receivingHeaders:
+        // Request bodies are read and discarded: no resource takes one.
+        if let uploadSize, uploadSize.pointee > 0 {
+            uploadSize.pointee = 0
+            return .YES
+        }
+        guard let arrival = context.arrival else {
+            context.arrival = daemon.arrivalCounter.wrappingAdd(1, ordering: .relaxed).newValue
+            // The first call only announces the headers; answering now would cost keep-alive.
+            return .YES
+        }
+        // Collected straight into the array, through a pointer: no object to carry it to the callback.
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(4)
+        withUnsafeMutablePointer(to: &headers) { pointer in
+            _ = MHD_get_connection_values(
+                connection, .HEADER_KIND, headerCollector, UnsafeMutableRawPointer(pointer))
+        }
+        let state = ConnectionState.of(connection)
+        let request = IncomingRequest(
+            method: commonToken(method, default: "GET", among: "GET", "HEAD"),
+            target: context.target,
+            httpVersion: commonToken(version, default: "HTTP/1.1", among: "HTTP/1.1", "HTTP/1.0"),
+            headers: headers,
+            peerAddress: state?.peerAddress ?? "unknown",
+            peerPort: state?.peerPort ?? 0,
+            connectionID: state?.id ?? 0,
+            arrival: arrival
+        )
+        let plan = daemon.handler(request)
+        context.request = consume request
+        if let preparation = plan.preparation, let token = daemon.suspend(connection) {
+            // Slow work (hashing a large representation) runs off the pool; the connection waits
+            // suspended and holds no thread meanwhile.
+            context.phase = .preparing
+            context.plan = consume plan
+            let box = UncheckedBox(context)
+            DispatchQueue.global().async {
+                box.value.plan = preparation()
+                daemon.resume(token)
+            }
+            return .YES
+        }
+        context.plan = consume plan
+        return delayOrQueue(context: context, connection: connection, daemon: daemon)
+    case .preparing:
+        return delayOrQueue(context: context, connection: connection, daemon: daemon)
+    case .delaying:
+        return queue(context: context, connection: connection, daemon: daemon)
+    case .queued:
+        return .YES
+    }
+}
+
+/// `token` as a string: `first` or `second` when it spells one of them (a literal: no copy, no UTF-8 check),
+/// otherwise a copy of it; `fallback` when it is NULL.
+private func commonToken(
+    _ token: UnsafePointer<CChar>?, default fallback: String, among first: StaticString, _ second: StaticString
+) -> String {
+    guard let token else { return fallback }
+    func spells(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        for index in 0..<count where UInt8(bitPattern: token[index]) != literal.utf8Start[index] { return false }
+        return token[count] == 0
+    }
+    if spells(first) { return first.description }
+    if spells(second) { return second.description }
+    return String(cString: token)
+}
 
 /// Waits out a `delay` fault, or queues the response at once.
 private func delayOrQueue(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon) -> MHD_Result {

@@ -103,12 +103,14 @@ private struct RangeScanner {
 
     /// Range units are case-insensitive tokens (RFC 9110 §14.1); only `bytes` is supported.
     mutating func consumeBytesUnit() -> Bool {
-        let unit: [UInt8] = Array("bytes".utf8)
-        guard end - index >= unit.count else { return false }
-        for (offset, expected) in unit.enumerated() where bytes[index + offset] | 0x20 != expected {
+        // A static string, not an array: this runs for every request with a Range header.
+        let unit: StaticString = "bytes"
+        let count = unit.utf8CodeUnitCount
+        guard end - index >= count else { return false }
+        for offset in 0..<count where bytes[index + offset] | 0x20 != unit.utf8Start[offset] {
             return false
         }
-        index += unit.count
+        index += count
         return true
     }
 

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import NIOConcurrencyHelpers
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -121,32 +122,27 @@ struct FileIdentity: Hashable, Sendable {
 /// time as the descriptor it holds: a file replaced, rewritten or deleted between requests misses and is
 /// resolved afresh (containment checks included). Only successful resolutions are stored, so every key was
 /// checked once in full, and a hit serves the very inode that check opened.
+///
+/// The table is split in shards, and each thread keeps to one (threads are handed shards in turn): a hit
+/// retains the representation, its header strings and its file, and when every pool thread shares those
+/// objects each retain and release moves their cache lines between cores (swift_retain was 5% of the CPU of
+/// small Range requests, mostly waiting on those lines). A thread's own copies stay in its core's cache.
 final class RepresentationCache: Sendable {
-    /// A class, so a hit takes one reference out of the table under the lock instead of copying every
-    /// string of the entry.
-    private final class Entry: Sendable {
-        /// `root/` + the decoded components: what the request names, symlinks unresolved.
-        let lexicalPath: String
-        /// The decoded components joined with `/`, NUL-terminated: the same file, looked up from the open root.
-        let relativePath: [CChar]
-        let representation: Representation
-        let identity: FileIdentity
-
-        init(lexicalPath: String, relativePath: String, representation: Representation, identity: FileIdentity) {
-            self.lexicalPath = lexicalPath
-            self.relativePath = Array(relativePath.utf8CString)
-            self.representation = representation
-            self.identity = identity
-        }
-    }
+    /// How many shards; threads beyond this share them.
+    static let shardCount = 4
 
     /// The most entries kept; each holds a descriptor open, so this also bounds the descriptors held.
     let capacity: Int
-    private let entries = NIOLockedValueBox<[String: Entry]>([:])
+    private let shards: [Shard]
 
     init(capacity: Int) {
         self.capacity = capacity
+        let perShard = max(1, capacity / Self.shardCount)
+        shards = (0..<Self.shardCount).map { _ in Shard(capacity: perShard) }
     }
+
+    /// The calling thread's shard.
+    private var shard: Shard { shards[threadShardIndex() % shards.count] }
 
     /// The cached representation for `key`, if the path still names the same file.
     ///
@@ -154,31 +150,93 @@ final class RepresentationCache: Sendable {
     ///   - key: the encoded request path below `/files/`.
     ///   - root: the served root, open, or -1 to look the file up by its full path.
     func representation(forKey key: String, root: Int32) -> Representation? {
-        guard let entry = entries.withLockedValue({ $0[key] }) else { return nil }
-        // Outside the lock: the stat is the one system call of a hit. From the open root it walks only the
-        // components below the root, not the root's own path from `/` on every request.
-        let identity =
-            root >= 0
-            ? FileIdentity.current(relativePath: entry.relativePath, in: root)
-            : FileIdentity.current(path: entry.lexicalPath)
-        if identity == entry.identity { return entry.representation }
-        entries.withLockedValue { table in
-            if table[key] === entry { table[key] = nil }
-        }
-        return nil
+        shard.representation(forKey: key, root: root)
     }
 
-    /// Stores a freshly resolved file representation.
+    /// Stores a freshly resolved file representation (in the calling thread's shard).
     func store(
         _ representation: Representation, file: OpenFile, lexicalPath: String, relativePath: String, forKey key: String
     ) {
-        entries.withLockedValue { table in
-            // Full: start over rather than track recency; a working set larger than this is not the case
-            // the cache is for, and a miss costs no more than an uncached request.
-            if table.count >= capacity && table[key] == nil { table.removeAll(keepingCapacity: true) }
-            table[key] = Entry(
-                lexicalPath: lexicalPath, relativePath: relativePath, representation: representation,
-                identity: file.identity)
+        shard.store(representation, file: file, lexicalPath: lexicalPath, relativePath: relativePath, forKey: key)
+    }
+
+    private final class Shard: Sendable {
+        /// A class, so a hit takes one reference out of the table under the lock instead of copying every
+        /// string of the entry.
+        private final class Entry: Sendable {
+            /// `root/` + the decoded components: what the request names, symlinks unresolved.
+            let lexicalPath: String
+            /// The decoded components joined with `/`, NUL-terminated: the same file, looked up from the open
+            /// root.
+            let relativePath: [CChar]
+            let representation: Representation
+            let identity: FileIdentity
+
+            init(lexicalPath: String, relativePath: String, representation: Representation, identity: FileIdentity) {
+                self.lexicalPath = lexicalPath
+                self.relativePath = Array(relativePath.utf8CString)
+                self.representation = representation
+                self.identity = identity
+            }
         }
+
+        let capacity: Int
+        private let entries = NIOLockedValueBox<[String: Entry]>([:])
+
+        init(capacity: Int) {
+            self.capacity = capacity
+        }
+
+        func representation(forKey key: String, root: Int32) -> Representation? {
+            guard let entry = entries.withLockedValue({ $0[key] }) else { return nil }
+            // Outside the lock: the stat is the one system call of a hit. From the open root it walks only the
+            // components below the root, not the root's own path from `/` on every request.
+            let identity =
+                root >= 0
+                ? FileIdentity.current(relativePath: entry.relativePath, in: root)
+                : FileIdentity.current(path: entry.lexicalPath)
+            if identity == entry.identity { return entry.representation }
+            entries.withLockedValue { table in
+                if table[key] === entry { table[key] = nil }
+            }
+            return nil
+        }
+
+        func store(
+            _ representation: Representation, file: OpenFile, lexicalPath: String, relativePath: String,
+            forKey key: String
+        ) {
+            entries.withLockedValue { table in
+                // Full: start over rather than track recency; a working set larger than this is not the case
+                // the cache is for, and a miss costs no more than an uncached request.
+                if table.count >= capacity && table[key] == nil { table.removeAll(keepingCapacity: true) }
+                table[key] = Entry(
+                    lexicalPath: lexicalPath, relativePath: relativePath, representation: representation,
+                    identity: file.identity)
+            }
+        }
+    }
+}
+
+/// The calling thread's shard number: handed out in turn on a thread's first call, then kept in a
+/// thread-specific slot.
+private func threadShardIndex() -> Int {
+    if let stored = pthread_getspecific(shardSlot.key) { return Int(bitPattern: stored) - 1 }
+    let index = shardSlot.next.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max
+    pthread_setspecific(shardSlot.key, UnsafeRawPointer(bitPattern: index + 1))
+    return index
+}
+
+/// The thread-specific slot behind `threadShardIndex()` and the next number to hand out.
+private let shardSlot = ShardSlot()
+
+private final class ShardSlot: Sendable {
+    let key: pthread_key_t
+    let next = Atomic<Int>(0)
+
+    init() {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        self.key = key
     }
 }
