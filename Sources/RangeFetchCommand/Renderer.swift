@@ -45,38 +45,48 @@ actor Renderer {
     // MARK: JSON
 
     private func json(_ event: DownloadEvent) -> String {
-        var object: [String: Any] = [:]
+        var object: [(String, JSONValue)] = []
         switch event {
         case .added(let id, let url):
-            object = ["event": "added", "id": id.rawValue, "url": url]
+            object = [("event", "added"), ("id", .string(id.rawValue)), ("url", .string(url))]
             if names[id] == nil { names[id] = LexicalPath.lastComponent(urlPath(url)) }
         case .stateChanged(let id, let state):
-            object = ["event": "state", "id": id.rawValue, "state": state.rawValue]
+            object = [("event", "state"), ("id", .string(id.rawValue)), ("state", .string(state.rawValue))]
         case .progress(let id, let p):
-            object = ["event": "progress", "id": id.rawValue, "bytes": p.bytes, "speed": Int(p.bytesPerSecond)]
-            if let total = p.total { object["total"] = total }
-            if let eta = p.eta { object["eta"] = (eta * 10).rounded() / 10 }
+            object = [
+                ("event", "progress"), ("id", .string(id.rawValue)), ("bytes", .int(p.bytes)),
+                ("speed", .int(Int64(p.bytesPerSecond))),
+            ]
+            if let total = p.total { object.append(("total", .int(total))) }
+            if let eta = p.eta, eta.isFinite { object.append(("eta", .double((eta * 10).rounded() / 10))) }
         case .redirected(let id, let hop):
-            object = ["event": "redirect", "id": id.rawValue, "from": hop.from, "to": hop.to, "status": hop.status]
+            object = [
+                ("event", "redirect"), ("id", .string(id.rawValue)), ("from", .string(hop.from)),
+                ("to", .string(hop.to)), ("status", .int(Int64(hop.status))),
+            ]
         case .retrying(let id, let attempt, let delay, let error):
             let (s, atto) = delay.components
             object = [
-                "event": "retry", "id": id.rawValue, "attempt": attempt,
-                "delay": Double(s) + Double(atto) / 1e18, "error": error.message, "kind": error.kind,
+                ("event", "retry"), ("id", .string(id.rawValue)), ("attempt", .int(Int64(attempt))),
+                ("delay", .double(Double(s) + Double(atto) / 1e18)), ("error", .string(error.message)),
+                ("kind", .string(error.kind)),
             ]
         case .completed(let id, let path, let sha256, let bytes):
             // `sha256` is null when no digest was computed (--no-digest): only the length was checked.
             object = [
-                "event": "completed", "id": id.rawValue, "path": path, "sha256": sha256 ?? NSNull(), "bytes": bytes,
+                ("event", "completed"), ("id", .string(id.rawValue)), ("path", .string(path)),
+                ("sha256", sha256.map(JSONValue.string) ?? .null), ("bytes", .int(bytes)),
             ]
         case .failed(let id, let error):
-            object = ["event": "failed", "id": id.rawValue, "error": error.message, "kind": error.kind]
-            if let status = error.status { object["status"] = status }
+            object = [
+                ("event", "failed"), ("id", .string(id.rawValue)), ("error", .string(error.message)),
+                ("kind", .string(error.kind)),
+            ]
+            if let status = error.status { object.append(("status", .int(Int64(status)))) }
         case .groupFinished(let id, _):
-            object = ["event": "group-finished", "id": id.rawValue]
+            object = [("event", "group-finished"), ("id", .string(id.rawValue))]
         }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
+        return JSONValue.line(object)
     }
 
     // MARK: Plain lines
@@ -197,5 +207,53 @@ func writeStandardOutput(_ text: String) {
         if n < 0, errno == EINTR { continue }
         if n <= 0 { return }
         bytes = bytes.dropFirst(n)
+    }
+}
+
+/// The values of a `--json` event line.
+///
+/// Written by hand rather than with `JSONSerialization`, which cost about 85 µs per event (half of rangefetch's
+/// user time for 500 small files in `--json` mode): keys sorted, no spaces, one object per line.
+enum JSONValue: ExpressibleByStringLiteral {
+    case string(String)
+    case int(Int64)
+    case double(Double)
+    case null
+
+    init(stringLiteral value: String) { self = .string(value) }
+
+    /// One compact JSON object with its keys in sorted order.
+    static func line(_ members: [(String, JSONValue)]) -> String {
+        var out = "{"
+        for (index, member) in members.sorted(by: { $0.0 < $1.0 }).enumerated() {
+            if index > 0 { out += "," }
+            out += quoted(member.0) + ":"
+            switch member.1 {
+            case .string(let text): out += quoted(text)
+            case .int(let number): out += String(number)
+            case .double(let number): out += number.isFinite ? "\(number)" : "null"
+            case .null: out += "null"
+            }
+        }
+        return out + "}"
+    }
+
+    /// A JSON string literal: quotes, backslashes and control characters escaped.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 }

@@ -239,6 +239,19 @@ struct CLITests {
             #expect(try sha256(ofFile: dir + "/out/1K") == expectedSHA256(size: 1024, seed: 0))
             #expect(!FileManager.default.fileExists(atPath: dir + "/out/2K"))
             #expect(child.output.contains("\"kind\":\"verification-failed\""))
+            // Every line is one JSON object (the lines are written by hand, not by JSONSerialization).
+            let lines = child.output.split(separator: "\n")
+            #expect(lines.count >= 8)
+            for line in lines {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                #expect(object?["event"] is String && object?["id"] is String, "\(line)")
+            }
+            let completed = lines.compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }.first { $0["event"] as? String == "completed" }
+            #expect(completed?["sha256"] as? String == expectedSHA256(size: 1024, seed: 0))
+            #expect(completed?["path"] as? String == dir + "/out/1K")
+            #expect((completed?["bytes"] as? NSNumber)?.intValue == 1024)
         }
     }
 
