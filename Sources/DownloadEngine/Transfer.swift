@@ -229,17 +229,16 @@ final class Transfer: @unchecked Sendable {
     /// disk without the validators they belong to; `changed` tells whether the record differs from the one on disk.
     ///
     /// A task with no record on disk yet (a new task) is the exception: its first record is saved only when its
-    /// partial file is about to hold more than ``unrecordedLimit`` bytes (by the writer, on the event loop), or
-    /// never when its whole body had already arrived. A small file is written, verified and moved into place with
-    /// no record at all. Retries, pauses and failures save the record as usual.
+    /// partial file is about to hold more than ``unrecordedLimit`` bytes (by the writer, on the event loop). A small
+    /// file is written, verified and moved into place with no record at all. Retries, pauses and failures save the
+    /// record as usual.
     ///
     /// - Returns: The save the writer must make before crossing ``unrecordedLimit``, if one is still owed.
-    private func saveBeforeWriting(_ body: TransportBody, changed: Bool) throws -> (@Sendable () throws -> Void)? {
+    private func saveBeforeWriting(changed: Bool) throws -> (@Sendable () throws -> Void)? {
         if recordOnDisk {
             if changed { try save() }
             return nil
         }
-        if body.isComplete() { return nil }
         return { [store, record] in try store.save(record) }
     }
 
@@ -406,7 +405,7 @@ final class Transfer: @unchecked Sendable {
             try truncate()
             record.validators = .init(etag: head.etag, lastModified: head.lastModified, totalLength: total)
             record.reprDigestSHA256 = reprDigest
-            let owed = try saveBeforeWriting(response.body, changed: true)
+            let owed = try saveBeforeWriting(changed: true)
             let end = try await stream(response.body, skip: 0, expectedEnd: total, owed: owed)
             return total.map { end >= $0 } ?? true ? .done : .moreToFetch
         case .append(let total), .skipOverlap(_, let total):
@@ -419,7 +418,7 @@ final class Transfer: @unchecked Sendable {
             let changed = validators != record.validators || record.reprDigestSHA256 != reprDigest
             record.validators = validators
             record.reprDigestSHA256 = reprDigest
-            let owed = try saveBeforeWriting(response.body, changed: changed)
+            let owed = try saveBeforeWriting(changed: changed)
             let range = head.contentRange.flatMap(HeaderValues.contentRange)
             let rangeEnd = range?.last.map { $0 + 1 }
             let end = try await stream(response.body, skip: skip, expectedEnd: rangeEnd, owed: owed)

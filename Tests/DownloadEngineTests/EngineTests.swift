@@ -559,8 +559,8 @@ struct EngineTests {
             let idle = try await engine.add(
                 .init(url: server.baseURL + "/bytes/1K?seed=101", destination: dir + "/i"), start: false)
             #expect(!FileManager.default.fileExists(atPath: dir + "/.rangefetch/\(idle).json"))
-            // A body past the unrecorded limit, paced over 2 s so it cannot have arrived whole with its head: its
-            // record is saved before the partial file holds more than 256 KiB, and completed before the rename.
+            // A body past the unrecorded limit: its record is saved before the partial file holds more than 256 KiB,
+            // and completed before the rename.
             let id = try await engine.add(
                 .init(url: server.baseURL + "/bytes/1M?seed=102&rate=\(paced(512))", destination: dir + "/c"))
             #expect(
