@@ -74,9 +74,10 @@ public actor DownloadEngine {
         self.stateDirectory = store.directory
         self.configuration = configuration
         self.transport = makeTransport()
-        let (records, problems) = store.loadAll()
+        let (records, logged, problems) = store.loadAll()
         self.loadProblems = problems
-        for var record in records {
+        let loggedIDs = Set(logged.map(\.id))
+        for var record in records + logged {
             if !record.state.isTerminal { record.state = .paused }
             let partialLength = FileIO.fileSize(store.partialPath(record)) ?? 0
             var entry = Entry(
@@ -87,6 +88,8 @@ public actor DownloadEngine {
             if record.state == .failed {
                 entry.error = .invalidState(record.error ?? "failed")
             }
+            // A logged task has no record file: fetched again (its destination gone), it starts afresh.
+            entry.onDisk = !loggedIDs.contains(record.id)
             tasks[record.id] = entry
             order.append(record.id)
             byTarget[TaskTarget(url: record.url, destination: store.destinationPath(record))] = record.id
@@ -249,6 +252,7 @@ public actor DownloadEngine {
         try await cancel(id)
         if let entry = tasks[id] {
             store.delete(entry.record)
+            if !entry.onDisk { store.removeFromCompletionLog(id) }
             byTarget[TaskTarget(url: entry.record.url, destination: store.destinationPath(entry.record))] = nil
         }
         tasks[id] = nil

@@ -44,7 +44,8 @@ struct TaskRecord: Codable, Hashable, Sendable {
     }
 }
 
-/// The state directory: one record and one partial file per task, records replaced atomically.
+/// The state directory: one record and one partial file per task, records replaced atomically, and one
+/// completion log (`completed.jsonl`) for the tasks that finished without ever having a record file.
 struct StateStore: Sendable {
     /// The absolute, normalised state directory.
     let directory: String
@@ -61,6 +62,9 @@ struct StateStore: Sendable {
     }
 
     func recordPath(_ id: DownloadTaskID) -> String { directory + "/" + id.rawValue + ".json" }
+    /// Completed records of tasks that never had a record file, one JSON object per line.
+    var completionLogPath: String { directory + "/" + Self.completionLogName }
+    static let completionLogName = "completed.jsonl"
     func partialPath(_ record: TaskRecord) -> String { LexicalPath.absolute(record.partial, relativeTo: directory) }
     func destinationPath(_ record: TaskRecord) -> String {
         LexicalPath.absolute(record.destination, relativeTo: directory)
@@ -70,6 +74,14 @@ struct StateStore: Sendable {
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+
+    /// One line per record: no pretty printing, and `JSONEncoder` escapes any newline inside a string.
+    private static let lineEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         return encoder
     }()
@@ -94,6 +106,71 @@ struct StateStore: Sendable {
         try FileIO.atomicWrite(Array(data) + [0x0A], to: recordPath(record.id), sync: syncsToDisk)
     }
 
+    /// Appends a completed record to the completion log: one `write` with `O_APPEND` to a file that already
+    /// exists after the first, so a small task that finished without a record costs no inode, yet a rerun of the
+    /// same command still finds it completed. With ``syncsToDisk`` the log is flushed too.
+    func logCompletion(_ record: TaskRecord) throws {
+        var record = record
+        record.updated = Date()
+        let line: [UInt8]
+        do {
+            line = Array(try Self.lineEncoder.encode(record)) + [0x0A]
+        } catch {
+            throw DownloadError.fileSystem("cannot encode record \(record.id): \(error)")
+        }
+        let path = completionLogPath
+        let fd = try FileIO.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC)
+        defer { FileIO.close(fd) }
+        // With O_APPEND the offset is ignored: each line lands whole at the end, even with several engines.
+        try line.withUnsafeBytes { try FileIO.writeAll(fd, path, $0, at: 0) }
+        if syncsToDisk { try FileIO.fsync(fd, path) }
+    }
+
+    /// Drops a task from the completion log (rewritten atomically), if it is there.
+    func removeFromCompletionLog(_ id: DownloadTaskID) {
+        guard let lines = try? completionLogLines() else { return }
+        let kept = lines.filter { (try? Self.decode(Data($0)))?.id != id }
+        guard kept.count != lines.count else { return }
+        try? FileIO.atomicWrite(kept.flatMap { $0 + [0x0A] }, to: completionLogPath, sync: syncsToDisk)
+    }
+
+    private func completionLogLines() throws -> [[UInt8]] {
+        guard FileIO.exists(completionLogPath) else { return [] }
+        let data = try Data(contentsOf: URL(fileURLWithPath: completionLogPath))
+        return data.split(separator: 0x0A, omittingEmptySubsequences: true).map { Array($0) }
+    }
+
+    /// The completed records in the completion log, last one per task and per URL and destination, leaving out
+    /// tasks that have a record file (it is newer). The log is rewritten without what was left out, so it
+    /// holds at most one line per download. A line that does not decode (a write cut short by a power loss) is
+    /// left out and reported.
+    private func loadCompletionLog(besides records: [TaskRecord]) -> (records: [TaskRecord], problems: [DownloadError]) {
+        let lines: [[UInt8]]
+        do {
+            lines = try completionLogLines()
+        } catch {
+            return ([], [.fileSystem("cannot read '\(completionLogPath)': \(error)")])
+        }
+        var problems: [DownloadError] = []
+        let filed = Set(records.map(\.id))
+        let targets = Set(records.map { $0.url + "\u{0}" + $0.destination })
+        var latest: [String: (index: Int, record: TaskRecord, line: [UInt8])] = [:]
+        for (index, line) in lines.enumerated() {
+            guard let record = try? Self.decode(Data(line)), record.state == .completed else {
+                problems.append(.fileSystem("ignored unreadable line \(index + 1) of '\(completionLogPath)'"))
+                continue
+            }
+            let target = record.url + "\u{0}" + record.destination
+            guard !filed.contains(record.id), !targets.contains(target) else { continue }
+            latest[target] = (index, record, line)
+        }
+        let kept = latest.values.sorted { $0.index < $1.index }
+        if kept.count != lines.count {
+            try? FileIO.atomicWrite(kept.flatMap { $0.line + [0x0A] }, to: completionLogPath, sync: syncsToDisk)
+        }
+        return (kept.map(\.record), problems)
+    }
+
     /// Decodes one record file, checking format, version and that its paths are relative.
     static func decode(_ bytes: Data) throws -> TaskRecord {
         let record = try decoder.decode(TaskRecord.self, from: bytes)
@@ -108,15 +185,16 @@ struct StateStore: Sendable {
 
     private static var formatName: String { TaskRecord.formatName }
 
-    /// Loads every record; corrupt ones are renamed to `<name>.corrupt-<unix time>` and reported, not deleted.
-    func loadAll() -> (records: [TaskRecord], problems: [DownloadError]) {
+    /// Loads every record, and the completion log's records as `logged`; corrupt record files are renamed to
+    /// `<name>.corrupt-<unix time>` and reported, not deleted.
+    func loadAll() -> (records: [TaskRecord], logged: [TaskRecord], problems: [DownloadError]) {
         var records: [TaskRecord] = []
         var problems: [DownloadError] = []
         let names: [String]
         do {
             names = try FileIO.listDirectory(directory)
         } catch {
-            return ([], [error as? DownloadError ?? .fileSystem("\(error)")])
+            return ([], [], [error as? DownloadError ?? .fileSystem("\(error)")])
         }
         // A `<id>.json.tmp` is a save that never reached its rename (the process died mid-write). For an existing
         // task the next save replaces it; for a task whose first save was cut short nothing ever would.
@@ -142,7 +220,8 @@ struct StateStore: Sendable {
                 }
             }
         }
-        return (records, problems)
+        let log = loadCompletionLog(besides: records)
+        return (records, log.records, problems + log.problems)
     }
 
     /// Deletes `<id>.part` files that have no record: a task's first record is saved only once the response head

@@ -596,18 +596,19 @@ final class Transfer: @unchecked Sendable {
         // place and a record that was not completed: the next run fetched everything again and failed with
         // destination-exists.
         //
-        // Without a record on disk (a new task whose whole body arrived in its first response) none is written at
-        // all: the verified partial file is renamed into place and that is the end of it. Killed before the rename,
-        // the partial file is an orphan that the next run deletes before fetching that small body again; the
-        // record and its rename would have cost a new inode per file, the larger part of the cost of many small
-        // files.
+        // Without a record on disk (a task that never passed 256 KiB) no record file is written: the completed
+        // record is appended to the state directory's completion log instead, so a rerun still finds the task
+        // done, while a record file and its rename would have cost a new inode per file, the larger part of the
+        // cost of many small files. Killed between the append and the rename, the next run finds the task
+        // completed without its destination and fetches that small body again (its partial file, which has no
+        // record file, is deleted as an orphan).
         var completed = record
         completed.state = .completed
         completed.sha256 = digest
         completed.recordedLength = length
         completed.error = nil
         completed.errorKind = nil
-        if recordOnDisk { try store.save(completed) }
+        if recordOnDisk { try store.save(completed) } else { try store.logCompletion(completed) }
         try FileIO.moveIntoPlace(partialPath, destination, sync: configuration.durability.syncsToDisk)
         record = completed
         FileIO.close(fd)

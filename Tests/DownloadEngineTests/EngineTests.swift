@@ -570,7 +570,7 @@ struct EngineTests {
             #expect(record.state == .completed)
             #expect(record.totalLength == 1 << 20)
             // A body of at most 256 KiB (paced, so it arrives in pieces) is verified and renamed into place without
-            // any record.
+            // a record file: its completed record is a line of the completion log.
             let smallURL = server.baseURL + "/bytes/256K?seed=104&rate=\(paced(2048))"
             let small = try await engine.add(.init(url: smallURL, destination: dir + "/s"))
             #expect(
@@ -578,11 +578,27 @@ struct EngineTests {
                     == .completed(
                         path: dir + "/s", sha256: expectedSHA256(size: 256 << 10, seed: 104), bytes: 256 << 10))
             let names = try FileManager.default.contentsOfDirectory(atPath: dir + "/.rangefetch")
-            #expect(names == ["\(id).json"])
+            #expect(Set(names) == ["\(id).json", "completed.jsonl"])
             // In this engine the task stays completed: adding it again fetches nothing.
             #expect(try await engine.add(.init(url: smallURL, destination: dir + "/s")) == small)
             #expect(await engine.snapshot(small)?.state == .completed)
             #expect(requests(server, "/bytes/256K?seed=104").count == 1)
+            // Nor does a later engine on the same state directory (a rerun of the same command).
+            let rerun = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: testConfiguration())
+            #expect(rerun.loadProblems.isEmpty)
+            #expect(try await rerun.add(.init(url: smallURL, destination: dir + "/s")) == small)
+            #expect(
+                await rerun.result(of: small)
+                    == .completed(
+                        path: dir + "/s", sha256: expectedSHA256(size: 256 << 10, seed: 104), bytes: 256 << 10))
+            #expect(requests(server, "/bytes/256K?seed=104").count == 1)
+            // Removed, it is gone from the log as well: a third engine does not know it.
+            try await rerun.remove(small)
+            await rerun.shutdown()
+            let third = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: testConfiguration())
+            #expect(await third.snapshot(small) == nil)
+            #expect(await third.snapshot(id)?.state == .completed)
+            await third.shutdown()
         }
         let durable = testConfiguration { $0.durability = .powerLoss }
         try await withEngine(durable) { server, engine, dir in

@@ -43,6 +43,42 @@ struct StateStoreTests {
         #expect(loaded.records[0].etag == "\"x\"")
     }
 
+    @Test func completionLogKeepsTheLastLinePerDownloadAndYieldsToRecordFiles() throws {
+        let root = makeTemporaryDirectory()
+        let store = try StateStore(directory: root)
+        var first = record(store, destination: root + "/a")
+        first.state = .completed
+        var again = first
+        again.id = DownloadTaskID.random()
+        again.recordedLength = 7
+        var other = record(store, destination: root + "/b")
+        other.state = .completed
+        var filed = record(store, destination: root + "/c")
+        filed.state = .completed
+        for entry in [first, again, other, filed] { try store.logCompletion(entry) }
+        try store.save(filed)  // a record file is newer than any log line of its task
+        let log = URL(fileURLWithPath: store.completionLogPath)
+        let handle = try FileHandle(forWritingTo: log)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("{ cut short by a power lo".utf8))
+        try handle.close()
+
+        let loaded = store.loadAll()
+        #expect(loaded.records.map(\.id) == [filed.id])
+        #expect(loaded.logged.map(\.id) == [again.id, other.id])
+        #expect(loaded.logged.first?.recordedLength == 7)
+        #expect(loaded.problems.count == 1, "the unreadable line is reported: \(loaded.problems)")
+        // Rewritten with only what was kept, so the next load has nothing to drop or report.
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2)
+        let reloaded = store.loadAll()
+        #expect(reloaded.logged.map(\.id) == [again.id, other.id])
+        #expect(reloaded.problems.isEmpty)
+
+        store.removeFromCompletionLog(again.id)
+        #expect(store.loadAll().logged.map(\.id) == [other.id])
+    }
+
     @Test func corruptRecordIsSetAsideNotDeleted() throws {
         let root = makeTemporaryDirectory()
         let store = try StateStore(directory: root)
