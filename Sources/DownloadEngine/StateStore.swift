@@ -144,7 +144,8 @@ struct StateStore: Sendable {
     /// tasks that have a record file (it is newer). The log is rewritten without what was left out, so it
     /// holds at most one line per download. A line that does not decode (a write cut short by a power loss) is
     /// left out and reported.
-    private func loadCompletionLog(besides records: [TaskRecord]) -> (records: [TaskRecord], problems: [DownloadError]) {
+    private func loadCompletionLog(besides records: [TaskRecord]) -> (records: [TaskRecord], problems: [DownloadError])
+    {
         let lines: [[UInt8]]
         do {
             lines = try completionLogLines()
