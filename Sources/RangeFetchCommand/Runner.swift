@@ -79,6 +79,9 @@ struct Runner {
             case .completed: statuses[index] = .success
             case .failed(let error):
                 statuses[index] = ExitStatus.of(error)
+                // Also on stderr, one line naming the URL: stdout may be a log file or JSON for a program, and a
+                // failure must still reach the person who ran the command.
+                printError("\(planned[index].url): \(error)")
             case .paused, .cancelled: statuses[index] = .interrupted
             }
         }

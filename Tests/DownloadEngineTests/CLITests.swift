@@ -239,6 +239,10 @@ struct CLITests {
             #expect(try sha256(ofFile: dir + "/out/1K") == expectedSHA256(size: 1024, seed: 0))
             #expect(!FileManager.default.fileExists(atPath: dir + "/out/2K"))
             #expect(child.output.contains("\"kind\":\"verification-failed\""))
+            // The failure also reaches stderr, as one line naming the URL; the download that worked says nothing.
+            let errorLines = child.errors.split(separator: "\n")
+            #expect(errorLines.count == 1, "stderr: \(child.errors)")
+            #expect(errorLines.first?.hasPrefix("rangefetch: " + server.baseURL + "/bytes/2K: ") == true)
             // Every line is one JSON object (the lines are written by hand, not by JSONSerialization).
             let lines = child.output.split(separator: "\n")
             #expect(lines.count >= 8)
