@@ -120,8 +120,7 @@ enum HeaderValues {
         while upper > lower, isSpace(member[upper - 1]) { upper -= 1 }
         guard let eq = member[lower..<upper].firstIndex(of: UInt8(ascii: "=")) else { return nil }
         let key = member[lower..<eq]
-        let lowered = key.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0 }
-        guard lowered.elementsEqual("sha-256".utf8) else { return nil }
+        guard asciiCaseInsensitiveEqual(key, "sha-256".utf8) else { return nil }
         var first = eq + 1
         while first < upper, isSpace(member[first]) { first += 1 }
         guard upper - first >= 2, member[first] == UInt8(ascii: ":"), member[upper - 1] == UInt8(ascii: ":") else {
@@ -182,4 +181,13 @@ enum HeaderValues {
         return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
             && port(a) == port(b)
     }
+}
+
+/// Whether two byte sequences are equal with ASCII letters compared case-insensitively; `lowerCase` must be lower
+/// case already. Header names and structured-field keys are ASCII, and this allocates nothing.
+func asciiCaseInsensitiveEqual(_ bytes: some Collection<UInt8>, _ lowerCase: some Collection<UInt8>) -> Bool {
+    bytes.count == lowerCase.count
+        && zip(bytes, lowerCase).allSatisfy { a, b in
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(a) ? a | 0x20 == b : a == b
+        }
 }

@@ -18,12 +18,7 @@ struct TransportResponse: Sendable {
     /// The first value of a header, case-insensitively; `name` is lower case.
     func header(_ name: String) -> String? {
         // ASCII case folding in place: `lowercased()` allocated a string per header per lookup.
-        headers.first { header in
-            header.name.utf8.count == name.utf8.count
-                && zip(header.name.utf8, name.utf8).allSatisfy { a, b in
-                    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(a) ? a | 0x20 == b : a == b
-                }
-        }?.value
+        headers.first { asciiCaseInsensitiveEqual($0.name.utf8, name.utf8) }?.value
     }
 }
 

@@ -65,10 +65,13 @@ struct IncomingRequest: Sendable {
     /// The field value for `name` (lower-case); repeated fields are joined with ", " as RFC 9110 allows.
     func header(_ name: String) -> String? {
         var result: String?
-        for field in headers where field.name == name {
-            result = result.map { $0 + ", " + field.value } ?? field.value
-        }
+        for field in headers where field.name == name { Self.join(&result, field.value) }
         return result
+    }
+
+    /// Adds a repeated field's value the way HTTP combines them: comma-separated, in order.
+    private static func join(_ slot: inout String?, _ value: String) {
+        slot = slot.map { $0 + ", " + value } ?? value
     }
 
     /// The fields the conditional-request decision and the digest read, found in one pass over the headers
@@ -76,30 +79,18 @@ struct IncomingRequest: Sendable {
     var conditionalFields: (conditional: ConditionalRequest, wantReprDigest: String?) {
         var conditional = ConditionalRequest(method: method)
         var wantReprDigest: String?
-        func join(_ slot: inout String?, _ value: String) {
-            slot = slot.map { $0 + ", " + value } ?? value
-        }
         for field in headers {
             switch field.name {
-            case "range": join(&conditional.range, field.value)
-            case "if-range": join(&conditional.ifRange, field.value)
-            case "if-match": join(&conditional.ifMatch, field.value)
-            case "if-none-match": join(&conditional.ifNoneMatch, field.value)
-            case "if-modified-since": join(&conditional.ifModifiedSince, field.value)
-            case "if-unmodified-since": join(&conditional.ifUnmodifiedSince, field.value)
-            case "want-repr-digest": join(&wantReprDigest, field.value)
+            case "range": Self.join(&conditional.range, field.value)
+            case "if-range": Self.join(&conditional.ifRange, field.value)
+            case "if-match": Self.join(&conditional.ifMatch, field.value)
+            case "if-none-match": Self.join(&conditional.ifNoneMatch, field.value)
+            case "if-modified-since": Self.join(&conditional.ifModifiedSince, field.value)
+            case "if-unmodified-since": Self.join(&conditional.ifUnmodifiedSince, field.value)
+            case "want-repr-digest": Self.join(&wantReprDigest, field.value)
             default: continue
             }
         }
         return (conditional, wantReprDigest)
-    }
-
-    /// All headers as a dictionary with repeated fields joined, for the journal.
-    var headerDictionary: [String: String] {
-        var result: [String: String] = [:]
-        for field in headers {
-            result[field.name] = result[field.name].map { $0 + ", " + field.value } ?? field.value
-        }
-        return result
     }
 }

@@ -46,7 +46,7 @@ public struct MultipartByteranges: Hashable, Sendable {
         for range in ranges {
             let head =
                 "\r\n--\(boundary)\r\n\(typeLine)"
-                + "Content-Range: bytes \(range.lowerBound)-\(range.upperBound)/\(completeLength)\r\n\r\n"
+                + "Content-Range: \(contentRange(range, length: completeLength))\r\n\r\n"
             segments.append(.literal(Array(head.utf8)))
             segments.append(.payload(range))
         }

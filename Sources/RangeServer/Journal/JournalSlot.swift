@@ -86,11 +86,10 @@ struct JournalSlot: Sendable {
         let method = reader.string()
         let target = reader.string()
         let peerAddress = reader.string()
-        var requestHeaders: [String: String] = [:]
+        var requestFields: [(name: String, value: String)] = []
         for _ in 0..<reader.count() {
             let name = reader.string()
-            let value = reader.string()
-            requestHeaders[name] = requestHeaders[name].map { $0 + ", " + value } ?? value
+            requestFields.append((name, reader.string()))
         }
         var responseHeaders: [(name: String, value: String)] = []
         for _ in 0..<reader.count() {
@@ -106,7 +105,7 @@ struct JournalSlot: Sendable {
             run: scenario?.run,
             route: scenario?.route,
             attempt: scenario?.attempt,
-            requestHeaders: requestHeaders,
+            requestHeaders: JournalEntry.headerDictionary(requestFields),
             status: Int(status),
             responseHeaders: JournalEntry.headerDictionary(responseHeaders),
             bodyBytesPlanned: bodyBytesPlanned,
