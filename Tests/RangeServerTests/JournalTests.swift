@@ -200,6 +200,104 @@ struct JournalTests {
         #expect(fileSeqs == Array(1...total))
     }
 
+    /// A finished exchange for `Journal.append(_:endedAt:)`, ending at `seconds` + `nanoseconds`.
+    private func exchange(target: String, arrival: Int, sent: UInt64 = 10) -> CompletedExchange {
+        let request = IncomingRequest(
+            method: "GET", target: target, httpVersion: "HTTP/1.1", headers: [("range", "bytes=0-9")],
+            peerAddress: "127.0.0.1", peerPort: 4000, connectionID: arrival, arrival: arrival)
+        let plan = ResponsePlan(
+            status: 206, headers: [("Content-Range", "bytes 0-9/100")], body: .literal(Array(repeating: 1, count: 10)))
+        return CompletedExchange(request: request, plan: plan, bodyBytesSent: sent, outcome: .complete, startedAt: .now)
+    }
+
+    @Test("exchanges staged on many threads come out once each, numbered without gaps, in the order they ended")
+    func stagedExchangesMerge() throws {
+        let journal = try Journal(limit: 100_000)
+        let threads = 8
+        // More than the staging limit per thread, so shards move into the ring on their own as well as on reads.
+        let perThread = Journal.stagingLimit * 3 + 17
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<perThread {
+                // End times interleave across threads: thread t's exchange i ends at i * threads + t (ns).
+                let ended = index * threads + thread
+                journal.append(
+                    exchange(target: "/t/\(thread)/\(index)", arrival: ended + 1),
+                    endedAt: timespec(tv_sec: 1_795_291_531, tv_nsec: ended))
+            }
+        }
+        let entries = journal.entries()
+        #expect(entries.count == threads * perThread)
+        #expect(entries.map(\.seq) == Array(1...(threads * perThread)))
+        #expect(Set(entries.map(\.target)).count == threads * perThread)
+        // Within what moved into the ring together the order is the end order; across moves it still is for
+        // each thread's own exchanges.
+        for thread in 0..<threads {
+            let mine = entries.filter { $0.target.hasPrefix("/t/\(thread)/") }
+            #expect(mine.map(\.target) == (0..<perThread).map { "/t/\(thread)/\($0)" })
+        }
+        #expect(journal.droppedCount == 0)
+        #expect(journal.count == threads * perThread)
+    }
+
+    @Test("staged exchanges are visible to every reader at once and merge by end time, then by arrival")
+    func stagedExchangesOrder() throws {
+        let journal = try Journal(limit: 5)
+        // Appended from two threads, ending in the order c, a, d, b; each is staged, not yet in the ring.
+        let ends: [(target: String, nanoseconds: Int)] = [("/a", 200), ("/b", 400), ("/c", 100), ("/d", 300)]
+        let group = DispatchGroup()
+        for (offset, pair) in [(0, 1), (2, 3)].enumerated() {
+            DispatchQueue.global().async(group: group) {
+                for index in [pair.0, pair.1] {
+                    journal.append(
+                        exchange(target: ends[index].target, arrival: offset * 2 + index + 1),
+                        endedAt: timespec(tv_sec: 1_795_291_531, tv_nsec: ends[index].nanoseconds))
+                }
+            }
+        }
+        group.wait()
+        #expect(journal.count == 4)
+        #expect(journal.entries().map(\.target) == ["/c", "/a", "/d", "/b"])
+        #expect(journal.entries().map(\.seq) == [1, 2, 3, 4])
+        // A value appended afterwards follows everything staged before it.
+        #expect(journal.append(entry(target: "/e")).seq == 5)
+        // Two more staged exchanges overflow the limit of 5: the two oldest drop.
+        journal.append(exchange(target: "/f", arrival: 9), endedAt: timespec(tv_sec: 1_795_291_532, tv_nsec: 0))
+        journal.append(exchange(target: "/g", arrival: 10), endedAt: timespec(tv_sec: 1_795_291_532, tv_nsec: 1))
+        #expect(journal.droppedCount == 2)
+        #expect(journal.entries().map(\.target) == ["/d", "/b", "/e", "/f", "/g"])
+        #expect(journal.entries(since: 6).map(\.seq) == [7])
+        // A staged exchange is cleared with the rest, as if it had been stored when it ended: it took number 8.
+        journal.append(exchange(target: "/h", arrival: 11), endedAt: timespec(tv_sec: 1_795_291_533, tv_nsec: 0))
+        journal.clear()
+        #expect(journal.entries().isEmpty && journal.count == 0 && journal.droppedCount == 0)
+        journal.append(exchange(target: "/i", arrival: 12), endedAt: timespec(tv_sec: 1_795_291_534, tv_nsec: 0))
+        #expect(journal.entries().map(\.seq) == [9])
+        let document = try JSONSerialization.jsonObject(with: Data(journal.encodedJSON(entries: journal.entries())))
+        #expect((document as? [String: Any])?["dropped"] as? Int == 0)
+    }
+
+    @Test("with a journal file, exchanges from many threads are written at once, in seq order, one line each")
+    func fileExchangesAreNotStaged() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let journal = try Journal(limit: 50, filePath: path)
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for index in 0..<30 {
+                journal.append(
+                    exchange(target: "/t/\(thread)/\(index)", arrival: thread * 100 + index),
+                    endedAt: timespec(tv_sec: 1_795_291_531, tv_nsec: index))
+                // Each line is in the file before append returns.
+                let lines = (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: "\n") ?? []
+                #expect(lines.contains { $0.contains("\"target\":\"/t/\(thread)/\(index)\"") })
+            }
+        }
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        let seqs = try lines.map { try JSONDecoder().decode(JournalEntry.self, from: Data($0.utf8)).seq }
+        #expect(seqs == Array(1...120))
+        #expect(journal.entries().map(\.seq) == Array(71...120))
+        #expect(journal.droppedCount == 70)
+    }
+
     @Test(
         "timestamps are RFC 3339 UTC with milliseconds",
         arguments: [

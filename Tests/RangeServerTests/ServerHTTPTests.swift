@@ -152,6 +152,60 @@ enum WireCheck {
 
 @Suite("Server over the wire: routing, methods, redirects, headers, keep-alive")
 struct ServerHTTPTests {
+    // MARK: - Date
+
+    @Test("every response carries one Date of now: ours on routed responses, libmicrohttpd's on its own")
+    func dateOnEveryResponse() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let etag = try #require(try rawRequest(port: server.port, "GET", "/bytes/1K").header("etag"))
+            let requests: [(method: String, target: String, headers: [String: String], status: Int)] = [
+                ("GET", "/bytes/4K", [:], 200),
+                ("GET", "/bytes/4K", ["Range": "bytes=10-19"], 206),
+                ("GET", "/bytes/4K", ["Range": "bytes=0-0,9-9"], 206),
+                ("HEAD", "/bytes/4K", [:], 200),
+                ("GET", "/bytes/1K", ["If-None-Match": etag], 304),
+                ("GET", "/bytes/4K", ["Range": "bytes=9000-"], 416),
+                ("GET", "/nowhere", [:], 404),
+                ("POST", "/bytes/1K", [:], 405),
+                ("GET", "/redirect/1/bytes/1K", [:], 302),
+                ("GET", "/bytes/1K?status=503", [:], 503),
+                ("GET", "/bytes/1K?delay=10ms", [:], 200),
+            ]
+            for request in requests {
+                let before = Int(Date().timeIntervalSince1970)
+                let response = try rawRequest(
+                    port: server.port, request.method, request.target, headers: request.headers)
+                let after = Int(Date().timeIntervalSince1970)
+                let label = "\(request.method) \(request.target) \(request.headers)"
+                #expect(response.status == request.status, "\(label)")
+                #expect(response.headers.filter { $0.name.lowercased() == "date" }.count == 1, "\(label)")
+                let seconds = try #require(WireCheck.seconds(fromHTTPDate: response.header("date") ?? ""), "\(label)")
+                #expect(seconds >= before && seconds <= after, "\(label): \(response.header("date") ?? "")")
+            }
+            // Keep-alive: each response on one connection is dated, across a change of second.
+            let connection = try RawHTTPConnection(port: server.port)
+            var seen: Set<Int> = []
+            let deadline = ContinuousClock.now + .seconds(3)
+            while seen.count < 2 && ContinuousClock.now < deadline {
+                try connection.request("GET", "/bytes/1K", headers: ["Range": "bytes=0-9"])
+                let before = Int(Date().timeIntervalSince1970)
+                let response = try connection.readResponse()
+                let after = Int(Date().timeIntervalSince1970)
+                let seconds = try #require(WireCheck.seconds(fromHTTPDate: response.header("date") ?? ""))
+                #expect(seconds >= before - 1 && seconds <= after)
+                seen.insert(seconds)
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(seen.count >= 2, "the Date value moved on with the clock")
+            // A request libmicrohttpd rejects itself still gets its Date.
+            let malformed = try RawHTTPConnection(port: server.port)
+            try malformed.send("GET /healthz HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n")
+            let rejected = try malformed.readResponse()
+            #expect(rejected.status == 400)
+            #expect(WireCheck.seconds(fromHTTPDate: rejected.header("date") ?? "") != nil)
+        }
+    }
+
     // MARK: - Index, health, methods, unknown paths
 
     @Test("GET / is HTML for Accept: text/html and lists endpoints, fixture files and scenarios")

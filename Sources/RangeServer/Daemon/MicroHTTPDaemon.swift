@@ -463,8 +463,14 @@ private func queue(context: RequestContext, connection: OpaquePointer, daemon: M
     }
     defer { MHD_destroy_response(response) }
     addHeaders(context.plan!.headers, to: response)
+    // Ours, formatted once a second, so libmicrohttpd adds none of its own (see `ResponseDate`).
+    _ = MHD_add_response_header(
+        response, UnsafeRawPointer(dateFieldName.utf8Start).assumingMemoryBound(to: CChar.self), ResponseDate.current())
     return MHD_queue_response(connection, UInt32(context.plan!.status), response)
 }
+
+/// `Date`, NUL-terminated in the binary: a `String` argument would be copied to the heap for the call.
+private let dateFieldName: StaticString = "Date"
 
 /// Adds the header fields to `response`, each name and value copied NUL-terminated into one stack buffer.
 ///

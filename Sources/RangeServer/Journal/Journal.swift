@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,10 @@ import Darwin
 /// The request journal: a bounded in-memory ring of `JournalEntry`, optionally mirrored to a
 /// JSON Lines file.
 ///
-/// Appended to synchronously from libmicrohttpd's threads, hence a lock rather than an actor.
+/// Appended to synchronously from libmicrohttpd's threads, hence locks rather than an actor. A memory-only
+/// journal stages each thread's exchanges in a shard of its own (see `append(_:endedAt:)`) and moves them into the
+/// ring, in the order the responses ended, when a shard fills up or before anything reads the journal; every
+/// reader sees the journal as if each exchange had been stored when it ended.
 ///
 /// Sequence numbers start at 1 and only ever increase: `clear()` empties the ring but does not reset
 /// them, so a reader polling with `since=` never sees a number twice or misses entries it has not
@@ -51,6 +55,15 @@ public final class Journal: Sendable {
     /// The file's descriptor, or -1. Written only under the state lock, so lines never interleave
     /// and file order matches `seq` order.
     private let fileDescriptor: Int32
+    /// Exchanges recorded but not yet in the ring, one shard per thread (threads beyond the count share).
+    /// Always empty with a journal file, whose lines must be written as the exchanges end.
+    private let shards: [StagingShard]
+
+    /// How many shards stage exchanges.
+    static let shardCount = 8
+    /// A shard holding this many exchanges moves every shard's into the ring: the shared lock is taken once per
+    /// this many exchanges of a thread instead of once per exchange.
+    static let stagingLimit = 256
 
     /// Makes a journal.
     ///
@@ -76,6 +89,7 @@ public final class Journal: Sendable {
         } else {
             fileDescriptor = -1
         }
+        shards = (0..<Self.shardCount).map { _ in StagingShard() }
     }
 
     deinit {
@@ -94,7 +108,7 @@ public final class Journal: Sendable {
     @discardableResult
     public func append(_ entry: JournalEntry) -> JournalEntry {
         var entry = entry
-        return state.withLockedValue { state in
+        return withStagedExchangesStored { state in
             entry.seq = state.takeSeq()
             if fileDescriptor >= 0 { writeLine(entry, in: &state) }
             store(JournalSlot(entry: entry, textStart: state.text.end), in: &state)
@@ -103,9 +117,14 @@ public final class Journal: Sendable {
     }
 
     /// Records a finished exchange: its numbers go into a fixed-size slot and its text (method, target, peer,
-    /// header names and values) into one byte ring shared by all slots, so a request allocates nothing here
-    /// and dropping the oldest entry frees nothing; the entry is formatted only when someone reads it. With a
-    /// journal file it is also formatted at once, for the file.
+    /// header names and values) into a byte ring, so a request allocates nothing here and dropping the oldest entry
+    /// frees nothing; the entry is formatted only when someone reads it. With a journal file it is also formatted at
+    /// once, for the file.
+    ///
+    /// Without a file the slot and its text are staged in the calling thread's shard, under that shard's lock, which
+    /// no other pool thread takes: the one journal lock and its sequence counter, taken by every request of every
+    /// pool thread, kept their cache lines moving between cores. The sequence number is assigned when the staged
+    /// exchanges move into the ring (`storeStagedExchanges`), which every reader makes happen first.
     func append(_ exchange: CompletedExchange, endedAt time: timespec) {
         let request = exchange.request
         let plan = exchange.plan
@@ -113,20 +132,88 @@ public final class Journal: Sendable {
             plan.faults.isEmpty && plan.scenario == nil
             ? nil : JournalSlot.Extras(faults: plan.faults, scenario: plan.scenario)
         var slot = JournalSlot(
-            seq: 0, seconds: Int64(time.tv_sec), milliseconds: Int32(time.tv_nsec / 1_000_000),
+            seq: 0, seconds: Int64(time.tv_sec), nanoseconds: Int32(truncatingIfNeeded: time.tv_nsec),
             status: Int32(truncatingIfNeeded: plan.status), outcome: exchange.outcome,
             peerPort: UInt16(truncatingIfNeeded: request.peerPort), bodyBytesPlanned: plan.body.length,
             bodyBytesSent: exchange.bodyBytesSent, connection: request.connectionID, arrival: request.arrival,
             textStart: 0, textLength: 0, extras: extras
         )
-        JournalText.encode(request: request, responseHeaders: plan.headers) { text in
-            state.withLockedValue { state in
+        guard fileDescriptor < 0 else {
+            JournalText.encode(request: request, responseHeaders: plan.headers) { text in
+                withStagedExchangesStored { state in
+                    slot.seq = state.takeSeq()
+                    slot.textStart = state.text.end
+                    slot.textLength = UInt32(text.count)
+                    state.text.append(text)
+                    writeLine(slot.entry(text: text), in: &state)
+                    store(slot, in: &state)
+                }
+            }
+            return
+        }
+        let shard = shards[threadShardIndex() % shards.count]
+        let full = JournalText.encode(request: request, responseHeaders: plan.headers) { text in
+            shard.staged.withLock { staged in
+                slot.textStart = staged.text.end
+                slot.textLength = UInt32(text.count)
+                staged.text.append(text)
+                staged.slots.append(slot)
+                return staged.slots.count >= Self.stagingLimit
+            }
+        }
+        if full { state.withLockedValue { storeStagedExchanges(in: &$0) } }
+    }
+
+    /// Runs `body` under the journal lock, after moving every staged exchange into the ring.
+    private func withStagedExchangesStored<Result>(_ body: (inout State) -> Result) -> Result {
+        state.withLockedValue { state in
+            storeStagedExchanges(in: &state)
+            return body(&state)
+        }
+    }
+
+    /// Moves the staged exchanges of every shard into the ring in the order the responses ended (ties by arrival),
+    /// numbering them as they go. Called under the journal lock; takes every shard's lock, always in the same order,
+    /// and appenders never wait for the journal lock while holding a shard's, so this cannot deadlock.
+    private func storeStagedExchanges(in state: inout State) {
+        var locked: [UnsafeMutablePointer<StagingShard.Staged>] = []
+        locked.reserveCapacity(shards.count)
+        withEveryShardLocked(from: 0, &locked) { staged in
+            var order: [(seconds: Int64, nanoseconds: Int32, arrival: Int, shard: Int, index: Int)] = []
+            for (shard, pointer) in staged.enumerated() {
+                for (index, slot) in pointer.pointee.slots.enumerated() {
+                    order.append((slot.seconds, slot.nanoseconds, slot.arrival, shard, index))
+                }
+            }
+            guard !order.isEmpty else { return }
+            order.sort { ($0.seconds, $0.nanoseconds, $0.arrival) < ($1.seconds, $1.nanoseconds, $1.arrival) }
+            for position in order {
+                let shard = staged[position.shard]
+                var slot = shard.pointee.slots[position.index]
+                let stagedStart = slot.textStart
                 slot.seq = state.takeSeq()
                 slot.textStart = state.text.end
-                slot.textLength = UInt32(text.count)
-                state.text.append(text)
-                if fileDescriptor >= 0 { writeLine(slot.entry(text: text), in: &state) }
+                shard.pointee.text.withBytes(from: stagedStart, count: Int(slot.textLength)) { state.text.append($0) }
                 store(slot, in: &state)
+            }
+            for shard in staged where !shard.pointee.slots.isEmpty {
+                shard.pointee.slots.removeAll(keepingCapacity: true)
+                shard.pointee.text.release(upTo: shard.pointee.text.end)
+            }
+        }
+    }
+
+    /// Locks the shards from `index` on, in order, collecting their staged values, and runs `body` with all of
+    /// them held.
+    private func withEveryShardLocked(
+        from index: Int, _ locked: inout [UnsafeMutablePointer<StagingShard.Staged>],
+        _ body: ([UnsafeMutablePointer<StagingShard.Staged>]) -> Void
+    ) {
+        guard index < shards.count else { return body(locked) }
+        shards[index].staged.withLock { staged in
+            withUnsafeMutablePointer(to: &staged) { pointer in
+                locked.append(pointer)
+                withEveryShardLocked(from: index + 1, &locked, body)
             }
         }
     }
@@ -165,7 +252,7 @@ public final class Journal: Sendable {
     public func entries(run: String? = nil, scenario: String? = nil, since: Int? = nil) -> [JournalEntry] {
         // Under the lock only the matching slots and a copy of their text are taken: the ring may overwrite
         // the text as soon as the lock is released.
-        let (matching, text) = state.withLockedValue { state in
+        let (matching, text) = withStagedExchangesStored { state in
             var text: [UInt8] = []
             var matching: [(slot: JournalSlot, offset: Int)] = []
             for slot in state.ordered
@@ -188,7 +275,7 @@ public final class Journal: Sendable {
     /// Empties the in-memory journal and resets `droppedCount`; sequence numbers keep increasing,
     /// and the file, if any, is left as it is.
     public func clear() {
-        state.withLockedValue { state in
+        withStagedExchangesStored { state in
             state.ring.removeAll()
             state.start = 0
             state.dropped = 0
@@ -197,10 +284,10 @@ public final class Journal: Sendable {
     }
 
     /// How many entries the ring has dropped to stay within `limit` since the last `clear()`.
-    public var droppedCount: Int { state.withLockedValue { $0.dropped } }
+    public var droppedCount: Int { withStagedExchangesStored { $0.dropped } }
 
     /// How many entries are in memory now.
-    public var count: Int { state.withLockedValue { $0.ring.count } }
+    public var count: Int { withStagedExchangesStored { $0.ring.count } }
 
     /// How many entries could not be written to the file, and the last reason.
     public var fileWriteFailures: (count: Int, lastError: String?) {
@@ -240,4 +327,18 @@ public final class Journal: Sendable {
             return nil
         }
     }
+}
+
+/// One shard of the journal's staging: exchanges recorded by the threads that use it, not yet in the ring.
+private final class StagingShard: Sendable {
+    struct Staged {
+        var slots: [JournalSlot] = []
+        var text = JournalText()
+    }
+
+    /// Inline in the object, unlike `NIOLock`'s separately allocated storage, so with the padding below no two
+    /// shards' locks share a cache line.
+    let staged = Mutex(Staged())
+    /// Keeps the next shard's lock and fields off this one's cache lines (shards are allocated one after another).
+    private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
 }

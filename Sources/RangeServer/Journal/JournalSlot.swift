@@ -32,9 +32,10 @@ struct JournalSlot: Sendable {
     }
 
     var seq: Int
-    /// When the response ended: whole seconds since 1970 and the milliseconds after them.
+    /// When the response ended: whole seconds since 1970 and the nanoseconds after them (the entry shows
+    /// milliseconds; the finer value orders exchanges staged on different threads).
     var seconds: Int64
-    var milliseconds: Int32
+    var nanoseconds: Int32
     var status: Int32
     var outcome: JournalOutcome
     var peerPort: UInt16
@@ -48,13 +49,13 @@ struct JournalSlot: Sendable {
     var extras: Extras?
 
     init(
-        seq: Int, seconds: Int64, milliseconds: Int32, status: Int32, outcome: JournalOutcome, peerPort: UInt16,
+        seq: Int, seconds: Int64, nanoseconds: Int32, status: Int32, outcome: JournalOutcome, peerPort: UInt16,
         bodyBytesPlanned: UInt64, bodyBytesSent: UInt64, connection: Int, arrival: Int, textStart: UInt64,
         textLength: UInt32, extras: Extras?
     ) {
         self.seq = seq
         self.seconds = seconds
-        self.milliseconds = milliseconds
+        self.nanoseconds = nanoseconds
         self.status = status
         self.outcome = outcome
         self.peerPort = peerPort
@@ -70,7 +71,7 @@ struct JournalSlot: Sendable {
     /// A slot for an entry appended as a value; it has no text of its own.
     init(entry: JournalEntry, textStart: UInt64) {
         self.init(
-            seq: entry.seq, seconds: 0, milliseconds: 0, status: 0, outcome: entry.outcome, peerPort: 0,
+            seq: entry.seq, seconds: 0, nanoseconds: 0, status: 0, outcome: entry.outcome, peerPort: 0,
             bodyBytesPlanned: 0, bodyBytesSent: 0, connection: 0, arrival: 0, textStart: textStart, textLength: 0,
             extras: Extras(entry: entry))
     }
@@ -98,7 +99,7 @@ struct JournalSlot: Sendable {
         let scenario = extras?.scenario
         return JournalEntry(
             seq: seq,
-            time: JournalEntry.timestamp(secondsSince1970: seconds, milliseconds: Int(milliseconds)),
+            time: JournalEntry.timestamp(secondsSince1970: seconds, milliseconds: Int(nanoseconds / 1_000_000)),
             method: method,
             target: target,
             scenario: scenario?.scenario,
@@ -156,6 +157,17 @@ struct JournalText {
             }
         }
         end += UInt64(bytes.count)
+    }
+
+    /// Hands the `count` bytes from `position` to `body`, in one piece or, where they wrap around the ring, two.
+    func withBytes(from position: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) -> Void) {
+        guard count > 0 else { return }
+        storage.withUnsafeBytes { source in
+            let physical = Int(position & UInt64(source.count - 1))
+            let first = min(count, source.count - physical)
+            body(UnsafeRawBufferPointer(rebasing: source[physical..<physical + first]))
+            if first < count { body(UnsafeRawBufferPointer(rebasing: source[0..<count - first])) }
+        }
     }
 
     /// Forgets every byte before `position`.

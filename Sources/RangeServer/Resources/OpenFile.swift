@@ -1,6 +1,5 @@
 import CMicroHTTPD
 import NIOConcurrencyHelpers
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -215,28 +214,5 @@ final class RepresentationCache: Sendable {
                     identity: file.identity)
             }
         }
-    }
-}
-
-/// The calling thread's shard number: handed out in turn on a thread's first call, then kept in a
-/// thread-specific slot.
-private func threadShardIndex() -> Int {
-    if let stored = pthread_getspecific(shardSlot.key) { return Int(bitPattern: stored) - 1 }
-    let index = shardSlot.next.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max
-    pthread_setspecific(shardSlot.key, UnsafeRawPointer(bitPattern: index + 1))
-    return index
-}
-
-/// The thread-specific slot behind `threadShardIndex()` and the next number to hand out.
-private let shardSlot = ShardSlot()
-
-private final class ShardSlot: Sendable {
-    let key: pthread_key_t
-    let next = Atomic<Int>(0)
-
-    init() {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        self.key = key
     }
 }
