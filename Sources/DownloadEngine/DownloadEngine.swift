@@ -88,7 +88,8 @@ public actor DownloadEngine {
             if record.state == .failed {
                 entry.error = .invalidState(record.error ?? "failed")
             }
-            // A logged task has no record file: fetched again (its destination gone), it starts afresh.
+            // A logged task has no record file: its transfer appends to the log until its partial file passes
+            // 256 KiB, as a new task's does.
             entry.onDisk = !loggedIDs.contains(record.id)
             tasks[record.id] = entry
             order.append(record.id)
@@ -252,7 +253,7 @@ public actor DownloadEngine {
         try await cancel(id)
         if let entry = tasks[id] {
             store.delete(entry.record)
-            if !entry.onDisk { store.removeFromCompletionLog(id) }
+            if !entry.onDisk { store.removeFromLog(id) }
             byTarget[TaskTarget(url: entry.record.url, destination: store.destinationPath(entry.record))] = nil
         }
         tasks[id] = nil

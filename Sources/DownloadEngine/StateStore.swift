@@ -44,8 +44,8 @@ struct TaskRecord: Codable, Hashable, Sendable {
     }
 }
 
-/// The state directory: one record and one partial file per task, records replaced atomically, and one
-/// completion log (`completed.jsonl`) for the tasks that finished without ever having a record file.
+/// The state directory: one record and one partial file per task, records replaced atomically, and one task log
+/// (`tasks.jsonl`) for the tasks that have no record file yet: small tasks, which may never get one.
 struct StateStore: Sendable {
     /// The absolute, normalised state directory.
     let directory: String
@@ -62,9 +62,9 @@ struct StateStore: Sendable {
     }
 
     func recordPath(_ id: DownloadTaskID) -> String { directory + "/" + id.rawValue + ".json" }
-    /// Completed records of tasks that never had a record file, one JSON object per line.
-    var completionLogPath: String { directory + "/" + Self.completionLogName }
-    static let completionLogName = "completed.jsonl"
+    /// Records of tasks that have no record file, one JSON object per line, appended.
+    var taskLogPath: String { directory + "/" + Self.taskLogName }
+    static let taskLogName = "tasks.jsonl"
     func partialPath(_ record: TaskRecord) -> String { LexicalPath.absolute(record.partial, relativeTo: directory) }
     func destinationPath(_ record: TaskRecord) -> String {
         LexicalPath.absolute(record.destination, relativeTo: directory)
@@ -106,10 +106,12 @@ struct StateStore: Sendable {
         try FileIO.atomicWrite(Array(data) + [0x0A], to: recordPath(record.id), sync: syncsToDisk)
     }
 
-    /// Appends a completed record to the completion log: one `write` with `O_APPEND` to a file that already
-    /// exists after the first, so a small task that finished without a record costs no inode, yet a rerun of the
-    /// same command still finds it completed. With ``syncsToDisk`` the log is flushed too.
-    func logCompletion(_ record: TaskRecord) throws {
+    /// Appends a record to the task log: one `write` with `O_APPEND` to a file that already exists after the first,
+    /// so a task without a record file costs no inode, yet a later run finds it: a small task's validators before
+    /// its first byte is written (its partial file is resumed after a `kill -9`), its completed record before the
+    /// rename (a rerun of the same command fetches nothing). With ``syncsToDisk`` the log and its directory entry
+    /// are flushed too.
+    func appendToLog(_ record: TaskRecord) throws {
         var record = record
         record.updated = Date()
         let line: [UInt8]
@@ -118,56 +120,63 @@ struct StateStore: Sendable {
         } catch {
             throw DownloadError.fileSystem("cannot encode record \(record.id): \(error)")
         }
-        let path = completionLogPath
+        let path = taskLogPath
         let fd = try FileIO.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC)
         defer { FileIO.close(fd) }
         // With O_APPEND the offset is ignored: each line lands whole at the end, even with several engines.
         try line.withUnsafeBytes { try FileIO.writeAll(fd, path, $0, at: 0) }
-        if syncsToDisk { try FileIO.fsync(fd, path) }
+        if syncsToDisk {
+            try FileIO.fsync(fd, path)
+            try FileIO.fsyncDirectory(directory)
+        }
     }
 
-    /// Drops a task from the completion log (rewritten atomically), if it is there.
-    func removeFromCompletionLog(_ id: DownloadTaskID) {
-        guard let lines = try? completionLogLines() else { return }
+    /// Drops a task from the task log (rewritten atomically), if it is there.
+    func removeFromLog(_ id: DownloadTaskID) {
+        guard let lines = try? taskLogLines() else { return }
         let kept = lines.filter { (try? Self.decode(Data($0)))?.id != id }
         guard kept.count != lines.count else { return }
-        try? FileIO.atomicWrite(kept.flatMap { $0 + [0x0A] }, to: completionLogPath, sync: syncsToDisk)
+        try? FileIO.atomicWrite(kept.flatMap { $0 + [0x0A] }, to: taskLogPath, sync: syncsToDisk)
     }
 
-    private func completionLogLines() throws -> [[UInt8]] {
-        guard FileIO.exists(completionLogPath) else { return [] }
-        let data = try Data(contentsOf: URL(fileURLWithPath: completionLogPath))
+    private func taskLogLines() throws -> [[UInt8]] {
+        guard FileIO.exists(taskLogPath) else { return [] }
+        let data = try Data(contentsOf: URL(fileURLWithPath: taskLogPath))
         return data.split(separator: 0x0A, omittingEmptySubsequences: true).map { Array($0) }
     }
 
-    /// The completed records in the completion log, last one per task and per URL and destination, leaving out
-    /// tasks that have a record file (it is newer). The log is rewritten without what was left out, so it
-    /// holds at most one line per download. A line that does not decode (a write cut short by a power loss) is
-    /// left out and reported.
-    private func loadCompletionLog(besides records: [TaskRecord]) -> (records: [TaskRecord], problems: [DownloadError])
-    {
+    private typealias LoadedLog = (records: [TaskRecord], problems: [DownloadError])
+
+    /// The records in the task log: the last line per URL and destination (a later line of a task supersedes its
+    /// earlier ones), leaving out tasks that have a record file (it is newer) and unfinished tasks whose partial
+    /// file is gone (nothing to resume). The log is rewritten without what was left out, so it holds at most one
+    /// line per download. A line that does not decode (a write cut short by a power loss) is left out and reported.
+    ///
+    /// - Parameter names: The state directory's file names, for the partial files.
+    private func loadTaskLog(besides records: [TaskRecord], names: Set<String>) -> LoadedLog {
         let lines: [[UInt8]]
         do {
-            lines = try completionLogLines()
+            lines = try taskLogLines()
         } catch {
-            return ([], [.fileSystem("cannot read '\(completionLogPath)': \(error)")])
+            return ([], [.fileSystem("cannot read '\(taskLogPath)': \(error)")])
         }
         var problems: [DownloadError] = []
         let filed = Set(records.map(\.id))
         let targets = Set(records.map { $0.url + "\u{0}" + $0.destination })
         var latest: [String: (index: Int, record: TaskRecord, line: [UInt8])] = [:]
         for (index, line) in lines.enumerated() {
-            guard let record = try? Self.decode(Data(line)), record.state == .completed else {
-                problems.append(.fileSystem("ignored unreadable line \(index + 1) of '\(completionLogPath)'"))
+            guard let record = try? Self.decode(Data(line)) else {
+                problems.append(.fileSystem("ignored unreadable line \(index + 1) of '\(taskLogPath)'"))
                 continue
             }
             let target = record.url + "\u{0}" + record.destination
             guard !filed.contains(record.id), !targets.contains(target) else { continue }
             latest[target] = (index, record, line)
         }
-        let kept = latest.values.sorted { $0.index < $1.index }
+        let kept = latest.values.filter { $0.record.state == .completed || names.contains($0.record.partial) }
+            .sorted { $0.index < $1.index }
         if kept.count != lines.count {
-            try? FileIO.atomicWrite(kept.flatMap { $0.line + [0x0A] }, to: completionLogPath, sync: syncsToDisk)
+            try? FileIO.atomicWrite(kept.flatMap { $0.line + [0x0A] }, to: taskLogPath, sync: syncsToDisk)
         }
         return (kept.map(\.record), problems)
     }
@@ -186,7 +195,7 @@ struct StateStore: Sendable {
 
     private static var formatName: String { TaskRecord.formatName }
 
-    /// Loads every record, and the completion log's records as `logged`; corrupt record files are renamed to
+    /// Loads every record, and the task log's records as `logged`; corrupt record files are renamed to
     /// `<name>.corrupt-<unix time>` and reported, not deleted.
     func loadAll() -> (records: [TaskRecord], logged: [TaskRecord], problems: [DownloadError]) {
         var records: [TaskRecord] = []
@@ -202,7 +211,6 @@ struct StateStore: Sendable {
         for name in names where name.hasSuffix(".json.tmp") {
             FileIO.unlink(directory + "/" + name)
         }
-        removeOrphanPartials(names)
         for name in names where name.hasSuffix(".json") {
             let path = directory + "/" + name
             do {
@@ -221,18 +229,22 @@ struct StateStore: Sendable {
                 }
             }
         }
-        let log = loadCompletionLog(besides: records)
+        let present = Set(names)
+        let log = loadTaskLog(besides: records, names: present)
+        let claimed = Set(log.records.filter { $0.state != .completed }.map(\.partial))
+        removeOrphanPartials(names, present: present, claimed: claimed)
         return (records, log.records, problems + log.problems)
     }
 
-    /// Deletes `<id>.part` files that have no record: a task's first record is saved only once the response head
-    /// is known, so a run killed before that leaves an empty partial file that no later run would ever claim. A
-    /// partial file beside a record set aside as corrupt is kept with it.
-    private func removeOrphanPartials(_ names: [String]) {
-        let present = Set(names)
+    /// Deletes `<id>.part` files that no record and no unfinished task in the log claims: a task is written down
+    /// only once its response head is known, so a run killed before that leaves a partial file that no later run
+    /// would ever claim. A partial file beside a record set aside as corrupt is kept with it.
+    private func removeOrphanPartials(_ names: [String], present: Set<String>, claimed: Set<String>) {
         for name in names where name.hasSuffix(".part") {
             let stem = String(name.dropLast(".part".count))
-            guard UUID(uuidString: stem) != nil, !present.contains(stem + ".json") else { continue }
+            guard UUID(uuidString: stem) != nil, !present.contains(stem + ".json"), !claimed.contains(name) else {
+                continue
+            }
             if names.contains(where: { $0.hasPrefix(stem + ".json.corrupt-") }) { continue }
             FileIO.unlink(directory + "/" + name)
         }

@@ -220,18 +220,17 @@ final class Transfer: @unchecked Sendable {
     /// The most bytes a partial file holds before the first record of its task is saved.
     ///
     /// A record costs a new inode, a JSON encoding and a rename: for many small files that was the larger part of
-    /// the whole cost. Without a record the partial file is an orphan, which the next run deletes and fetches
-    /// again, so this is also the most a `kill -9` can cost a task in its first response beyond what the socket
-    /// buffers held (which can be several MiB by themselves).
+    /// the whole cost. Until then the task's validators are a line of the task log, appended before the first
+    /// byte is written, so a `kill -9` costs such a task no more than one with a record file.
     static let unrecordedLimit: Int64 = 256 << 10
 
     /// Saves the record before the bytes of a body are written, so that bytes in the partial file are never on
     /// disk without the validators they belong to; `changed` tells whether the record differs from the one on disk.
     ///
-    /// A task with no record on disk yet (a new task) is the exception: its first record is saved only when its
-    /// partial file is about to hold more than ``unrecordedLimit`` bytes (by the writer, on the event loop). A small
-    /// file is written, verified and moved into place with no record at all. Retries, pauses and failures save the
-    /// record as usual.
+    /// A task with no record file yet (a new task) is the exception: its record goes to the task log instead (one
+    /// appended line, no inode), and its first record file is saved only when its partial file is about to hold
+    /// more than ``unrecordedLimit`` bytes (by the writer, on the event loop). A small file is written, verified
+    /// and moved into place with no record file at all. Retries, pauses and failures save the record as usual.
     ///
     /// - Returns: The save the writer must make before crossing ``unrecordedLimit``, if one is still owed.
     private func saveBeforeWriting(changed: Bool) throws -> (@Sendable () throws -> Void)? {
@@ -239,6 +238,7 @@ final class Transfer: @unchecked Sendable {
             if changed { try save() }
             return nil
         }
+        if changed { try store.appendToLog(record) }
         return { [store, record] in try store.save(record) }
     }
 
@@ -523,8 +523,12 @@ final class Transfer: @unchecked Sendable {
 
     /// Opens the partial file. A task without a record on disk has no bytes worth keeping (a partial file without a
     /// record is an orphan), so it starts from an empty file without reading its length or rehashing anything.
+    /// Opens the partial file, keeping its bytes when a record names their validators: a record file, or a line of
+    /// the task log (the task was killed before its first record file). A new task's partial file starts empty
+    /// without a `fstat` or a re-hash.
     private func openPartial() throws {
-        let flags = O_RDWR | O_CREAT | (recordOnDisk ? 0 : O_TRUNC)
+        let keeps = recordOnDisk || record.validators != .init()
+        let flags = O_RDWR | O_CREAT | (keeps ? 0 : O_TRUNC)
         do {
             fd = try FileIO.open(partialPath, flags)
         } catch {
@@ -533,7 +537,7 @@ final class Transfer: @unchecked Sendable {
             fd = try FileIO.open(partialPath, flags)
         }
         length = 0
-        if recordOnDisk {
+        if keeps {
             length = try FileIO.size(fd, partialPath)
             try rehashPrefix()
         }
@@ -597,18 +601,18 @@ final class Transfer: @unchecked Sendable {
         // destination-exists.
         //
         // Without a record on disk (a task that never passed 256 KiB) no record file is written: the completed
-        // record is appended to the state directory's completion log instead, so a rerun still finds the task
-        // done, while a record file and its rename would have cost a new inode per file, the larger part of the
-        // cost of many small files. Killed between the append and the rename, the next run finds the task
-        // completed without its destination and fetches that small body again (its partial file, which has no
-        // record file, is deleted as an orphan).
+        // record is appended to the state directory's task log instead, so a rerun still finds the task done,
+        // while a record file and its rename would have cost a new inode per file, the larger part of the cost of
+        // many small files. Killed between the append and the rename, the next run finds the task completed
+        // without its destination and fetches that small body again (its partial file, claimed by no unfinished
+        // task, is deleted as an orphan).
         var completed = record
         completed.state = .completed
         completed.sha256 = digest
         completed.recordedLength = length
         completed.error = nil
         completed.errorKind = nil
-        if recordOnDisk { try store.save(completed) } else { try store.logCompletion(completed) }
+        if recordOnDisk { try store.save(completed) } else { try store.appendToLog(completed) }
         try FileIO.moveIntoPlace(partialPath, destination, sync: configuration.durability.syncsToDisk)
         record = completed
         FileIO.close(fd)

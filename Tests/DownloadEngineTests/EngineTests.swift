@@ -570,7 +570,7 @@ struct EngineTests {
             #expect(record.state == .completed)
             #expect(record.totalLength == 1 << 20)
             // A body of at most 256 KiB (paced, so it arrives in pieces) is verified and renamed into place without
-            // a record file: its completed record is a line of the completion log.
+            // a record file: its completed record is a line of the task log.
             let smallURL = server.baseURL + "/bytes/256K?seed=104&rate=\(paced(2048))"
             let small = try await engine.add(.init(url: smallURL, destination: dir + "/s"))
             #expect(
@@ -578,7 +578,7 @@ struct EngineTests {
                     == .completed(
                         path: dir + "/s", sha256: expectedSHA256(size: 256 << 10, seed: 104), bytes: 256 << 10))
             let names = try FileManager.default.contentsOfDirectory(atPath: dir + "/.rangefetch")
-            #expect(Set(names) == ["\(id).json", "completed.jsonl"])
+            #expect(Set(names) == ["\(id).json", StateStore.taskLogName])
             // In this engine the task stays completed: adding it again fetches nothing.
             #expect(try await engine.add(.init(url: smallURL, destination: dir + "/s")) == small)
             #expect(await engine.snapshot(small)?.state == .completed)
@@ -607,6 +607,39 @@ struct EngineTests {
                 await engine.result(of: id)
                     == .completed(
                         path: dir + "/d", sha256: expectedSHA256(size: 300 << 10, seed: 103), bytes: 300 << 10))
+        }
+    }
+
+    @Test("10. a task without a record file yet resumes after a kill from its partial file, through the task log")
+    func taskLogResumesAfterAKill() async throws {
+        try await withEngine { server, engine, dir in
+            let url = server.baseURL + "/bytes/256K?seed=105&rate=\(paced(64))"
+            let id = try await engine.add(.init(url: url, destination: dir + "/s"))
+            try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) >= 32 << 10 }
+            // What a kill -9 mid-body leaves: the state directory as it is now (the page cache keeps what was
+            // written). The task never passes 256 KiB, so it has no record file, only its line in the task log.
+            let killed = makeTemporaryDirectory()
+            try FileManager.default.copyItem(atPath: dir + "/.rangefetch", toPath: killed + "/.rangefetch")
+            try await engine.pause(id)
+            let names = try FileManager.default.contentsOfDirectory(atPath: killed + "/.rangefetch")
+            #expect(Set(names) == [StateStore.taskLogName, "\(id).part"])
+            let kept = try #require(FileIO.fileSize(killed + "/.rangefetch/\(id).part"))
+            #expect(kept > 0)
+
+            let restarted = try DownloadEngine(
+                stateDirectory: killed + "/.rangefetch", configuration: testConfiguration())
+            #expect(restarted.loadProblems.isEmpty)
+            #expect(try await restarted.add(.init(url: url, destination: killed + "/s")) == id)
+            #expect(
+                await restarted.result(of: id)
+                    == .completed(
+                        path: killed + "/s", sha256: expectedSHA256(size: 256 << 10, seed: 105), bytes: 256 << 10))
+            await restarted.shutdown()
+            let gets = requests(server, "/bytes/256K?seed=105")
+            #expect(gets.count == 2)
+            #expect(gets.last?.requestHeaders["range"] == "bytes=\(kept)-")
+            #expect(gets.last?.requestHeaders["if-range"] == gets.first?.responseHeaders["etag"])
+            #expect(gets.last?.status == 206)
         }
     }
 

@@ -43,7 +43,7 @@ struct StateStoreTests {
         #expect(loaded.records[0].etag == "\"x\"")
     }
 
-    @Test func completionLogKeepsTheLastLinePerDownloadAndYieldsToRecordFiles() throws {
+    @Test func taskLogKeepsTheLastLinePerDownloadAndYieldsToRecordFiles() throws {
         let root = makeTemporaryDirectory()
         let store = try StateStore(directory: root)
         var first = record(store, destination: root + "/a")
@@ -55,9 +55,9 @@ struct StateStoreTests {
         other.state = .completed
         var filed = record(store, destination: root + "/c")
         filed.state = .completed
-        for entry in [first, again, other, filed] { try store.logCompletion(entry) }
+        for entry in [first, again, other, filed] { try store.appendToLog(entry) }
         try store.save(filed)  // a record file is newer than any log line of its task
-        let log = URL(fileURLWithPath: store.completionLogPath)
+        let log = URL(fileURLWithPath: store.taskLogPath)
         let handle = try FileHandle(forWritingTo: log)
         try handle.seekToEnd()
         try handle.write(contentsOf: Data("{ cut short by a power lo".utf8))
@@ -75,8 +75,44 @@ struct StateStoreTests {
         #expect(reloaded.logged.map(\.id) == [again.id, other.id])
         #expect(reloaded.problems.isEmpty)
 
-        store.removeFromCompletionLog(again.id)
+        store.removeFromLog(again.id)
         #expect(store.loadAll().logged.map(\.id) == [other.id])
+    }
+
+    @Test func unfinishedTaskInTheLogKeepsItsPartialFileAndLaterLinesWin() throws {
+        let root = makeTemporaryDirectory()
+        let store = try StateStore(directory: root)
+        // Logged before its first byte was written, then killed: its partial file is claimed, not an orphan.
+        var resumable = record(store, destination: root + "/a")
+        resumable.state = .running
+        resumable.etag = "\"v1\""
+        resumable.totalLength = 4096
+        try store.appendToLog(resumable)
+        // Logged, but its partial file is gone: nothing to resume, so the line is dropped.
+        var vanished = record(store, destination: root + "/b")
+        vanished.state = .running
+        try store.appendToLog(vanished)
+        // Logged running, then completed: the later line wins and its partial (renamed away) is not needed.
+        var finished = record(store, destination: root + "/c")
+        finished.state = .running
+        try store.appendToLog(finished)
+        finished.state = .completed
+        try store.appendToLog(finished)
+        let orphan = "\(DownloadTaskID.random()).part"
+        for name in [resumable.partial, orphan] {
+            try Data(repeating: 7, count: 100).write(to: URL(fileURLWithPath: root + "/" + name))
+        }
+
+        let loaded = store.loadAll()
+        #expect(loaded.problems.isEmpty)
+        #expect(loaded.records.isEmpty)
+        #expect(loaded.logged.map(\.id) == [resumable.id, finished.id])
+        #expect(loaded.logged.first?.etag == "\"v1\"")
+        #expect(loaded.logged.last?.state == .completed)
+        let partials = Set(try FileManager.default.contentsOfDirectory(atPath: root).filter { $0.hasSuffix(".part") })
+        #expect(partials == [resumable.partial])
+        let lines = try String(contentsOfFile: store.taskLogPath, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2)
     }
 
     @Test func corruptRecordIsSetAsideNotDeleted() throws {

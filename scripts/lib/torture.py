@@ -283,8 +283,10 @@ class KillTorture:
         self.seen = {}            # destination name -> (inode, size, mtime) already checked
         self.runs = []            # one dict per rangefetch run: start, end, how, exit
         self.snapshots = []       # after kill k: record id -> {targets, partial, validators, state}
+        self.unrecorded = {}      # after kill k: targets of the URLs that had no record yet
         self.temporaries_after_kills = 0
         self.commit_window_kills = 0
+        self.unrecorded_restarts = 0  # first requests after a kill of tasks never written down (checked: no Range)
 
     def fail(self, message):
         if message not in self.failures:
@@ -444,10 +446,29 @@ class KillTorture:
                 temporaries += 1
         return records, temporaries
 
+    def read_task_log(self, records):
+        """The task log's records that no record file supersedes: last line per URL and destination."""
+        path = os.path.join(self.state, "tasks.jsonl")
+        filed = {(r.get("url"), r.get("destination")) for r in records.values()}
+        logged = {}
+        if os.path.exists(path):
+            with open(path) as handle:
+                for line in handle:
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue  # a line cut short by the kill; the engine reports and drops it
+                    target = (record.get("url"), record.get("destination"))
+                    if record.get("id") not in records and target not in filed:
+                        logged[target] = record
+        return {record["id"]: record for record in logged.values()}
+
     def snapshot_state(self):
         """After a kill: each task's partial length, what the next run should ask for."""
         records, temporaries = self.read_records()
         self.temporaries_after_kills += temporaries
+        # A task that never had a record file yet (the first 256 KiB) is written down in the task log.
+        records.update(self.read_task_log(records))
         snapshot = {}
         for task, record in records.items():
             partial = os.path.join(self.state, record.get("partial", task + ".part"))
@@ -462,12 +483,19 @@ class KillTorture:
                 # Killed between saving the completed record and the rename: the next run must finish it.
                 self.commit_window_kills += 1
         self.snapshots.append((len(self.runs) - 1, snapshot))
+        # A task killed before it was written down (its response head had not arrived) left at most an orphan
+        # partial file, which the next run deletes: that run must fetch the body from the start.
+        recorded = {record["url"] for record in records.values()}
+        self.unrecorded[len(self.runs) - 1] = {target_of(d.url) for d in self.downloads if d.url not in recorded}
 
     def check_state_directory(self):
         """At the end: one completed record per download, consistent with docs/engine.md; nothing else."""
         records, _ = self.read_records()
         names = sorted(os.listdir(self.state))
-        extra = [n for n in names if not (n.endswith(".json") and n[:-5] in records)]
+        extra = [n for n in names if not (n.endswith(".json") and n[:-5] in records) and n != "tasks.jsonl"]
+        unsuperseded = self.read_task_log(records)
+        if unsuperseded:
+            extra.append(f"tasks.jsonl lines for {', '.join(sorted(r.get('url', '?') for r in unsuperseded.values()))}")
         if extra:
             self.fail(f"leftover files in the state directory: {', '.join(extra)}")
         by_url = {}
@@ -566,6 +594,10 @@ class KillTorture:
             start = range_start(entry)
             if first and run - 1 in snapshots and task in snapshots[run - 1]:
                 self.check_resume(entry, task, run, snapshots[run - 1][task], start)
+            elif first and target_of(records[task]["url"]) in self.unrecorded.get(run - 1, ()):
+                self.unrecorded_restarts += 1
+                if start is not None:
+                    self.fail(f"run {run}: {entry['target']} asked from {start}, but the task had no record")
             if entry["status"] == 200:
                 start = 0
             elif entry["status"] != 206:
@@ -603,6 +635,7 @@ class KillTorture:
             "resume_max_name": os.path.basename(records[max(per_resume)[1]]["destination"]) if per_resume else "-",
             "temporaries": self.temporaries_after_kills,
             "commit_window": self.commit_window_kills,
+            "unrecorded": self.unrecorded_restarts,
         }
 
     def check_resume(self, entry, task, run, snapshot, start):
@@ -732,6 +765,7 @@ def main():
             f"{figures['gets']} GETs, {figures['sent'] / MIB:.1f} MiB sent; "
             f"{figures['temporaries']} record temp files seen after kills; "
             f"{figures['commit_window']} kills between the completed record and the rename; "
+            f"{figures['unrecorded']} restarts of tasks killed before their response head; "
             f"kill phase {figures['kill_phase']:.1f}s, total {figures['total']:.1f}s; seed {arguments.seed}"
         )
         return 0 if not torture.failures else 1
