@@ -92,6 +92,7 @@ let package = Package(
                 "DownloadEngine",
                 "RangeServer",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(

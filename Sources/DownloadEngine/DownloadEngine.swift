@@ -61,8 +61,13 @@ public actor DownloadEngine {
     /// - Throws: ``DownloadError/fileSystem(_:)`` when the directory cannot be created or written.
     public init(stateDirectory: String, configuration: DownloadConfiguration = .init()) throws {
         try self.init(stateDirectory: stateDirectory, configuration: configuration) {
-            AsyncHTTPClientTransport(
-                connectTimeout: configuration.timeouts.connect, connectionsPerHost: configuration.concurrency)
+            SchemeTransport(
+                plain: SocketTransport(
+                    connectTimeout: configuration.timeouts.connect, connectionsPerHost: configuration.concurrency),
+                secure: {
+                    AsyncHTTPClientTransport(
+                        connectTimeout: configuration.timeouts.connect, connectionsPerHost: configuration.concurrency)
+                })
         }
     }
 

@@ -76,6 +76,13 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         .init(.network, "network error: \(detail)")
     }
 
+    /// The server's response could not be parsed (a bad status line or header, an oversized head, broken chunked
+    /// framing). A network error by kind (``kind`` `network`), retried like one: a proxy or a server may send
+    /// garbage once and a good response the next time.
+    public static func malformedResponse(_ detail: String) -> DownloadError {
+        .init(.network, "malformed HTTP response: \(detail)")
+    }
+
     /// The TCP connection could not be established within the connect timeout.
     public static func connectTimeout(_ url: String) -> DownloadError {
         .init(.connectTimeout, "connect timeout for \(url)")

@@ -78,14 +78,6 @@ struct StateStore: Sendable {
         return encoder
     }()
 
-    /// One line per record: no pretty printing, and `JSONEncoder` escapes any newline inside a string.
-    private static let lineEncoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }()
-
     private static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
@@ -114,12 +106,7 @@ struct StateStore: Sendable {
     func appendToLog(_ record: TaskRecord) throws {
         var record = record
         record.updated = Date()
-        let line: [UInt8]
-        do {
-            line = Array(try Self.lineEncoder.encode(record)) + [0x0A]
-        } catch {
-            throw DownloadError.fileSystem("cannot encode record \(record.id): \(error)")
-        }
+        let line = record.jsonLine
         let path = taskLogPath
         let fd = try FileIO.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC)
         defer { FileIO.close(fd) }

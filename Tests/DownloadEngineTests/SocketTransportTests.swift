@@ -1,0 +1,530 @@
+import Foundation
+import NIOCore
+import PropertyBased
+import RangeServer
+import Testing
+
+@testable import DownloadEngine
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: Decoder
+
+/// Feeds `bytes` to a decoder in pieces cut at `cuts`, then the end of input; returns the heads, the body and
+/// whether the body ended.
+private func decode(
+    _ bytes: [UInt8], cuts: [Int]
+) throws -> (
+    heads: [HTTP1ResponseDecoder.Head], body: [UInt8], ended: Bool, reusable: Bool
+) {
+    var decoder = HTTP1ResponseDecoder()
+    var buffer = ByteBuffer()
+    var heads: [HTTP1ResponseDecoder.Head] = []
+    var body: [UInt8] = []
+    var ended = false
+    func drainEvents() throws {
+        while !ended, let event = try decoder.next(&buffer) {
+            switch event {
+            case .head(let head): heads.append(head)
+            case .body(let part): body += Array(part.readableBytesView)
+            case .end: ended = true
+            }
+        }
+    }
+    var start = 0
+    for cut in (cuts.map { min(max($0, 0), bytes.count) }.sorted() + [bytes.count]) where cut >= start {
+        buffer.writeBytes(bytes[start..<cut])
+        start = cut
+        try drainEvents()
+    }
+    if !ended, try decoder.endOfInput() != nil { ended = true }
+    return (heads, body, ended, decoder.isReusable)
+}
+
+private enum Framing: CaseIterable { case length, chunked, close }
+
+/// A response with `body` framed as asked, an interim 100 before it when `interim`, chunks cut at `chunkCuts`.
+private func response(_ body: [UInt8], framing: Framing, interim: Bool, chunkCuts: [Int]) -> [UInt8] {
+    var text = interim ? "HTTP/1.1 100 Continue\r\nX-Interim: 1\r\n\r\n" : ""
+    text += "HTTP/1.1 200 OK\r\nETag: \"abc\"\r\nX-Empty:\r\n"
+    switch framing {
+    case .length: text += "Content-Length: \(body.count)\r\n\r\n"
+    case .chunked: text += "Transfer-Encoding: chunked\r\n\r\n"
+    case .close: text += "Connection: close\r\n\r\n"
+    }
+    var bytes = Array(text.utf8)
+    guard framing == .chunked else { return bytes + body }
+    var start = 0
+    for cut in chunkCuts.map({ min(max($0, 0), body.count) }).sorted() + [body.count] where cut > start {
+        // Upper-case hex and an extension on odd chunks: both are allowed and must be ignored.
+        let size =
+            start % 2 == 0 ? String(cut - start, radix: 16) : String(cut - start, radix: 16).uppercased() + ";x=y"
+        bytes += Array("\(size)\r\n".utf8) + body[start..<cut] + Array("\r\n".utf8)
+        start = cut
+    }
+    return bytes + Array("0\r\nTrailer-Field: 1\r\n\r\n".utf8)
+}
+
+@Suite("HTTP/1.1 response decoder")
+struct HTTP1ResponseDecoderTests {
+    @Test("any split of a response gives the same head and body, whatever the framing")
+    func splits() async {
+        let input = zip(
+            Gen.uint8(in: 0...255).array(of: 0...3000), Gen.element(of: Framing.allCases), Gen.bool,
+            Gen.int(in: 0...3000).array(of: 0...8), Gen.int(in: 0...4000).array(of: 0...12))
+        await propertyCheck(count: 300, input: input) { body, framing, interim, chunkCuts, cuts in
+            let bytes = response(body, framing: framing ?? .length, interim: interim, chunkCuts: chunkCuts)
+            let result = try decode(bytes, cuts: cuts)
+            #expect(result.heads.count == 1)
+            #expect(result.heads.first?.status == 200)
+            #expect(result.heads.first?.headers.first { $0.name == "ETag" }?.value == "\"abc\"")
+            #expect(result.heads.first?.headers.first { $0.name == "X-Empty" }?.value == "")
+            #expect(result.body == body)
+            #expect(result.ended)
+            #expect(result.reusable == ((framing ?? .length) != .close))
+        }
+    }
+
+    @Test("every single-byte split of a chunked response with extensions and trailers")
+    func everyByte() throws {
+        let body = Array("hello, chunked world".utf8)
+        let bytes = response(body, framing: .chunked, interim: true, chunkCuts: [3, 7, 12])
+        for cut in 0...bytes.count {
+            let result = try decode(bytes, cuts: [cut, cut + 1, cut + 5])
+            #expect(result.body == body)
+            #expect(result.ended)
+            #expect(result.reusable)
+        }
+    }
+
+    @Test("204 and 304 have no body; Connection: close and HTTP/1.0 are not reused")
+    func noBodyAndClose() throws {
+        for status in [204, 304] {
+            let bytes = Array("HTTP/1.1 \(status) X\r\nContent-Length: 10\r\n\r\n".utf8)
+            let result = try decode(bytes, cuts: [])
+            #expect(result.body.isEmpty && result.ended && result.reusable)
+        }
+        let closing = try decode(
+            Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab".utf8), cuts: [])
+        #expect(closing.body == Array("ab".utf8) && closing.ended && !closing.reusable)
+        let old = try decode(Array("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nab".utf8), cuts: [])
+        #expect(old.body == Array("ab".utf8) && old.ended && !old.reusable)
+        let oldKept = try decode(
+            Array("HTTP/1.0 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nab".utf8), cuts: [])
+        #expect(oldKept.reusable)
+    }
+
+    @Test("malformed heads and framing are errors that name the problem")
+    func malformed() {
+        let cases: [(String, String)] = [
+            ("HTTP/2 200 OK\r\n\r\n", "status line"),
+            ("HTTP/1.1 2x0 OK\r\n\r\n", "status line"),
+            ("garbage\r\n\r\n", "status line"),
+            ("HTTP/1.1 200 OK\r\nNo colon here\r\n\r\n", "colon"),
+            ("HTTP/1.1 200 OK\r\nBad Name: 1\r\n\r\n", "header name"),
+            ("HTTP/1.1 200 OK\r\nA: 1\r\n folded\r\n\r\n", "folding"),
+            ("HTTP/1.1 200 OK\r\nContent-Length: 12x\r\n\r\n", "Content-Length"),
+            ("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "conflicting"),
+            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "chunk size"),
+            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n", "chunk"),
+            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\n", "too large"),
+            ("HTTP/1.1 101 Switching Protocols\r\n\r\n", "101"),
+        ]
+        for (text, problem) in cases {
+            #expect(throws: DownloadError.self, "\(problem)") { _ = try decode(Array(text.utf8), cuts: []) }
+            do {
+                _ = try decode(Array(text.utf8), cuts: [])
+            } catch let error as DownloadError {
+                #expect(error.message.contains(problem), "\(error.message) should name \(problem)")
+                #expect(error.kind == "network")
+            } catch {
+                Issue.record("unexpected \(error)")
+            }
+        }
+    }
+
+    @Test("an oversized head is an error, complete or still arriving, and so is an endless chunk-size line")
+    func oversized() {
+        let big = "HTTP/1.1 200 OK\r\nX-Big: " + String(repeating: "a", count: 70_000)
+        #expect(throws: DownloadError.self) { _ = try decode(Array((big + "\r\n\r\n").utf8), cuts: [1000, 40_000]) }
+        #expect(throws: DownloadError.self) { _ = try decode(Array(big.utf8), cuts: [100, 60_000]) }
+        let endless = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1" + String(repeating: "0", count: 70_000)
+        #expect(throws: DownloadError.self) { _ = try decode(Array(endless.utf8), cuts: []) }
+    }
+
+    @Test("a body cut short is an error after the bytes that came")
+    func cutShort() throws {
+        var decoder = HTTP1ResponseDecoder()
+        var buffer = ByteBuffer(string: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabcd")
+        guard case .head = try decoder.next(&buffer) else { throw CancellationError() }
+        guard case .body(let part) = try decoder.next(&buffer) else { throw CancellationError() }
+        #expect(part.readableBytes == 4)
+        #expect(throws: DownloadError.self) { _ = try decoder.endOfInput() }
+    }
+}
+
+// MARK: Transport against a scripted server
+
+/// A loopback TCP server whose connections follow a script: `handle(index, fd)` runs on a thread of its own for
+/// the `index`-th accepted connection, and the connection is closed when it returns.
+private final class ScriptedServer: @unchecked Sendable {
+    let port: Int
+    private let listener: Int32
+    private let lock = NSLock()
+    private var accepted = 0
+    private var requestsSeen = 0
+
+    init(ipv6: Bool = false, _ handle: @escaping @Sendable (Int, Int32, ScriptedServer) -> Void) throws {
+        let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if ipv6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_addr = in6addr_loopback
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+            guard bound == 0 else {
+                close(fd)
+                throw POSIXError(.EADDRNOTAVAIL)
+            }
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+        listen(fd, 64)
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        let port = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+        }
+        self.listener = fd
+        self.port = port
+        let thread = Thread { [self] in
+            while true {
+                let connection = accept(fd, nil, nil)
+                if connection < 0 { return }
+                let index = lock.withLock {
+                    accepted += 1
+                    return accepted - 1
+                }
+                Thread {
+                    handle(index, connection, self)
+                    close(connection)
+                }.start()
+            }
+        }
+        thread.start()
+    }
+
+    var connections: Int { lock.withLock { accepted } }
+    var requests: Int { lock.withLock { requestsSeen } }
+
+    /// Reads one request head from `fd`; `false` at the end of the connection.
+    func readRequest(_ fd: Int32) -> Bool {
+        var received: [UInt8] = []
+        var byte: UInt8 = 0
+        while !(received.count >= 4 && received.suffix(4) == Array("\r\n\r\n".utf8)) {
+            guard recv(fd, &byte, 1, 0) == 1 else { return false }
+            received.append(byte)
+        }
+        lock.withLock { requestsSeen += 1 }
+        return true
+    }
+
+    func write(_ fd: Int32, _ text: String) { write(fd, Array(text.utf8)) }
+
+    func write(_ fd: Int32, _ bytes: [UInt8]) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + done, bytes.count - done, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return }
+            done += n
+        }
+    }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+}
+
+/// Collects a body; can decline after `limit` bytes.
+private final class CollectingSink: BodySink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes: [UInt8] = []
+    private let onPart: @Sendable (Int) -> Void
+    init(onPart: @escaping @Sendable (Int) -> Void = { _ in }) { self.onPart = onPart }
+    var received: [UInt8] { lock.withLock { bytes } }
+    func consume(_ part: ByteBuffer) throws -> Bool {
+        let total = lock.withLock {
+            bytes += Array(part.readableBytesView)
+            return bytes.count
+        }
+        onPart(total)
+        return true
+    }
+}
+
+private func transport() -> SocketTransport { SocketTransport(connectTimeout: .seconds(5), connectionsPerHost: 4) }
+
+private func get(_ transport: SocketTransport, _ url: String) async throws -> (Int, [UInt8]) {
+    let response = try await transport.execute(TransportRequest(url: url, headers: [("Accept-Encoding", "identity")]))
+    let sink = CollectingSink()
+    try await response.body.drain(into: sink)
+    return (response.status, sink.received)
+}
+
+/// The client-side sockets of this process connected to `port` (their peer's port is `port`).
+private func socketsConnected(to port: Int) -> Int {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    var count = 0
+    for name in names {
+        guard let fd = Int32(name) else { continue }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let ok = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 }
+        }
+        guard ok, storage.ss_family == sa_family_t(AF_INET) else { continue }
+        let peerPort = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+        }
+        if peerPort == port { count += 1 }
+    }
+    return count
+}
+
+@Suite("Socket transport")
+struct SocketTransportTests {
+    @Test("a kept-alive connection the server closed before answering is replaced, the request sent again once")
+    func staleConnectionRetried() async throws {
+        let server = try ScriptedServer { index, fd, server in
+            guard server.readRequest(fd) else { return }
+            server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none")
+            // The first connection reads the second request and closes without a word, as a server does whose
+            // idle timeout fired just as the request arrived.
+            if index == 0 {
+                _ = server.readRequest(fd)
+                return
+            }
+            while server.readRequest(fd) { server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none") }
+        }
+        defer { server.stop() }
+        let client = transport()
+        let first = try await get(client, "http://127.0.0.1:\(server.port)/a")
+        #expect(first.0 == 200 && first.1 == Array("one".utf8))
+        let second = try await get(client, "http://127.0.0.1:\(server.port)/b")
+        #expect(second.0 == 200 && second.1 == Array("one".utf8))
+        #expect(server.connections == 2)
+        #expect(server.requests == 3)
+        await client.shutdown()
+    }
+
+    @Test("keep-alive reuses one connection; Connection: close is honoured")
+    func keepAliveAndClose() async throws {
+        let server = try ScriptedServer { index, fd, server in
+            while server.readRequest(fd) {
+                // The second connection says close after its first response.
+                if index == 0 {
+                    server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                } else {
+                    server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+                    return
+                }
+            }
+        }
+        defer { server.stop() }
+        let client = transport()
+        for _ in 0..<3 { _ = try await get(client, "http://127.0.0.1:\(server.port)/") }
+        #expect(server.connections == 1)
+        #expect(client.idleConnectionCount == 1)
+        await client.shutdown()
+
+        let closing = try ScriptedServer { _, fd, server in
+            while server.readRequest(fd) {
+                server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+                return
+            }
+        }
+        defer { closing.stop() }
+        let other = transport()
+        for _ in 0..<3 {
+            let (status, body) = try await get(other, "http://127.0.0.1:\(closing.port)/")
+            #expect(status == 200 && body == Array("ok".utf8))
+        }
+        #expect(closing.connections == 3)
+        #expect(other.idleConnectionCount == 0)
+        await other.shutdown()
+    }
+
+    @Test("chunked and close-delimited bodies arrive whole")
+    func framings() async throws {
+        let body = (0..<100_000).map { UInt8($0 % 251) }
+        let server = try ScriptedServer { _, fd, server in
+            guard server.readRequest(fd) else { return }
+            server.write(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            for start in stride(from: 0, to: body.count, by: 7000) {
+                let chunk = body[start..<min(start + 7000, body.count)]
+                server.write(fd, String(chunk.count, radix: 16) + ";ext\r\n")
+                server.write(fd, Array(chunk) + Array("\r\n".utf8))
+            }
+            server.write(fd, "0\r\nX-Trailer: yes\r\n\r\n")
+            // The same connection, kept alive, then carries a body delimited by its end.
+            guard server.readRequest(fd) else { return }
+            server.write(fd, "HTTP/1.0 200 OK\r\n\r\n")
+            server.write(fd, body)
+        }
+        defer { server.stop() }
+        let client = transport()
+        let chunked = try await get(client, "http://127.0.0.1:\(server.port)/chunked")
+        #expect(chunked.1 == body)
+        let closeDelimited = try await get(client, "http://127.0.0.1:\(server.port)/close")
+        #expect(closeDelimited.1 == body)
+        #expect(server.connections == 1)
+        #expect(client.idleConnectionCount == 0)
+        await client.shutdown()
+    }
+
+    @Test("parts before a drop are delivered, then the error")
+    func dropMidBody() async throws {
+        let server = try ScriptedServer { _, fd, server in
+            guard server.readRequest(fd) else { return }
+            server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n")
+            server.write(fd, [UInt8](repeating: 7, count: 1200))
+        }
+        defer { server.stop() }
+        let client = transport()
+        let response = try await client.execute(TransportRequest(url: "http://127.0.0.1:\(server.port)/", headers: []))
+        let sink = CollectingSink()
+        await #expect(throws: DownloadError.self) { try await response.body.drain(into: sink) }
+        #expect(sink.received.count == 1200)
+        await client.shutdown()
+    }
+
+    @Test("a malformed head from the server is a network error naming it; a refused connect names connect")
+    func malformedAndRefused() async throws {
+        let server = try ScriptedServer { _, fd, server in
+            guard server.readRequest(fd) else { return }
+            server.write(fd, "HTTP/1.1 OK 200\r\n\r\n")
+        }
+        let client = transport()
+        do {
+            _ = try await get(client, "http://127.0.0.1:\(server.port)/")
+            Issue.record("no error")
+        } catch let error as DownloadError {
+            #expect(error.kind == "network" && error.message.contains("status line"))
+        }
+        let port = server.port
+        server.stop()
+        do {
+            _ = try await get(client, "http://127.0.0.1:\(port)/")
+            Issue.record("no error")
+        } catch let error as DownloadError {
+            #expect(error.kind == "network" && error.message.contains("connect"))
+        }
+        await client.shutdown()
+    }
+
+    @Test("cancelling the draining task cancels the request and closes the connection")
+    func cancelMidBody() async throws {
+        let closed = NSLock()
+        nonisolated(unsafe) var serverSawClose = false
+        let server = try ScriptedServer { _, fd, server in
+            guard server.readRequest(fd) else { return }
+            server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n")
+            server.write(fd, [UInt8](repeating: 1, count: 100_000))
+            // Then nothing: the client must be stopped by its cancellation, and its close seen here.
+            var byte: UInt8 = 0
+            let n = recv(fd, &byte, 1, 0)
+            closed.withLock { serverSawClose = n == 0 }
+        }
+        defer { server.stop() }
+        let client = transport()
+        let response = try await client.execute(TransportRequest(url: "http://127.0.0.1:\(server.port)/", headers: []))
+        let started = AsyncStream<Void>.makeStream()
+        let sink = CollectingSink { total in if total >= 100_000 { started.continuation.yield() } }
+        let drain = Task { try await response.body.drain(into: sink) }
+        for await _ in started.stream { break }
+        drain.cancel()
+        await #expect(throws: CancellationError.self) { try await drain.value }
+        try await eventually(.seconds(10), "the server to see the connection closed") {
+            closed.withLock { serverSawClose }
+        }
+        #expect(client.idleConnectionCount == 0)
+        await client.shutdown()
+    }
+
+    @Test("an IPv6 literal host works")
+    func ipv6() async throws {
+        guard
+            let server = try? ScriptedServer(
+                ipv6: true,
+                { _, fd, server in
+                    guard server.readRequest(fd) else { return }
+                    server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nsix!")
+                })
+        else { return }  // No IPv6 loopback on this machine.
+        defer { server.stop() }
+        let client = transport()
+        let (status, body) = try await get(client, "http://[::1]:\(server.port)/x")
+        #expect(status == 200 && body == Array("six!".utf8))
+        await client.shutdown()
+    }
+
+    @Test("many requests leave no socket and no thread behind after shutdown")
+    func noLeaks() async throws {
+        var configuration = RangeServer.Configuration()
+        configuration.root = fixturesRoot
+        try await withRangeServer(configuration) { server in
+            let client = transport()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<4 {
+                    group.addTask {
+                        for index in 0..<50 {
+                            let (status, body) = try await get(
+                                client, "\(server.baseURL)/bytes/\(1000 + worker * 100 + index)")
+                            #expect(status == 200 && body.count == 1000 + worker * 100 + index)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(client.idleConnectionCount <= 4)
+            await client.shutdown()
+            #expect(socketsConnected(to: server.port) == 0)
+            try await eventually(.seconds(10), "the I/O threads to end") { client.threads.threadCount == 0 }
+        }
+    }
+
+    @Test("the URL parser: ports, IPv6 literals, user information, query and fragment")
+    func targets() {
+        let plain = HTTPTarget("http://example.com")
+        #expect(plain?.host == "example.com" && plain?.port == 80 && plain?.requestTarget == "/")
+        #expect(plain?.hostField == "example.com")
+        let full = HTTPTarget("HTTP://user:pw@127.0.0.1:8080/a/b?c=d#frag")
+        #expect(full?.host == "127.0.0.1" && full?.port == 8080 && full?.requestTarget == "/a/b?c=d")
+        #expect(full?.hostField == "127.0.0.1:8080")
+        let six = HTTPTarget("http://[::1]:9/x")
+        #expect(six?.host == "::1" && six?.port == 9 && six?.hostField == "[::1]:9")
+        #expect(HTTPTarget("http://host?q")?.requestTarget == "/?q")
+        #expect(HTTPTarget("https://example.com/") == nil)
+        #expect(HTTPTarget("http://host:99999/") == nil)
+        #expect(HTTPTarget("http://:80/") == nil)
+    }
+}
