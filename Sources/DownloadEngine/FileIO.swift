@@ -213,6 +213,9 @@ public enum LexicalPath {
 
     /// Makes `path` absolute against the current directory and removes `.`, `..` and empty components.
     public static func absolute(_ path: String, relativeTo base: String? = nil) -> String {
+        // Most paths are already absolute and normal (the engine adds hundreds of them): returned as they are,
+        // without the working directory, the split and the join.
+        if isNormalAbsolute(path) { return path }
         let joined = path.hasPrefix("/") ? path : (base ?? FileIO.currentDirectory()) + "/" + path
         var parts: [Substring] = []
         for part in joined.split(separator: "/") {
@@ -224,6 +227,28 @@ public enum LexicalPath {
             parts.append(part)
         }
         return "/" + parts.joined(separator: "/")
+    }
+
+    /// Whether `path` starts with `/` and has no empty, `.` or `..` component (`/` alone is normal).
+    private static func isNormalAbsolute(_ path: String) -> Bool {
+        var utf8 = path.utf8.makeIterator()
+        guard utf8.next() == UInt8(ascii: "/") else { return false }
+        // Length of the current component so far, and whether it has only dots.
+        var length = 0
+        var dotsOnly = true
+        var count = 1
+        while let byte = utf8.next() {
+            count += 1
+            if byte == UInt8(ascii: "/") {
+                if length == 0 || (dotsOnly && length <= 2) { return false }
+                length = 0
+                dotsOnly = true
+            } else {
+                length += 1
+                if byte != UInt8(ascii: ".") { dotsOnly = false }
+            }
+        }
+        return count == 1 || !(length == 0 || (dotsOnly && length <= 2))
     }
 
     /// The relative path from directory `base` to `target`, both absolute and normalised.

@@ -26,10 +26,16 @@ extension TaskRecord {
         func number(_ name: StaticString, _ value: Int64?) {
             guard let value else { return }
             key(name)
-            out.append(contentsOf: String(value).utf8)
+            appendDecimal(value, to: &out)
+        }
+        func date(_ name: StaticString, _ value: Date) {
+            key(name)
+            out.append(UInt8(ascii: "\""))
+            appendISO8601(value, to: &out)
+            out.append(UInt8(ascii: "\""))
         }
         // Keys in sorted order, as `.sortedKeys` writes them.
-        string("created", Self.iso8601(created))
+        date("created", created)
         string("destination", destination)
         string("error", error)
         string("errorKind", errorKind)
@@ -49,7 +55,7 @@ extension TaskRecord {
             out.append(contentsOf: "{\"from\":".utf8)
             appendJSONString(hop.from, to: &out)
             out.append(contentsOf: ",\"status\":".utf8)
-            out.append(contentsOf: String(hop.status).utf8)
+            appendDecimal(Int64(hop.status), to: &out)
             out.append(contentsOf: ",\"to\":".utf8)
             appendJSONString(hop.to, to: &out)
             out.append(UInt8(ascii: "}"))
@@ -60,25 +66,54 @@ extension TaskRecord {
         string("sha256", sha256)
         string("state", state.rawValue)
         number("totalLength", totalLength)
-        string("updated", Self.iso8601(updated))
+        date("updated", updated)
         string("url", url)
         number("version", Int64(version))
         out.append(contentsOf: "}\n".utf8)
         return out
     }
 
-    /// `yyyy-MM-ddTHH:mm:ssZ` in UTC, whole seconds, as `JSONEncoder`'s `.iso8601` strategy writes a date.
-    static func iso8601(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
-            + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "Z"
+}
+
+/// Appends `value` in decimal, without the `String` that `String(value)` would allocate.
+private func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
+    if value < 0 { out.append(UInt8(ascii: "-")) }
+    var magnitude = value.magnitude
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+    var count = 0
+    withUnsafeMutableBytes(of: &digits) { buffer in
+        repeat {
+            buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+            count += 1
+        } while magnitude > 0
+        out.append(contentsOf: buffer[(24 - count)...])
     }
+}
+
+/// Appends `yyyy-MM-ddTHH:mm:ssZ` in UTC, whole seconds, as `JSONEncoder`'s `.iso8601` strategy writes a date.
+private func appendISO8601(_ date: Date, to out: inout [UInt8]) {
+    var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    func two(_ value: Int32) {
+        out.append(UInt8(ascii: "0") + UInt8(value / 10 % 10))
+        out.append(UInt8(ascii: "0") + UInt8(value % 10))
+    }
+    let year = parts.tm_year + 1900
+    two(year / 100)
+    two(year % 100)
+    out.append(UInt8(ascii: "-"))
+    two(parts.tm_mon + 1)
+    out.append(UInt8(ascii: "-"))
+    two(parts.tm_mday)
+    out.append(UInt8(ascii: "T"))
+    two(parts.tm_hour)
+    out.append(UInt8(ascii: ":"))
+    two(parts.tm_min)
+    out.append(UInt8(ascii: ":"))
+    two(parts.tm_sec)
+    out.append(UInt8(ascii: "Z"))
 }
 
 /// Appends `value` as a JSON string: quotes, backslashes and control characters escaped as `JSONEncoder` escapes

@@ -492,31 +492,13 @@ final class Transfer: @unchecked Sendable {
         await report(.progress(.init(bytes: bytes, total: total, bytesPerSecond: speed, eta: eta)))
     }
 
-    /// Runs `body` with the idle and overall watchdog; the watchdog throws when no bytes arrived for too long.
+    /// Runs `body` watched by the shared ``Watchdog``: it throws ``DownloadError/idleTimeout(_:)`` when no bytes
+    /// arrived for the idle timeout, ``DownloadError/deadlineExceeded(_:)`` past the overall deadline.
     private func withWatchdog<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let idle = configuration.timeouts.idle
-        let overall = configuration.timeouts.overall
-        let started = self.started
-        let activity = self.activity
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                let tick = min(max(idle / 4, .milliseconds(10)), .seconds(1))
-                while !Task.isCancelled {
-                    do { try await Task.sleep(for: tick) } catch { return nil }
-                    if activity.idleFor > idle { throw DownloadError.idleTimeout(idle.seconds) }
-                    if let overall, ContinuousClock.now - started > overall {
-                        throw DownloadError.deadlineExceeded(overall.seconds)
-                    }
-                }
-                return nil
-            }
-            defer { group.cancelAll() }
-            while let next = try await group.next() {
-                if let value = next { return value }
-            }
-            throw CancellationError()
-        }
+        let entry = Watchdog.Entry(
+            activity: activity, idle: configuration.timeouts.idle, overall: configuration.timeouts.overall,
+            started: started)
+        return try await Watchdog.shared.run(entry, body)
     }
 
     // MARK: Files

@@ -216,4 +216,16 @@ struct HeaderValuesTests {
         #expect(LexicalPath.relative(from: "/s", to: "/a/b") == "../a/b")
         #expect(LexicalPath.absolute("../x", relativeTo: "/a/b") == "/a/x")
     }
+
+    @Test("absolute paths: normal ones come back as they are, the others normalised")
+    func absolutePaths() {
+        for normal in ["/", "/a", "/a/b.bin", "/.hidden/x", "/a/..b", "/a/...", "/a/b./c"] {
+            #expect(LexicalPath.absolute(normal) == normal)
+        }
+        let cases = [
+            ("/a//b", "/a/b"), ("/a/./b", "/a/b"), ("/a/../b", "/b"), ("/a/b/", "/a/b"), ("/a/.", "/a"),
+            ("/a/..", "/"), ("//", "/"), ("/./a", "/a"),
+        ]
+        for (path, expected) in cases { #expect(LexicalPath.absolute(path) == expected) }
+    }
 }
