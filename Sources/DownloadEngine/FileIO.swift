@@ -216,6 +216,8 @@ public enum LexicalPath {
         // Most paths are already absolute and normal (the engine adds hundreds of them): returned as they are,
         // without the working directory, the split and the join.
         if isNormalAbsolute(path) { return path }
+        // A state directory's relative paths (`<id>.part`, `../name`) against a normal base: joined directly.
+        if let base, let joined = joinNormal(path, to: base) { return joined }
         let joined = path.hasPrefix("/") ? path : (base ?? FileIO.currentDirectory()) + "/" + path
         var parts: [Substring] = []
         for part in joined.split(separator: "/") {
@@ -231,14 +233,15 @@ public enum LexicalPath {
 
     /// Whether `path` starts with `/` and has no empty, `.` or `..` component (`/` alone is normal).
     private static func isNormalAbsolute(_ path: String) -> Bool {
-        var utf8 = path.utf8.makeIterator()
-        guard utf8.next() == UInt8(ascii: "/") else { return false }
+        path == "/" || (path.utf8.first == UInt8(ascii: "/") && hasNormalComponents(path.utf8.dropFirst()))
+    }
+
+    /// Whether `utf8` is one or more components separated by `/`, none empty, `.` or `..`.
+    private static func hasNormalComponents(_ utf8: Substring.UTF8View) -> Bool {
         // Length of the current component so far, and whether it has only dots.
         var length = 0
         var dotsOnly = true
-        var count = 1
-        while let byte = utf8.next() {
-            count += 1
+        for byte in utf8 {
             if byte == UInt8(ascii: "/") {
                 if length == 0 || (dotsOnly && length <= 2) { return false }
                 length = 0
@@ -248,7 +251,25 @@ public enum LexicalPath {
                 if byte != UInt8(ascii: ".") { dotsOnly = false }
             }
         }
-        return count == 1 || !(length == 0 || (dotsOnly && length <= 2))
+        return !(length == 0 || (dotsOnly && length <= 2))
+    }
+
+    /// `base` joined with a relative `path` made of leading `../` and normal components, when `base` is normal;
+    /// `nil` for any other input (left to the general case).
+    private static func joinNormal(_ path: String, to base: String) -> String? {
+        var rest = Substring(path)
+        var ups = 0
+        while rest.hasPrefix("../") {
+            rest = rest.dropFirst(3)
+            ups += 1
+        }
+        guard !rest.hasPrefix("/"), hasNormalComponents(rest.utf8), isNormalAbsolute(base) else { return nil }
+        var head = base == "/" ? Substring("") : Substring(base)
+        for _ in 0..<ups {
+            guard let slash = head.lastIndex(of: "/") else { break }
+            head = head[..<slash]
+        }
+        return head + "/" + rest
     }
 
     /// The relative path from directory `base` to `target`, both absolute and normalised.

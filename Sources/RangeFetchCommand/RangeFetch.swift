@@ -136,6 +136,60 @@ struct RangeFetch: AsyncParsableCommand {
         }
     }
 
+    /// Parses the command line and runs, with every URL after the first set aside from the parser and appended
+    /// to ``urls`` afterwards, then validated again with all of them.
+    ///
+    /// ArgumentParser's work per positional value grows with the number of values already parsed: 500 URLs cost
+    /// it about 5% of the CPU time of downloading 500 small files.
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        let setAside = setAsideURLs(&arguments)
+        do {
+            let parsed = try parseAsRoot(arguments)
+            guard var command = parsed as? RangeFetch else {
+                var other = parsed
+                return try other.run()
+            }
+            if !setAside.isEmpty {
+                command.urls += setAside
+                try command.validate()
+            }
+            try await command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// Removes the URL arguments after the first from `arguments` and returns them in order; none when a value
+    /// that is not a URL comes after one of them (the order of the positional values must stay the same).
+    static func setAsideURLs(_ arguments: inout [String]) -> [String] {
+        let takesValue: Set<String> = [
+            "-o", "--output", "--state", "-j", "--concurrency", "--sha256", "--checksums", "--connect-timeout",
+            "--idle-timeout", "--deadline", "--retries",
+        ]
+        var kept: [String] = []
+        var aside: [String] = []
+        var keptURL = false
+        var isValue = false
+        var onlyPositional = false
+        for argument in arguments {
+            let positional = onlyPositional || (!isValue && !argument.hasPrefix("-"))
+            isValue = !onlyPositional && takesValue.contains(argument)
+            if argument == "--" { onlyPositional = true }
+            let lower = argument.prefix(8).lowercased()
+            if positional, lower.hasPrefix("http://") || lower.hasPrefix("https://") {
+                if keptURL { aside.append(argument) } else { kept.append(argument) }
+                keptURL = true
+            } else if positional, !aside.isEmpty {
+                return []
+            } else {
+                kept.append(argument)
+            }
+        }
+        arguments = kept
+        return aside
+    }
+
     func run() async throws {
         var configuration = DownloadConfiguration()
         configuration.concurrency = concurrency

@@ -191,6 +191,13 @@ struct CLITests {
         let usage = try Child.start(["--concurrency", "0", "http://127.0.0.1:1/x"], logs: dir + "/usage")
         #expect(try await usage.wait() == 64)
 
+        // The URLs after the first bypass the argument parser; the command is still validated with all of them.
+        let digestForTwo = try Child.start(
+            ["http://127.0.0.1:1/x", "--sha256", String(repeating: "a", count: 64), "http://127.0.0.1:1/y"],
+            logs: dir + "/two")
+        #expect(try await digestForTwo.wait() == 64)
+        #expect(digestForTwo.errors.contains("exactly one URL"))
+
         for other in [["--sha256", String(repeating: "a", count: 64)], ["--checksums", "/dev/null"]] {
             let conflict = try Child.start(
                 ["--no-digest"] + other + ["http://127.0.0.1:1/x", "-o", dir + "/c"], logs: dir + "/no-digest")
@@ -256,6 +263,28 @@ struct CLITests {
             #expect(completed?["sha256"] as? String == expectedSHA256(size: 1024, seed: 0))
             #expect(completed?["path"] as? String == dir + "/out/1K")
             #expect((completed?["bytes"] as? NSNumber)?.intValue == 1024)
+        }
+    }
+
+    @Test("URLs among options and after -- all download, in command-line order")
+    func urlsAmongOptions() async throws {
+        var configuration = RangeServer.Configuration()
+        configuration.root = fixturesRoot
+        try await withRangeServer(configuration) { server in
+            let dir = makeTemporaryDirectory()
+            let names = ["1K", "3K", "2K", "4K"]
+            let child = try Child.start(
+                [
+                    server.baseURL + "/bytes/1K", "-j", "1", server.baseURL + "/bytes/3K", "-o", dir + "/out",
+                    "--json", server.baseURL + "/bytes/2K", "--", server.baseURL + "/bytes/4K",
+                ], logs: dir + "/order")
+            #expect(try await child.wait() == 0)
+            for name in names { #expect(fileSize(dir + "/out/" + name) == Int64(name.dropLast())! << 10) }
+            // With one transfer at a time the downloads complete in the order they were given.
+            let completed = child.output.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }.filter { $0["event"] as? String == "completed" }.compactMap { $0["path"] as? String }
+            #expect(completed == names.map { dir + "/out/" + $0 })
         }
     }
 

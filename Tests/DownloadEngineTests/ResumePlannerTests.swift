@@ -227,5 +227,11 @@ struct HeaderValuesTests {
             ("/a/..", "/"), ("//", "/"), ("/./a", "/a"),
         ]
         for (path, expected) in cases { #expect(LexicalPath.absolute(path) == expected) }
+        let relative = [
+            ("x.part", "/a/b", "/a/b/x.part"), ("../f", "/a/b", "/a/f"), ("../../f", "/a/b", "/f"),
+            ("../../../f", "/a/b", "/f"), ("../f", "/", "/f"), ("x", "/", "/x"), ("./x", "/a", "/a/x"),
+            ("a//b", "/r", "/r/a/b"), ("..", "/a/b", "/a"), ("../x/../y", "/a/b", "/a/y"), ("x", "/a/./b", "/a/b/x"),
+        ]
+        for (path, base, expected) in relative { #expect(LexicalPath.absolute(path, relativeTo: base) == expected) }
     }
 }
