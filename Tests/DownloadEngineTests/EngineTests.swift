@@ -317,12 +317,19 @@ struct EngineTests {
                 return
             }
             #expect(DownloadError.retriesExhausted ~= error)
+            // A response is journalled when the server finishes it, which can be just after the client has it all.
+            try await eventually(.seconds(10), "2 GETs in the journal") {
+                requests(server, "/bytes/1K?seed=43").count >= 2
+            }
             #expect(requests(server, "/bytes/1K?seed=43").count == 2)
 
             let missing = try await engine.add(
                 .init(url: server.baseURL + "/files/does-not-exist", destination: dir + "/m"))
             let missingResult = await engine.result(of: missing)
             #expect(missingResult == .failed(.permanentHTTPStatus(404, url: server.baseURL + "/files/does-not-exist")))
+            try await eventually(.seconds(10), "the 404 in the journal") {
+                requests(server, "/files/does-not-exist").count >= 1
+            }
             #expect(requests(server, "/files/does-not-exist").count == 1)
         }
     }
@@ -399,6 +406,9 @@ struct EngineTests {
                 return
             }
             #expect(DownloadError.tooManyRedirects ~= error)
+            try await eventually(.seconds(10), "21 GETs in the journal") {
+                requests(server, "/redirect-loop").count >= 21
+            }
             #expect(requests(server, "/redirect-loop").count == 21)
         }
     }
@@ -582,6 +592,9 @@ struct EngineTests {
             // In this engine the task stays completed: adding it again fetches nothing.
             #expect(try await engine.add(.init(url: smallURL, destination: dir + "/s")) == small)
             #expect(await engine.snapshot(small)?.state == .completed)
+            try await eventually(.seconds(10), "the GET in the journal") {
+                requests(server, "/bytes/256K?seed=104").count >= 1
+            }
             #expect(requests(server, "/bytes/256K?seed=104").count == 1)
             // Nor does a later engine on the same state directory (a rerun of the same command).
             let rerun = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: testConfiguration())
