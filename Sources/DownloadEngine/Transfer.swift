@@ -455,7 +455,9 @@ final class Transfer: @unchecked Sendable {
         length = writer.length
         if let hashes = writer.hashes { hasher = await hashes.result() }
         if let failure { throw failure }
-        await progress(bytes: length, force: true)
+        // A body that completes the download needs no progress event of its own: the engine publishes the final
+        // one with the completion (one actor hop and one event less per file).
+        if record.totalLength.map({ length < $0 }) ?? true { await progress(bytes: length, force: true) }
         if let expectedEnd, length < expectedEnd {
             throw DownloadError.prematureEndOfBody(received: length, expected: expectedEnd)
         }
