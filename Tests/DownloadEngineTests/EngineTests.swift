@@ -648,7 +648,7 @@ struct EngineTests {
                     == .completed(
                         path: killed + "/s", sha256: expectedSHA256(size: 256 << 10, seed: 105), bytes: 256 << 10))
             await restarted.shutdown()
-            let gets = requests(server, "/bytes/256K?seed=105")
+            let gets = try await journalledGets(server, "/bytes/256K?seed=105")
             #expect(gets.count == 2)
             #expect(gets.last?.requestHeaders["range"] == "bytes=\(kept)-")
             #expect(gets.last?.requestHeaders["if-range"] == gets.first?.responseHeaders["etag"])
