@@ -33,6 +33,11 @@ public final class RangeServer: Sendable {
         public var connectionLimit = 4096
         /// Idle connections are closed after this many seconds (0: never).
         public var connectionTimeout = 60
+        /// Each connection's memory, in bytes, for the request line and header fields with the response header
+        /// behind them (libmicrohttpd's connection pool): a request whose header does not fit is answered 431.
+        /// libmicrohttpd zeroes it before every request on a kept-alive connection, so a larger pool costs every
+        /// request; raise it to test clients that send very large header fields (from 8 KiB to 16 MiB).
+        public var connectionMemory = MicroHTTPDaemon.defaultConnectionMemory
         /// How many journal entries are kept in memory; older ones are dropped and counted.
         public var journalLimit = 100_000
         /// When set, every journal entry is appended to this file as a JSON line.
@@ -88,6 +93,10 @@ public final class RangeServer: Sendable {
             throw RangeServerError.invalidConfiguration(
                 "--journal-limit must be at least 1, got \(configuration.journalLimit)")
         }
+        guard MicroHTTPDaemon.connectionMemoryRange.contains(configuration.connectionMemory) else {
+            throw RangeServerError.invalidConfiguration(
+                "--connection-memory must be from 8K to 16M, got \(configuration.connectionMemory) bytes")
+        }
         var info = stat()
         guard let rootPath = realPath(configuration.root), stat(rootPath, &info) == 0,
             (info.st_mode & S_IFMT) == S_IFDIR
@@ -104,6 +113,7 @@ public final class RangeServer: Sendable {
         let daemon = try MicroHTTPDaemon(
             host: configuration.host, port: configuration.port, threads: configuration.threads,
             connectionLimit: configuration.connectionLimit, connectionTimeout: configuration.connectionTimeout,
+            connectionMemory: configuration.connectionMemory,
             handler: { router.plan(for: $0) },
             completion: { exchange in
                 RangeServer.record(exchange, journal: journal, accessLog: accessLog)

@@ -38,6 +38,12 @@ struct RangeServerCommand: ParsableCommand {
     @Option(help: "How many journal entries to keep in memory; the oldest are dropped and counted.")
     var journalLimit = 100_000
 
+    @Option(
+        help: ArgumentHelp(
+            "Each connection's memory for the request header and the response header (8K to 16M); larger headers get 431.",
+            valueName: "size"))
+    var connectionMemory = ByteSize.format(UInt64(RangeServer.Configuration().connectionMemory))
+
     @Option(help: "Require 'Authorization: Bearer TOKEN' on /_control/ (otherwise it answers loopback peers only).")
     var controlToken: String?
 
@@ -54,6 +60,10 @@ struct RangeServerCommand: ParsableCommand {
             throw ValidationError("--journal-limit must be at least 1, got \(journalLimit)")
         }
         if let controlToken, controlToken.isEmpty { throw ValidationError("--control-token must not be empty") }
+        guard let bytes = ByteSize.parse(connectionMemory), bytes >= 8 << 10, bytes <= 16 << 20 else {
+            throw ValidationError(
+                "--connection-memory must be a size from 8K to 16M (like 32K), got '\(connectionMemory)'")
+        }
     }
 
     func run() throws {
@@ -73,6 +83,7 @@ struct RangeServerCommand: ParsableCommand {
         configuration.threads = threads
         configuration.journalFile = journalFile
         configuration.journalLimit = journalLimit
+        configuration.connectionMemory = Int(ByteSize.parse(connectionMemory) ?? 0)
         configuration.controlToken = controlToken
         if let scenarios {
             configuration.scenariosDirectory = scenarios

@@ -125,6 +125,8 @@ struct CommandLineTests {
             (["--port", "70000"], "--port"),
             (["--port", "0", "--bogus"], "--bogus"),
             (["--port", "0", "--threads", "0"], "--threads"),
+            (["--port", "0", "--connection-memory", "4K"], "--connection-memory"),
+            (["--port", "0", "--connection-memory", "lots"], "lots"),
             (["--port", "0", "--host", "not-an-address"], "not-an-address"),
             (["--port", "0", "--scenarios", "/definitely/not/scenarios"], "/definitely/not/scenarios"),
         ])

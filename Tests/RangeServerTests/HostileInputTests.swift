@@ -234,7 +234,19 @@ struct HostileInputTests {
 
     @Test("Range floods of 10,000 specs are answered in full, quickly, without amplification")
     func rangeFloods() async throws {
+        let flood = "bytes=" + Array(repeating: "0-0", count: 10_000).joined(separator: ",")
+        // By default a 40 KB header does not fit a connection's memory: 431 at once, and the server keeps serving.
         try await withRangeServer(Fixtures.configuration()) { server in
+            let start = ContinuousClock.now
+            let refused = try hostileExchange(
+                port: server.port, Array("GET /bytes/64K HTTP/1.1\r\nHost: x\r\nRange: \(flood)\r\n\r\n".utf8))
+            #expect(refused.status == 431)
+            #expect(ContinuousClock.now - start < .seconds(2))
+            try expectHealthy(port: server.port, "after a 40 KB Range header")
+        }
+        // A server given the memory for such headers parses and evaluates them.
+        let roomy = Fixtures.configuration { $0.connectionMemory = 64 * 1024 }
+        try await withRangeServer(roomy) { server in
             let floods = [
                 "bytes=" + Array(repeating: "0-", count: 10_000).joined(separator: ","),
                 "bytes=" + Array(repeating: "0-0", count: 10_000).joined(separator: ","),
@@ -258,15 +270,30 @@ struct HostileInputTests {
             #expect(grownKiB < 128 * 1024, "RSS grew by \(grownKiB) KiB over 20 flood requests")
         }
         // With the range limit lifted, evaluation itself must stay cheap and merge the overlaps away.
-        try await withRangeServer(Fixtures.configuration { $0.maxRanges = 100_000 }) { server in
-            let overlapping = "bytes=" + Array(repeating: "0-0", count: 10_000).joined(separator: ",")
+        let unlimited = Fixtures.configuration {
+            $0.maxRanges = 100_000
+            $0.connectionMemory = 64 * 1024
+        }
+        try await withRangeServer(unlimited) { server in
             let start = ContinuousClock.now
-            let merged = try hostileGet(port: server.port, "/bytes/64K", headers: ["Range: " + overlapping])
+            let merged = try hostileGet(port: server.port, "/bytes/64K", headers: ["Range: " + flood])
             #expect(merged.status == 206 && merged.body.count == 1)
             let open = "bytes=" + Array(repeating: "0-", count: 10_000).joined(separator: ",")
             let full = try hostileGet(port: server.port, "/bytes/64K", headers: ["Range: " + open])
             #expect(full.status == 200 && full.body.count == 65_536)
             #expect(ContinuousClock.now - start < .seconds(2))
+        }
+    }
+
+    @Test("connection memory outside 8 KiB to 16 MiB is refused with an error naming it")
+    func connectionMemoryBounds() throws {
+        for bytes in [0, 8 * 1024 - 1, 16 * 1024 * 1024 + 1] {
+            #expect {
+                _ = try RangeServer.start(Fixtures.configuration { $0.connectionMemory = bytes })
+            } throws: { error in
+                guard let error = error as? RangeServerError else { return false }
+                return error ~= RangeServerError.invalidConfiguration("") && "\(error)".contains("--connection-memory")
+            }
         }
     }
 

@@ -342,15 +342,19 @@ class Bench:
             self.run_wrk(ngx_url + "/files/big.bin", min(5, seconds))
             a, b = [], []
             for index in range(self.pairs):
-                cpu = cpu_seconds(rs.pid)
-                sample = self.run_wrk(rs_url + "/files/big.bin", seconds)
-                sample["serverCpuPercent"] = 100 * (cpu_seconds(rs.pid) - cpu) / sample["seconds"]
-                a.append(sample)
-                cpu = tree_cpu_seconds(ngx.pid)
-                sample = self.run_wrk(ngx_url + "/files/big.bin", seconds)
-                sample["serverCpuPercent"] = 100 * (tree_cpu_seconds(ngx.pid) - cpu) / sample["seconds"]
-                b.append(sample)
-                log(f"case 2: pair {index + 1}/{self.pairs}: {a[-1]['rps']:.0f} vs {b[-1]['rps']:.0f} req/s")
+                for side, pid, cpu_of in ((a, rs.pid, cpu_seconds), (b, ngx.pid, tree_cpu_seconds)):
+                    cpu = cpu_of(pid)
+                    sample = self.run_wrk((rs_url if side is a else ngx_url) + "/files/big.bin", seconds)
+                    used = cpu_of(pid) - cpu
+                    sample["serverCpuPercent"] = 100 * used / sample["seconds"]
+                    # CPU per request does not depend on how much CPU the load generator left the server, so it
+                    # compares the two servers' own work even when the machine is busy.
+                    sample["serverCpuMicrosPerRequest"] = 1e6 * used / max(1, sample["requests"])
+                    sample["loadAverage"] = os.getloadavg()[0]
+                    side.append(sample)
+                log(f"case 2: pair {index + 1}/{self.pairs}: {a[-1]['rps']:.0f} vs {b[-1]['rps']:.0f} req/s, "
+                    f"{a[-1]['serverCpuMicrosPerRequest']:.1f} vs {b[-1]['serverCpuMicrosPerRequest']:.1f} "
+                    f"CPU us/request, load {a[-1]['loadAverage']:.1f}")
             rs_rss = peak_rss_kib(rs.pid)
         finally:
             self.stop(rs)
@@ -360,11 +364,16 @@ class Bench:
                 raise RuntimeError(f"case 2: errors or wrong response size: {sample}")
         rps_ratio = median(pair_ratios([s["rps"] for s in a], [s["rps"] for s in b]))
         p99_ratio = median(pair_ratios([s["p99us"] for s in a], [s["p99us"] for s in b]))
+        cpu_ratio = median(pair_ratios([s["serverCpuMicrosPerRequest"] for s in a],
+                                       [s["serverCpuMicrosPerRequest"] for s in b]))
         rows = [
             row("requests/s (rangeserver / nginx)", a, b, "rps", rps_ratio),
             row("p99 latency ms (rangeserver / nginx, lower is better)", a, b, "p99us", p99_ratio, scale=1e-3),
             row("p50 latency ms", a, b, "p50us", None, scale=1e-3),
             row("server CPU % of one core", a, b, "serverCpuPercent", None),
+            row("server CPU us per request (rangeserver / nginx, lower is better; not judged)", a, b,
+                "serverCpuMicrosPerRequest", cpu_ratio),
+            row("load average (1 min) after each run", a, b, "loadAverage", None),
         ]
         self.record(2, f"random 4 KiB ranges, 64 connections, {seconds} s, rangeserver --threads {self.options.threads}",
                     rows, "req/s ratio >= 0.8", rps_ratio >= 0.8,

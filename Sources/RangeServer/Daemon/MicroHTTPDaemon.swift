@@ -49,10 +49,11 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     ///   - port: the port, 0 for any free one.
     ///   - threads: the size of libmicrohttpd's thread pool.
     ///   - connectionLimit: the most simultaneous connections.
+    ///   - connectionMemory: each connection's libmicrohttpd pool, in bytes (see ``defaultConnectionMemory``).
     ///   - handler: decides the response; called on a pool thread, must not block for long.
     ///   - completion: called once per answered request, when libmicrohttpd is done with it.
     init(
-        host: String, port: Int, threads: Int, connectionLimit: Int, connectionTimeout: Int,
+        host: String, port: Int, threads: Int, connectionLimit: Int, connectionTimeout: Int, connectionMemory: Int,
         handler: @escaping Handler, completion: @escaping Completion
     ) throws {
         self.handler = handler
@@ -552,14 +553,19 @@ private func readerBlockSize(_ plan: ResponsePlan) -> Int {
     return Int(clamping: max(4 * 1024, min(plan.body.length, 1024 * 1024)))
 }
 
-/// Each connection's libmicrohttpd memory pool: the request line and headers must fit in it, with the
-/// response header behind them. libmicrohttpd zeroes the whole pool before every keep-alive request, and the
-/// unused half of the read buffer once the request is in, so its size is a per-request cost: about one and a half
-/// pools of `memset` per request (64 KiB was 12% of the CPU of small Range requests; at 48 KiB it was still
-/// about 10%). 44 KiB takes the hostile-input floods (a 42 KB request: 10,000 range specs in one `Range` header)
-/// with 2.5 KB to spare, and zeroes 66 KiB per request instead of 72 (with 64 connections' pools in turn, about
-/// 0.25 µs less per request on this machine's Xeon).
-private let connectionMemory = 44 * 1024
+extension MicroHTTPDaemon {
+    /// Each connection's libmicrohttpd memory pool by default: the request line and headers must fit in it, with
+    /// the response header behind them. libmicrohttpd zeroes the whole pool before every keep-alive request, and
+    /// the unused half of the read buffer once the request is in, so its size is a per-request cost: about one and
+    /// a half pools of `memset` per request. At 44 KiB (which a 40 KB `Range` header of 10,000 specs needs) that
+    /// was 2-4 µs of the 21 µs a small Range request cost; 16 KiB takes request headers of up to about 15 KB
+    /// (nginx's default limit for one header line is 8 KB) and made such a request 8-17% cheaper in CPU.
+    static let defaultConnectionMemory = 16 * 1024
+
+    /// The pool sizes accepted: below 8 KiB ordinary requests stop fitting; above 16 MiB a few thousand
+    /// connections would exhaust memory.
+    static let connectionMemoryRange = (8 * 1024)...(16 * 1024 * 1024)
+}
 
 /// File bodies up to this size are read into the response at once: one pread, and libmicrohttpd sends the
 /// header and body in one write, where sendfile costs a duplicate descriptor and separate header and body
