@@ -97,9 +97,7 @@ struct CLITests {
     @Test("2. kill -9 at several offsets, then a restart finishes with the right SHA-256")
     func killNineAndResume() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: rangefetchPath), "missing \(rangefetchPath)")
-        var configuration = RangeServer.Configuration()
-        configuration.root = fixturesRoot
-        try await withRangeServer(configuration) { server in
+        try await withRangeServer(fixturesServerConfiguration) { server in
             let dir = makeTemporaryDirectory()
             let size = 4 << 20
             let digest = expectedSHA256(size: size, seed: 101)
@@ -156,9 +154,7 @@ struct CLITests {
 
     @Test("Ctrl-C pauses cleanly with exit code 130; the rerun resumes")
     func interruptPausesAndResumes() async throws {
-        var configuration = RangeServer.Configuration()
-        configuration.root = fixturesRoot
-        try await withRangeServer(configuration) { server in
+        try await withRangeServer(fixturesServerConfiguration) { server in
             let dir = makeTemporaryDirectory()
             let url = server.baseURL + "/bytes/2M?seed=102&rate=\(paced(2048))"
             let child = try Child.start([url, "-o", dir + "/i.bin"], logs: dir + "/int")
@@ -210,9 +206,7 @@ struct CLITests {
         #expect(try await unwritable.wait() == 1)
         #expect(unwritable.errors.split(separator: "\n").count == 1)
 
-        var configuration = RangeServer.Configuration()
-        configuration.root = fixturesRoot
-        try await withRangeServer(configuration) { server in
+        try await withRangeServer(fixturesServerConfiguration) { server in
             let missing = try Child.start([server.baseURL + "/files/nope", "-o", dir + "/n"], logs: dir + "/404")
             #expect(try await missing.wait() == 2)
             let wrong = try Child.start(
@@ -228,9 +222,7 @@ struct CLITests {
 
     @Test("8. --checksums verifies several URLs into a directory, -j 2")
     func checksumsFile() async throws {
-        var configuration = RangeServer.Configuration()
-        configuration.root = fixturesRoot
-        try await withRangeServer(configuration) { server in
+        try await withRangeServer(fixturesServerConfiguration) { server in
             let dir = makeTemporaryDirectory()
             let sums = """
                 \(expectedSHA256(size: 1024, seed: 0))  1K
@@ -268,9 +260,7 @@ struct CLITests {
 
     @Test("URLs among options and after -- all download, in command-line order")
     func urlsAmongOptions() async throws {
-        var configuration = RangeServer.Configuration()
-        configuration.root = fixturesRoot
-        try await withRangeServer(configuration) { server in
+        try await withRangeServer(fixturesServerConfiguration) { server in
             let dir = makeTemporaryDirectory()
             let names = ["1K", "3K", "2K", "4K"]
             let child = try Child.start(

@@ -63,9 +63,7 @@ struct EngineTests {
     @Test("2. restart resumes from the partial file's actual length, even after a move")
     func persistenceUsesActualLength() async throws {
         let dir = makeTemporaryDirectory()
-        var serverConfiguration = RangeServer.Configuration()
-        serverConfiguration.root = fixturesRoot
-        try await withRangeServer(serverConfiguration) { server in
+        try await withRangeServer(fixturesServerConfiguration) { server in
             let url = server.baseURL + "/bytes/1M?seed=21&rate=\(paced(256))"
             let first = try DownloadEngine(stateDirectory: dir + "/out/.rangefetch", configuration: testConfiguration())
             let id = try await first.add(.init(url: url, destination: dir + "/out/f.bin"))
@@ -699,9 +697,7 @@ struct EngineTests {
         }
         // The same partial file resumed by an engine that does hash: the prefix is re-read, the digest is right.
         let dir = makeTemporaryDirectory()
-        var serverConfiguration = RangeServer.Configuration()
-        serverConfiguration.root = fixturesRoot
-        try await withRangeServer(serverConfiguration) { server in
+        try await withRangeServer(fixturesServerConfiguration) { server in
             let url = server.baseURL + "/bytes/1M?seed=113&rate=\(paced(256))"
             let first = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration)
             let id = try await first.add(.init(url: url, destination: dir + "/m.bin"))

@@ -489,9 +489,7 @@ struct SocketTransportTests {
 
     @Test("many requests leave no socket and no thread behind after shutdown")
     func noLeaks() async throws {
-        var configuration = RangeServer.Configuration()
-        configuration.root = fixturesRoot
-        try await withRangeServer(configuration) { server in
+        try await withRangeServer(fixturesServerConfiguration) { server in
             let client = transport()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<4 {

@@ -50,15 +50,20 @@ func fileSize(_ path: String) -> Int64? {
     (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
 }
 
+/// The rangeserver configuration of the engine tests: `/files/` served from the fixtures, every other default.
+var fixturesServerConfiguration: RangeServer.Configuration {
+    var configuration = RangeServer.Configuration()
+    configuration.root = fixturesRoot
+    return configuration
+}
+
 /// Runs `body` with an in-process rangeserver and an engine on a fresh state directory; both are shut down after.
 func withEngine<T>(
     _ configuration: DownloadConfiguration = testConfiguration(),
     directory: String? = nil,
     _ body: (RangeServer, DownloadEngine, String) async throws -> T
 ) async throws -> T {
-    var serverConfiguration = RangeServer.Configuration()
-    serverConfiguration.root = fixturesRoot
-    return try await withRangeServer(serverConfiguration) { server in
+    return try await withRangeServer(fixturesServerConfiguration) { server in
         let dir = directory ?? makeTemporaryDirectory()
         let engine = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration)
         do {

@@ -9,9 +9,7 @@ struct WriteFailureTests {
     @Test("past RLIMIT_FSIZE: exit 1 with EFBIG, partial kept; a rerun without the limit resumes from it")
     func fileSizeLimitKeepsPartialAndResumes() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: rangefetchPath), "missing \(rangefetchPath)")
-        var configuration = RangeServer.Configuration()
-        configuration.root = fixturesRoot
-        try await withRangeServer(configuration) { server in
+        try await withRangeServer(fixturesServerConfiguration) { server in
             let dir = makeTemporaryDirectory()
             let path = "/bytes/4M?seed=131"
             let digest = expectedSHA256(size: 4 << 20, seed: 131)
