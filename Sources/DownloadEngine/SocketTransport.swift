@@ -179,10 +179,26 @@ struct HTTPTarget: Hashable, Sendable {
         var end = index
         while end < bytes.count, bytes[end] != UInt8(ascii: "#") { end += 1 }
         let path = bytes[index..<end]
-        if path.first == UInt8(ascii: "/") {
-            requestTarget = String(decoding: path, as: UTF8.self)
-        } else {
-            requestTarget = "/" + String(decoding: path, as: UTF8.self)
+        requestTarget = Self.encodedTarget(path.first == UInt8(ascii: "/") ? path : [UInt8(ascii: "/")] + path)
+    }
+
+    /// The path and query as they may go on the request line: a byte RFC 3986 does not allow there (a space, a
+    /// control, a non-ASCII byte, `"<>\^`{|}`) is percent-encoded, as Foundation's `URL(string:)` does when it
+    /// accepts such a URL; existing `%XX` escapes and every other byte stay as they are.
+    static func encodedTarget(_ bytes: some Collection<UInt8>) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(bytes.count)
+        for byte in bytes {
+            switch byte {
+            case 0...0x20, 0x7F...0xFF, UInt8(ascii: "\""), UInt8(ascii: "<"), UInt8(ascii: ">"),
+                UInt8(ascii: "\\"), UInt8(ascii: "^"), UInt8(ascii: "`"), UInt8(ascii: "{"), UInt8(ascii: "|"),
+                UInt8(ascii: "}"):
+                encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            default:
+                encoded.append(byte)
+            }
         }
+        return String(decoding: encoded, as: UTF8.self)
     }
 }

@@ -521,6 +521,10 @@ struct SocketTransportTests {
         let six = HTTPTarget("http://[::1]:9/x")
         #expect(six?.host == "::1" && six?.port == 9 && six?.hostField == "[::1]:9")
         #expect(HTTPTarget("http://host?q")?.requestTarget == "/?q")
+        // What may not go on a request line as it is gets percent-encoded; existing escapes stay.
+        #expect(
+            HTTPTarget("http://h/a b/%20?x=\"é\"&y={1|2}")?.requestTarget == "/a%20b/%20?x=%22%C3%A9%22&y=%7B1%7C2%7D")
+        #expect(HTTPTarget("http://h/tab\there\u{7F}")?.requestTarget == "/tab%09here%7F")
         #expect(HTTPTarget("https://example.com/") == nil)
         #expect(HTTPTarget("http://host:99999/") == nil)
         #expect(HTTPTarget("http://:80/") == nil)
