@@ -142,6 +142,12 @@ struct RangeFetch: AsyncParsableCommand {
     /// ArgumentParser's work per positional value grows with the number of values already parsed: 500 URLs cost
     /// it about 5% of the CPU time of downloading 500 small files.
     static func main() async {
+        #if DEBUG
+        // The tests run debug builds: an option added without its spelling in the list fails every one of them.
+        precondition(
+            declaredOptionsTakingValues == optionsTakingValues,
+            "RangeFetch.optionsTakingValues is out of date: \(declaredOptionsTakingValues.sorted())")
+        #endif
         var arguments = Array(CommandLine.arguments.dropFirst())
         let setAside = setAsideURLs(&arguments)
         do {
@@ -163,10 +169,6 @@ struct RangeFetch: AsyncParsableCommand {
     /// Removes the URL arguments after the first from `arguments` and returns them in order; none when a value
     /// that is not a URL comes after one of them (the order of the positional values must stay the same).
     static func setAsideURLs(_ arguments: inout [String]) -> [String] {
-        let takesValue: Set<String> = [
-            "-o", "--output", "--state", "-j", "--concurrency", "--sha256", "--checksums", "--connect-timeout",
-            "--idle-timeout", "--deadline", "--retries",
-        ]
         var kept: [String] = []
         var aside: [String] = []
         var keptURL = false
@@ -174,7 +176,7 @@ struct RangeFetch: AsyncParsableCommand {
         var onlyPositional = false
         for argument in arguments {
             let positional = onlyPositional || (!isValue && !argument.hasPrefix("-"))
-            isValue = !onlyPositional && takesValue.contains(argument)
+            isValue = !onlyPositional && optionsTakingValues.contains(argument)
             if argument == "--" { onlyPositional = true }
             let lower = argument.prefix(8).lowercased()
             if positional, lower.hasPrefix("http://") || lower.hasPrefix("https://") {
@@ -189,6 +191,30 @@ struct RangeFetch: AsyncParsableCommand {
         arguments = kept
         return aside
     }
+
+    /// The spellings of the options that take a separate value, which ``setAsideURLs(_:)`` must step over.
+    static let optionsTakingValues: Set<String> = [
+        "-o", "--output", "--state", "-j", "--concurrency", "--sha256", "--checksums", "--connect-timeout",
+        "--idle-timeout", "--deadline", "--retries",
+    ]
+
+    #if DEBUG
+    /// The spellings of the declared options that take a value, from ArgumentParser's description of the command.
+    static var declaredOptionsTakingValues: Set<String> {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(_dumpHelp().utf8)),
+            let command = (object as? [String: Any])?["command"] as? [String: Any],
+            let arguments = command["arguments"] as? [[String: Any]]
+        else { return [] }
+        var spellings: Set<String> = []
+        for argument in arguments where argument["kind"] as? String == "option" {
+            for name in argument["names"] as? [[String: Any]] ?? [] {
+                guard let kind = name["kind"] as? String, let text = name["name"] as? String else { continue }
+                spellings.insert((kind == "short" ? "-" : "--") + text)
+            }
+        }
+        return spellings
+    }
+    #endif
 
     func run() async throws {
         var configuration = DownloadConfiguration()
