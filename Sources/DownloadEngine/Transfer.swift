@@ -36,13 +36,13 @@ final class ActivityClock: @unchecked Sendable {
     var bytes: Int64 { lock.withLock { length } }
 }
 
-/// SHA-256 of a body on a thread of its own, in order, while the event loop goes on reading and writing.
+/// SHA-256 of a body on a thread of its own, in order, while the transport's thread goes on reading and writing.
 ///
 /// Hashing costs about as much CPU per byte as receiving and writing together (a profile of a 1 GiB download put
-/// half of all samples in SHA-256); on the event loop it would halve the rate at which the connection is read. The
-/// parts are the transport's buffers, retained until hashed, never copied. At most `limit` bytes wait: past that,
-/// ``submit(_:)`` blocks its caller (the event loop) until the hasher catches up, which bounds memory and slows
-/// the connection to the hashing rate.
+/// half of all samples in SHA-256); on the transport's thread it would halve the rate at which the connection is
+/// read. The parts are the transport's buffers, retained until hashed, never copied. At most `limit` bytes wait:
+/// past that, ``submit(_:)`` blocks its caller (the transport's thread) until the hasher catches up, which bounds
+/// memory and slows the connection to the hashing rate.
 final class HashPipeline: @unchecked Sendable {
     private let queue = DispatchQueue(label: "rangefetch.sha256")
     private let condition = NSCondition()
@@ -85,7 +85,7 @@ final class HashPipeline: @unchecked Sendable {
 ///
 /// `pwrite` puts the bytes in the kernel's page cache, which outlives the process: once ``consume(_:)`` returned,
 /// a `kill -9` cannot take them back. Parts are written in place from the transport's buffer (no copy, no batching,
-/// at most ``DownloadConfiguration/writeBufferSize`` per call). The writer is used on the transport's event loop
+/// at most ``DownloadConfiguration/writeBufferSize`` per call). The writer is used on the transport's thread
 /// while the body drains and by the transfer before and after, never both at once (``TransportBody/drain(into:)``
 /// returns after the last call), which is why it is `@unchecked Sendable`.
 final class PartialFileWriter: BodySink, @unchecked Sendable {
@@ -229,7 +229,7 @@ final class Transfer: @unchecked Sendable {
     ///
     /// A task with no record file yet (a new task) is the exception: its record goes to the task log instead (one
     /// appended line, no inode), and its first record file is saved only when its partial file is about to hold
-    /// more than ``unrecordedLimit`` bytes (by the writer, on the event loop). A small file is written, verified
+    /// more than ``unrecordedLimit`` bytes (by the writer, on the transport's thread). A small file is written, verified
     /// and moved into place with no record file at all. Retries, pauses and failures save the record as usual.
     ///
     /// - Returns: The save the writer must make before crossing ``unrecordedLimit``, if one is still owed.
@@ -505,8 +505,6 @@ final class Transfer: @unchecked Sendable {
 
     // MARK: Files
 
-    /// Opens the partial file. A task without a record on disk has no bytes worth keeping (a partial file without a
-    /// record is an orphan), so it starts from an empty file without reading its length or rehashing anything.
     /// Opens the partial file, keeping its bytes when a record names their validators: a record file, or a line of
     /// the task log (the task was killed before its first record file). A new task's partial file starts empty
     /// without a `fstat` or a re-hash.
