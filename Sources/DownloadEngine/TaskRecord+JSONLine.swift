@@ -117,8 +117,8 @@ private func appendISO8601(_ date: Date, to out: inout [UInt8]) {
 }
 
 /// Appends `value` as a JSON string: quotes, backslashes and control characters escaped as `JSONEncoder` escapes
-/// them, `/` and non-ASCII characters as they are.
-private func appendJSONString(_ value: String, to out: inout [UInt8]) {
+/// them, `/` and non-ASCII characters as they are. Also `rangefetch --json`'s string encoder.
+package func appendJSONString(_ value: String, to out: inout [UInt8]) {
     out.append(UInt8(ascii: "\""))
     for byte in value.utf8 {
         switch byte {

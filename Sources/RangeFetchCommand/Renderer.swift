@@ -238,22 +238,10 @@ enum JSONValue: ExpressibleByStringLiteral {
         return out + "}"
     }
 
-    /// A JSON string literal: quotes, backslashes and control characters escaped.
+    /// A JSON string literal: quotes, backslashes and control characters escaped (the engine's task-log encoder).
     static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        var out: [UInt8] = []
+        appendJSONString(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -38,6 +38,8 @@ public final class RangeServer: Sendable {
         /// libmicrohttpd zeroes it before every request on a kept-alive connection, so a larger pool costs every
         /// request; raise it to test clients that send very large header fields (from 8 KiB to 16 MiB).
         public var connectionMemory = MicroHTTPDaemon.defaultConnectionMemory
+        /// The values ``connectionMemory`` may take.
+        public static let connectionMemoryRange = MicroHTTPDaemon.connectionMemoryRange
         /// How many journal entries are kept in memory; older ones are dropped and counted.
         public var journalLimit = 100_000
         /// When set, every journal entry is appended to this file as a JSON line.

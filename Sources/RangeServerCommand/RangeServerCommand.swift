@@ -60,7 +60,9 @@ struct RangeServerCommand: ParsableCommand {
             throw ValidationError("--journal-limit must be at least 1, got \(journalLimit)")
         }
         if let controlToken, controlToken.isEmpty { throw ValidationError("--control-token must not be empty") }
-        guard let bytes = ByteSize.parse(connectionMemory), bytes >= 8 << 10, bytes <= 16 << 20 else {
+        guard let bytes = ByteSize.parse(connectionMemory).flatMap(Int.init(exactly:)),
+            RangeServer.Configuration.connectionMemoryRange.contains(bytes)
+        else {
             throw ValidationError(
                 "--connection-memory must be a size from 8K to 16M (like 32K), got '\(connectionMemory)'")
         }
