@@ -272,6 +272,79 @@ struct ServerResourcesTests {
         }
     }
 
+    @Test(
+        "small file bodies on one keep-alive connection carry exactly the fields and bytes a fresh connection gets",
+        .timeLimit(.minutes(1)))
+    func smallBodiesOnOneConnection() async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let data = (0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
+        try Data(data).write(to: URL(fileURLWithPath: root + "/data.bin"))
+        let text = Array("seventy-nine bytes of text, the same length as one of the ranges asked below...".utf8)
+        try Data(text).write(to: URL(fileURLWithPath: root + "/note.txt"))
+        setModificationTime(root + "/data.bin", seconds: 1_700_000_000)
+
+        try await withRangeServer(Fixtures.configuration { $0.root = root }) { server in
+            // The daemon keeps each connection's last small-body response and changes only the fields that differ
+            // for the next one; every answer must still be what a response built afresh would be.
+            let connection = try RawHTTPConnection(port: server.port)
+            func check(
+                _ method: String, _ target: String, _ headers: [String: String], status: Int, body: [UInt8],
+                _ label: String
+            ) throws {
+                let before = Int(Date().timeIntervalSince1970)
+                try connection.request(method, target, headers: headers)
+                let kept = try connection.readResponse(isHead: method == "HEAD")
+                // Fresh, and kept alive too: `Connection: close` would add a field.
+                let other = try RawHTTPConnection(port: server.port)
+                try other.request(method, target, headers: headers)
+                let fresh = try other.readResponse(isHead: method == "HEAD")
+                let after = Int(Date().timeIntervalSince1970)
+                #expect(kept.status == status, "\(label)")
+                #expect(kept.body == body, "\(label)")
+                let keptFields = kept.headers.filter { $0.name.lowercased() != "date" }
+                let freshFields = fresh.headers.filter { $0.name.lowercased() != "date" }
+                #expect(
+                    keptFields.map { "\($0.name): \($0.value)" } == freshFields.map { "\($0.name): \($0.value)" },
+                    "\(label)")
+                #expect(kept.headers.filter { $0.name.lowercased() == "date" }.count == 1, "\(label)")
+                let date = try #require(WireCheck.seconds(fromHTTPDate: kept.header("date") ?? ""), "\(label)")
+                #expect(date >= before && date <= after, "\(label)")
+            }
+            try check(
+                "GET", "/files/data.bin", ["Range": "bytes=0-78"], status: 206, body: Array(data[0...78]), "first")
+            try check(
+                "GET", "/files/data.bin", ["Range": "bytes=100-178"], status: 206, body: Array(data[100...178]),
+                "same length, another range")
+            try check("GET", "/files/note.txt", [:], status: 200, body: text, "same length, another file, a 200")
+            // HEAD has no range handling (RFC 9110 §14.2): the headers of a full 200, and no body.
+            try check("HEAD", "/files/data.bin", ["Range": "bytes=0-78"], status: 200, body: [], "HEAD between")
+            let tag = try #require(try rawRequest(port: server.port, "GET", "/files/data.bin").header("etag"))
+            try check("GET", "/files/data.bin", ["If-None-Match": tag], status: 304, body: [], "304 between")
+            try check(
+                "GET", "/files/data.bin", ["Range": "bytes=8000-8078"], status: 206, body: Array(data[8000...8078]),
+                "after bodiless answers")
+            try check(
+                "GET", "/files/data.bin", ["Range": "bytes=0-4095"], status: 206, body: Array(data[0...4095]),
+                "a longer body")
+
+            // The same length again once the wall clock has passed a second: a new Date, the rest unchanged.
+            let wait = Double(Int(Date().timeIntervalSince1970) + 1) - Date().timeIntervalSince1970
+            try await Task.sleep(for: .milliseconds(max(0, Int(wait * 1000)) + 50))
+            try check(
+                "GET", "/files/data.bin", ["Range": "bytes=10-4105"], status: 206, body: Array(data[10...4105]),
+                "a new second")
+
+            // Rewritten in place with the same size: a new ETag and Last-Modified on the next response.
+            let rewritten = data.map { $0 ^ 0xFF }
+            try Data(rewritten).write(to: URL(fileURLWithPath: root + "/data.bin"))
+            setModificationTime(root + "/data.bin", seconds: 1_700_000_500)
+            try check(
+                "GET", "/files/data.bin", ["Range": "bytes=10-4105"], status: 206, body: Array(rewritten[10...4105]),
+                "the file rewritten")
+        }
+    }
+
     // MARK: - Digests
 
     @Test("Want-Repr-Digest: sha-256=1 gives Repr-Digest of the whole file, on 200 and 206")

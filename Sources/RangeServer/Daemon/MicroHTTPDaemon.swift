@@ -234,17 +234,41 @@ private let connectionNotify:
     }
 
 /// What stays the same for every request on one connection, worked out once when it opens (the peer's
-/// address used to be formatted, `inet_ntop` and a new string, for every request), and the buffer small file
-/// bodies are read into.
+/// address used to be formatted, `inet_ntop` and a new string, for every request), the buffer small file
+/// bodies are read into, and the response last built on that buffer.
 ///
 /// `@unchecked Sendable`: libmicrohttpd runs one connection's callbacks on one thread at a time, and only
-/// those touch the buffer.
+/// those touch the buffer and the kept response.
 private final class ConnectionState: @unchecked Sendable {
     let id: Int
     let peerAddress: String
     let peerPort: Int
     private var buffer: UnsafeMutableRawPointer?
     private var bufferCapacity = 0
+    /// The response last built on `buffer`, kept for the connection's next small file body (see
+    /// `smallFileResponse`).
+    private var kept: KeptResponse?
+
+    /// A libmicrohttpd response this connection holds a reference to, and what it was built with. A class, so an
+    /// update changes it in place instead of copying it out of the optional and back.
+    private final class KeptResponse {
+        let response: OpaquePointer
+        /// The body length: the response sends this many bytes of `buffer`.
+        let length: Int
+        /// The header fields added, in order, after `Date`.
+        var headers: [(name: String, value: String)]
+        /// The second the `Date` value spells, and the value, NUL-terminated (the thread's `ResponseDate` buffer
+        /// is rewritten when the second changes, and removing a field takes its value).
+        var dateSecond: Int64
+        var dateText: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+
+        init(response: OpaquePointer, length: Int, headers: [(name: String, value: String)], dateSecond: Int64) {
+            self.response = response
+            self.length = length
+            self.headers = headers
+            self.dateSecond = dateSecond
+        }
+    }
 
     init(id: Int, peerAddress: String, peerPort: Int) {
         self.id = id
@@ -252,17 +276,119 @@ private final class ConnectionState: @unchecked Sendable {
         self.peerPort = peerPort
     }
 
-    deinit { free(buffer) }
+    deinit {
+        // The connection is closed, so libmicrohttpd has let go of the response; this is the last reference,
+        // and the buffer it points into can go after it.
+        if let kept { MHD_destroy_response(kept.response) }
+        free(buffer)
+    }
 
     /// The connection's body buffer, grown to at least `capacity` bytes (at most `smallBodyLimit`).
-    func bodyBuffer(capacity: Int) -> UnsafeMutableRawPointer {
+    private func bodyBuffer(capacity: Int) -> UnsafeMutableRawPointer {
         if let buffer, bufferCapacity >= capacity { return buffer }
+        // The kept response points into the old buffer.
+        dropKeptResponse()
         free(buffer)
         // Rounded up to a page so a connection reading ranges of varying size grows it only a few times.
         bufferCapacity = (capacity + 4095) & ~4095
         let grown = malloc(bufferCapacity)!
         buffer = grown
         return grown
+    }
+
+    private func dropKeptResponse() {
+        if let kept { MHD_destroy_response(kept.response) }
+        kept = nil
+    }
+
+    /// A response carrying `length` bytes of `file` from `offset`, with `Date` and `headers`, or nil when the bytes
+    /// cannot be read or libmicrohttpd refuses the response.
+    ///
+    /// The bytes go into the connection's own body buffer, which libmicrohttpd sends without copying or freeing
+    /// (`RESPMEM_PERSISTENT`): a connection has one response at a time, and it is sent before the next request on
+    /// the connection is read, so the buffer is free again by the time it is reused. That saves a `malloc` and a
+    /// `free` of the body per request.
+    ///
+    /// The response itself is kept for the next request on the connection: libmicrohttpd counts references to
+    /// responses and lets go of its own once the exchange ends, so by the next request only the connection
+    /// holds it. When the next body has the same length, only the fields from the first one that differs on
+    /// (for a range of a file, `Content-Range`, the last) are removed and added again; `Date` comes first, so it
+    /// and everything after it are replaced only when the second changes. Building a response costs an allocation
+    /// and a lock, and each field added (about 900 instructions) an allocation for the field and copies of its
+    /// name and value, and removing one about 500: re-adding six unchanged fields and recreating the response was
+    /// most of what libmicrohttpd cost a small range request in our code.
+    func smallFileResponse(
+        file: OpenFile, offset: UInt64, length: Int, headers: [(name: String, value: String)]
+    )
+        -> OpaquePointer?
+    {
+        let buffer = bodyBuffer(capacity: length)
+        guard file.read(offset: offset, into: UnsafeMutableRawBufferPointer(start: buffer, count: length)) else {
+            return nil
+        }
+        let date = ResponseDate.now()
+        if kept?.length == length, let response = updateKeptResponse(headers: headers, date: date) {
+            return response
+        }
+        dropKeptResponse()
+        guard let response = MHD_create_response_from_buffer(length, buffer, .RESPMEM_PERSISTENT) else { return nil }
+        guard MHD_add_response_header(response, dateFieldName.cString, date.text) == .YES,
+            withCStrings(headers[...], { MHD_add_response_header(response, $0, $1) == .YES })
+        else {
+            MHD_destroy_response(response)
+            return nil
+        }
+        let entry = KeptResponse(response: response, length: length, headers: headers, dateSecond: date.second)
+        copyDate(date.text, into: &entry.dateText)
+        kept = entry
+        return response
+    }
+
+    /// Brings the kept response's fields up to `headers` and `date`; nil when libmicrohttpd refused a change (the
+    /// caller then builds a new response).
+    private func updateKeptResponse(
+        headers: [(name: String, value: String)], date: (second: Int64, text: UnsafePointer<CChar>)
+    ) -> OpaquePointer? {
+        guard let entry = kept else { return nil }
+        let old = entry.headers
+        var first = 0
+        let common = min(old.count, headers.count)
+        while first < common && old[first].name == headers[first].name && old[first].value == headers[first].value {
+            first += 1
+        }
+        let dateChanged = entry.dateSecond != date.second
+        if first == old.count && first == headers.count && !dateChanged { return entry.response }
+        let response = entry.response
+        if dateChanged {
+            // `Date` was added first: it and every field after it come off and go back on in order, so the order on
+            // the wire stays what building afresh gives.
+            let removed = withUnsafeBytes(of: &entry.dateText) { bytes in
+                MHD_del_response_header(
+                    response, dateFieldName.cString, bytes.baseAddress!.assumingMemoryBound(to: CChar.self)) == .YES
+            }
+            guard removed else { return nil }
+            first = 0
+        }
+        guard withCStrings(old[first...], { MHD_del_response_header(response, $0, $1) == .YES }),
+            !dateChanged || MHD_add_response_header(response, dateFieldName.cString, date.text) == .YES,
+            withCStrings(headers[first...], { MHD_add_response_header(response, $0, $1) == .YES })
+        else {
+            return nil
+        }
+        entry.headers = headers
+        entry.dateSecond = date.second
+        copyDate(date.text, into: &entry.dateText)
+        return response
+    }
+
+    private func copyDate(
+        _ text: UnsafePointer<CChar>, into storage: inout (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+    ) {
+        withUnsafeMutableBytes(of: &storage) { bytes in
+            let length = min(strlen(text), bytes.count - 1)
+            bytes.copyMemory(from: UnsafeRawBufferPointer(start: text, count: length))
+            bytes[length] = 0
+        }
     }
 
     /// The state libmicrohttpd keeps for `connection`, or nil (a connection that started before the
@@ -459,28 +585,54 @@ private func peer(_ connection: OpaquePointer) -> (address: String, port: Int) {
 /// Queues the response to the plan in `context`.
 private func queue(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon) -> MHD_Result {
     context.phase = .queued
+    let status = UInt32(context.plan!.status)
+    if case .content(.file(let file), let offset, let length) = context.plan!.body, length > 0,
+        length <= smallBodyLimit, context.plan!.delivery.isPlain, context.request?.method != "HEAD",
+        let state = ConnectionState.of(connection)
+    {
+        // The connection keeps this response for its next request; libmicrohttpd holds its own reference meanwhile.
+        guard
+            let response = state.smallFileResponse(
+                file: file, offset: offset, length: Int(length), headers: context.plan!.headers)
+        else { return .NO }
+        return MHD_queue_response(connection, status, response)
+    }
     guard let response = makeResponse(context: context, connection: connection, daemon: daemon) else {
         return .NO
     }
     defer { MHD_destroy_response(response) }
-    addHeaders(context.plan!.headers, to: response)
-    // Ours, formatted once a second, so libmicrohttpd adds none of its own (see `ResponseDate`).
-    _ = MHD_add_response_header(
-        response, UnsafeRawPointer(dateFieldName.utf8Start).assumingMemoryBound(to: CChar.self), ResponseDate.current())
-    return MHD_queue_response(connection, UInt32(context.plan!.status), response)
+    // Ours, formatted once a second, so libmicrohttpd adds none of its own (see `ResponseDate`); first, as on a
+    // kept response.
+    _ = MHD_add_response_header(response, dateFieldName.cString, ResponseDate.current())
+    _ = withCStrings(context.plan!.headers[...]) { name, value in
+        _ = MHD_add_response_header(response, name, value)
+        return true
+    }
+    return MHD_queue_response(connection, status, response)
 }
 
 /// `Date`, NUL-terminated in the binary: a `String` argument would be copied to the heap for the call.
 private let dateFieldName: StaticString = "Date"
 
-/// Adds the header fields to `response`, each name and value copied NUL-terminated into one stack buffer.
+extension StaticString {
+    /// The literal's bytes as a C string; the literal is NUL-terminated in the binary.
+    fileprivate var cString: UnsafePointer<CChar> {
+        UnsafeRawPointer(utf8Start).assumingMemoryBound(to: CChar.self)
+    }
+}
+
+/// Calls `body` with each field's name and value as NUL-terminated copies in one stack buffer, in order, until it
+/// returns false; returns whether every call returned true.
 ///
 /// Passing a `String` where C wants a `char *` allocates a C copy of every small (up to 15 bytes) string, and
 /// most names and values here are small: that was ten allocations per response.
-private func addHeaders(_ headers: [(name: String, value: String)], to response: OpaquePointer) {
+private func withCStrings(
+    _ headers: ArraySlice<(name: String, value: String)>,
+    _ body: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Bool
+) -> Bool {
     var size = 0
     for header in headers { size += header.name.utf8.count + header.value.utf8.count + 2 }
-    withUnsafeTemporaryAllocation(of: CChar.self, capacity: size) { buffer in
+    return withUnsafeTemporaryAllocation(of: CChar.self, capacity: size) { buffer in
         var offset = 0
         func copy(_ text: String) -> UnsafePointer<CChar> {
             let start = buffer.baseAddress! + offset
@@ -505,8 +657,9 @@ private func addHeaders(_ headers: [(name: String, value: String)], to response:
         for header in headers {
             let name = copy(header.name)
             let value = copy(header.value)
-            _ = MHD_add_response_header(response, name, value)
+            guard body(name, value) else { return false }
         }
+        return true
     }
 }
 
@@ -523,10 +676,8 @@ private func makeResponse(context: RequestContext, connection: OpaquePointer, da
                 buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
         }
     case .content(.file(let file), let offset, let length) where delivery.isPlain && !isHead:
-        if length <= smallBodyLimit {
-            return bufferedResponse(file, offset: offset, length: length, connection: connection)
-        }
-        // libmicrohttpd owns and closes the duplicate and sends it with sendfile. Sharing the description
+        if length == 0 { return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT) }
+        // Small bodies do not get here: `queue` reads them into the connection's buffer. libmicrohttpd owns and closes the duplicate and sends it with sendfile. Sharing the description
         // is safe: libmicrohttpd passes explicit offsets to sendfile and pread and never moves the file offset.
         let fd = fcntl(file.descriptor, F_DUPFD_CLOEXEC, 0)
         guard fd >= 0 else { return nil }
@@ -571,26 +722,6 @@ extension MicroHTTPDaemon {
 /// header and body in one write, where sendfile costs a duplicate descriptor and separate header and body
 /// writes.
 private let smallBodyLimit: UInt64 = 64 * 1024
-
-/// A response holding `length` bytes of `file` from `offset`, or nil when they cannot be read.
-///
-/// The bytes go into the connection's own body buffer, which libmicrohttpd sends without copying or freeing
-/// (`RESPMEM_PERSISTENT`): a connection has one response at a time, and it is sent before the next request on
-/// the connection is read, so the buffer is free again by the time it is reused. That saves a `malloc` and a
-/// `free` of the body per request.
-private func bufferedResponse(
-    _ file: OpenFile, offset: UInt64, length: UInt64, connection: OpaquePointer
-)
-    -> OpaquePointer?
-{
-    guard length > 0 else { return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT) }
-    guard let state = ConnectionState.of(connection) else { return nil }
-    let buffer = state.bodyBuffer(capacity: Int(length))
-    guard file.read(offset: offset, into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(length))) else {
-        return nil
-    }
-    return MHD_create_response_from_buffer(Int(length), buffer, .RESPMEM_PERSISTENT)
-}
 
 private let readBody: @convention(c) (UnsafeMutableRawPointer?, UInt64, UnsafeMutablePointer<CChar>?, Int) -> Int = {
     pointer, position, buffer, capacity in

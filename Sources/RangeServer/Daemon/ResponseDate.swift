@@ -17,9 +17,16 @@ enum ResponseDate {
     /// The pointer belongs to the calling thread and stays valid until that thread's next call in a later second,
     /// so it must be used (libmicrohttpd copies header values) before the thread asks again.
     static func current() -> UnsafePointer<CChar> {
+        now().text
+    }
+
+    /// The value for now, as `current()` gives it, and the second it spells (seconds since 1970), so a caller that
+    /// keeps a response can tell whether its `Date` is still current.
+    static func now() -> (second: Int64, text: UnsafePointer<CChar>) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        return cache.value(forSecond: Int64(now.tv_sec))
+        let second = Int64(now.tv_sec)
+        return (second, cache.value(forSecond: second))
     }
 
     /// Formats `seconds` into `buffer` as an IMF-fixdate, NUL-terminated.
