@@ -503,9 +503,9 @@ private func handleAccess(
         }
         let state = ConnectionState.of(connection)
         let request = IncomingRequest(
-            method: commonToken(method, default: "GET", among: "GET", "HEAD"),
+            method: methodToken(method),
             target: context.target,
-            httpVersion: commonToken(version, default: "HTTP/1.1", among: "HTTP/1.1", "HTTP/1.0"),
+            httpVersion: versionToken(version),
             headers: headers,
             peerAddress: state?.peerAddress ?? "unknown",
             peerPort: state?.peerPort ?? 0,
@@ -537,20 +537,31 @@ private func handleAccess(
     }
 }
 
-/// `token` as a string: `first` or `second` when it spells one of them (a literal: no copy, no UTF-8 check),
-/// otherwise a copy of it; `fallback` when it is NULL.
-private func commonToken(
-    _ token: UnsafePointer<CChar>?, default fallback: String, among first: StaticString, _ second: StaticString
-) -> String {
-    guard let token else { return fallback }
-    func spells(_ literal: StaticString) -> Bool {
-        let count = literal.utf8CodeUnitCount
-        for index in 0..<count where UInt8(bitPattern: token[index]) != literal.utf8Start[index] { return false }
-        return token[count] == 0
-    }
-    if spells(first) { return first.description }
-    if spells(second) { return second.description }
+/// The request method as a string: a literal for the methods nearly every request uses (no copy, no UTF-8
+/// check), otherwise a copy; `GET` when libmicrohttpd passed none.
+private func methodToken(_ token: UnsafePointer<CChar>?) -> String {
+    guard let token else { return "GET" }
+    if token.spells("GET") { return "GET" }
+    if token.spells("HEAD") { return "HEAD" }
     return String(cString: token)
+}
+
+/// The HTTP version as a string, the same way as `methodToken`; `HTTP/1.1` when libmicrohttpd passed none.
+private func versionToken(_ token: UnsafePointer<CChar>?) -> String {
+    guard let token else { return "HTTP/1.1" }
+    if token.spells("HTTP/1.1") { return "HTTP/1.1" }
+    if token.spells("HTTP/1.0") { return "HTTP/1.0" }
+    return String(cString: token)
+}
+
+extension UnsafePointer<CChar> {
+    /// Whether this C string is exactly `literal`. The `String` results above are literals of their own: turning a
+    /// `StaticString` into a `String` went through the runtime for every request.
+    fileprivate func spells(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        for index in 0..<count where UInt8(bitPattern: self[index]) != literal.utf8Start[index] { return false }
+        return self[count] == 0
+    }
 }
 
 /// Waits out a `delay` fault, or queues the response at once.
