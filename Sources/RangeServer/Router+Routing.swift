@@ -1,12 +1,20 @@
 /// The routes of the server, each named by the first segment of the path.
 enum Route {
+    /// `GET /`: the index page.
     case index
+    /// `GET /healthz`.
     case healthz
+    /// `/bytes/{size}`: generated content.
     case bytes
+    /// `/files/{path}`: files below the root.
     case files
+    /// `/redirect/{n}/{target}`.
     case redirect
+    /// `/redirect-loop`.
     case redirectLoop
+    /// `/scenario/{name}/{run}[/{route}]`.
     case scenario
+    /// `/_control/...`, with any method and any number of segments.
     case control
 
     /// The route serving `path` (which starts with `/`), or nil when no route has its first segment and number
@@ -27,6 +35,7 @@ enum Route {
         self = found
     }
 
+    /// The route for the bytes of a path that starts with `/`.
     private static func route(bytes path: UnsafeBufferPointer<UInt8>) -> Route? {
         var firstEnd = path.count
         var segments = 1
@@ -58,16 +67,20 @@ enum Route {
 struct ResourcePath: Sendable {
     /// Generated content or a file below the root.
     enum Kind: Sendable {
+        /// `/bytes/{size}`.
         case bytes
+        /// `/files/{path}`, or a scenario resource elsewhere.
         case files
     }
 
     /// The whole path, still encoded, for messages.
     let path: Substring
+    /// What the path names.
     let kind: Kind
     /// The size text of `/bytes/{size}`, or the still-encoded file path of `/files/{path}`.
     let rest: Substring
 
+    /// The parts as given.
     private init(path: Substring, kind: Kind, rest: Substring) {
         self.path = path
         self.kind = kind

@@ -80,16 +80,16 @@ final class Router: Sendable {
         _ request: IncomingRequest, resource: ResourcePath, query: Substring, base: FaultPlan = FaultPlan(),
         versionOverride: UInt64? = nil, scenario: ScenarioContext? = nil
     ) -> ResponsePlan {
-        let faults: FaultPlan
+        let effective: FaultPlan
         let passthrough: [(key: String, value: String)]
         if query.isEmpty {
             // Most requests carry no query: skip the parse and its allocations, and the merge (no faults over
             // `base` are `base`).
-            (faults, passthrough) = (base, [])
+            (effective, passthrough) = (base, [])
         } else {
             do {
                 let parsed = try FaultPlan.parse(query: QueryString.parse(String(query)))
-                (faults, passthrough) = (parsed.plan.merged(over: base), parsed.passthrough)
+                (effective, passthrough) = (parsed.plan.merged(over: base), parsed.passthrough)
             } catch {
                 return .text(400, "bad request: \(error)")
             }
@@ -115,7 +115,7 @@ final class Router: Sendable {
             }
             return pending
         }
-        var plan = respond(request, fields: fields, with: representation.applying(faults), faults: faults)
+        var plan = respond(request, fields: fields, with: representation.applying(effective), faults: effective)
         // Assigned only when there is one: overwriting the empty field costs an outlined destroy of it.
         if let scenario { plan.scenario = scenario }
         return plan

@@ -61,10 +61,12 @@ struct RangeSpecs: Hashable, Sendable {
         self = specs
     }
 
+    /// One spec so far.
     private init(first: ByteRangeSpec) {
         self.first = first
     }
 
+    /// The specs of a field value's bytes, or nil when it is malformed or lists none.
     private static func parse(bytes: UnsafeBufferPointer<UInt8>) -> RangeSpecs? {
         var scanner = RangeScanner(bytes: bytes)
         scanner.trimOptionalWhitespace()
