@@ -41,7 +41,7 @@ extension Router {
         let path = question.map { resource[..<$0] } ?? resource[...]
         let query = question.map { resource[resource.index(after: $0)...] } ?? ""
         return serveResource(
-            request, path: path, query: query, base: requestFaults.merged(over: step.faults),
+            request, resource: ResourcePath(path), query: query, base: requestFaults.merged(over: step.faults),
             versionOverride: version > 0 ? UInt64(version) : nil, scenario: context
         )
     }

@@ -38,115 +38,98 @@ final class Router: Sendable {
 
     /// The plan for one request.
     func plan(for request: IncomingRequest) -> ResponsePlan {
-        let path = request.rawPath
+        let (path, query) = request.pathAndQuery
         guard path.utf8.first == UInt8(ascii: "/") else {
             return .text(404, "not found: \(request.target)")
         }
-        // The first segment and the segment count are all routing needs; the segments themselves are split
-        // out only for the routes that read them, so a `/files` or `/bytes` request allocates no array.
-        let (firstLength, segmentCount) = segmentShape(path)
-        let afterSlash = path.utf8.index(after: path.utf8.startIndex)
-        let first = path[afterSlash..<path.utf8.index(afterSlash, offsetBy: firstLength)]
+        guard let route = Route(path: path) else {
+            return .text(404, "not found: \(path)")
+        }
+        // The segments are split out only for the routes that read them, so a `/files` or `/bytes` request
+        // allocates no array.
         var laterSegments: [Substring] {
             Array(path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2))
         }
-        switch first {
-        case "" where segmentCount == 1:
-            return methodAllowed(request) ?? indexPage(for: request)
-        case "healthz" where segmentCount == 1:
-            return methodAllowed(request) ?? .text(200, "ok")
-        case "bytes" where segmentCount == 2:
-            return methodAllowed(request) ?? serveResource(request, path: path, query: request.rawQuery)
-        case "files" where segmentCount >= 2:
-            return methodAllowed(request) ?? serveResource(request, path: path, query: request.rawQuery)
-        case "redirect" where segmentCount >= 3:
-            return methodAllowed(request) ?? redirectChain(request, segments: laterSegments)
-        case "redirect-loop" where segmentCount == 1:
-            return methodAllowed(request) ?? redirectLoop(request)
-        case "scenario" where segmentCount == 3 || segmentCount == 4:
-            return methodAllowed(request) ?? serveScenario(request, segments: laterSegments)
-        case "_control":
+        if route != .control && request.method != "GET" && request.method != "HEAD" {
+            return .text(405, "method \(request.method) not allowed", headers: [("Allow", "GET, HEAD")])
+        }
+        switch route {
+        case .index:
+            return indexPage(for: request)
+        case .healthz:
+            return .text(200, "ok")
+        case .bytes:
+            return serveResource(request, resource: ResourcePath(path, kind: .bytes), query: query)
+        case .files:
+            return serveResource(request, resource: ResourcePath(path, kind: .files), query: query)
+        case .redirect:
+            return redirectChain(request, segments: laterSegments)
+        case .redirectLoop:
+            return redirectLoop(request)
+        case .scenario:
+            return serveScenario(request, segments: laterSegments)
+        case .control:
             return control(request, segments: laterSegments)
-        default:
-            return .text(404, "not found: \(request.rawPath)")
         }
-    }
-
-    /// The byte length of the first segment of `path` (which starts with `/`) and the number of segments, in one
-    /// loop over the bytes: the generic collection walks of the UTF-8 view cost far more per byte.
-    private func segmentShape(_ path: Substring) -> (firstLength: Int, segments: Int) {
-        func shape(_ bytes: some Collection<UInt8>) -> (firstLength: Int, segments: Int) {
-            var firstLength: Int?
-            var segments = 1
-            var offset = 0
-            for byte in bytes.dropFirst() {
-                if byte == UInt8(ascii: "/") {
-                    if firstLength == nil { firstLength = offset }
-                    segments += 1
-                }
-                offset += 1
-            }
-            return (firstLength ?? offset, segments)
-        }
-        return path.utf8.withContiguousStorageIfAvailable { shape($0) } ?? shape(path.utf8)
-    }
-
-    private func methodAllowed(_ request: IncomingRequest) -> ResponsePlan? {
-        if request.method == "GET" || request.method == "HEAD" { return nil }
-        return .text(405, "method \(request.method) not allowed", headers: [("Allow", "GET, HEAD")])
     }
 
     // MARK: - Resources
 
     /// Serves `/bytes/...` or `/files/...` with the faults in `query` layered over `base`.
     func serveResource(
-        _ request: IncomingRequest, path: Substring, query: Substring, base: FaultPlan = FaultPlan(),
+        _ request: IncomingRequest, resource: ResourcePath, query: Substring, base: FaultPlan = FaultPlan(),
         versionOverride: UInt64? = nil, scenario: ScenarioContext? = nil
     ) -> ResponsePlan {
-        let faults: FaultPlan
+        let effective: FaultPlan
         let passthrough: [(key: String, value: String)]
         if query.isEmpty {
-            // Most requests carry no query: skip the parse and its allocations.
-            (faults, passthrough) = (FaultPlan(), [])
+            // Most requests carry no query: skip the parse and its allocations, and the merge (no faults over
+            // `base` are `base`).
+            (effective, passthrough) = (base, [])
         } else {
             do {
-                (faults, passthrough) = try FaultPlan.parse(query: QueryString.parse(String(query)))
+                let parsed = try FaultPlan.parse(query: QueryString.parse(String(query)))
+                (effective, passthrough) = (parsed.plan.merged(over: base), parsed.passthrough)
             } catch {
                 return .text(400, "bad request: \(error)")
             }
         }
-        let effective = faults.merged(over: base)
-        var plan: ResponsePlan
-        switch resolve(path: path, passthrough: passthrough, versionOverride: versionOverride) {
-        case .failure(let failure):
-            plan = failure.plan
-        case .success(let representation):
-            if needsDigest(request, representation) {
-                // Hash once, off the pool thread, then answer as if the digest had been cached all along.
-                var pending = ResponsePlan(status: 500)
-                pending.preparation = { [self] in
-                    cacheDigest(representation)
-                    return serveResource(
-                        request, path: path, query: query, base: base, versionOverride: versionOverride,
-                        scenario: scenario
-                    )
-                }
-                return pending
-            }
-            plan = respond(request, with: representation.applying(effective), faults: effective)
+        let representation: Representation
+        do {
+            representation = try resolve(resource, passthrough: passthrough, versionOverride: versionOverride)
+        } catch {
+            var plan = error.plan
+            plan.scenario = scenario
+            return plan
         }
-        plan.scenario = scenario
+        let fields = request.conditionalFields
+        if needsDigest(fields.wantReprDigest, representation) {
+            // Hash once, off the pool thread, then answer as if the digest had been cached all along.
+            var pending = ResponsePlan(status: 500)
+            pending.preparation = { [self] in
+                cacheDigest(representation)
+                return serveResource(
+                    request, resource: resource, query: query, base: base, versionOverride: versionOverride,
+                    scenario: scenario
+                )
+            }
+            return pending
+        }
+        var plan = respond(request, fields: fields, with: representation.applying(effective), faults: effective)
+        // Assigned only when there is one: overwriting the empty field costs an outlined destroy of it.
+        if let scenario { plan.scenario = scenario }
         return plan
     }
 
+    /// The representation `resource` names, or the error response when it names none.
     private func resolve(
-        path: Substring, passthrough: [(key: String, value: String)], versionOverride: UInt64?
-    ) -> Result<Representation, ResponsePlanFailure> {
-        if path.hasUTF8Prefix("/bytes/") {
-            let sizeText = path.dropFirst("/bytes/".count)
+        _ resource: ResourcePath, passthrough: [(key: String, value: String)], versionOverride: UInt64?
+    ) throws(ResponsePlanFailure) -> Representation {
+        let path = resource.path
+        if resource.kind == .bytes {
+            let sizeText = resource.rest
             guard let size = ByteSize.parse(String(sizeText)) else {
-                return .failure(
-                    .init(.text(400, "bad request: size '\(sizeText)' is not a byte count such as 1024, 64K or 1G")))
+                throw .init(.text(400, "bad request: size '\(sizeText)' is not a byte count such as 1024, 64K or 1G"))
             }
             var seed: UInt64 = 0
             var version: UInt64 = 1
@@ -154,55 +137,57 @@ final class Router: Sendable {
                 switch key {
                 case "seed":
                     guard let parsed = UInt64(value) else {
-                        return .failure(.init(.text(400, "bad request: seed '\(value)' is not a non-negative integer")))
+                        throw .init(.text(400, "bad request: seed '\(value)' is not a non-negative integer"))
                     }
                     seed = parsed
                 case "version":
                     guard let parsed = UInt64(value), parsed >= 1 else {
-                        return .failure(.init(.text(400, "bad request: version '\(value)' is not a positive integer")))
+                        throw .init(.text(400, "bad request: version '\(value)' is not a positive integer"))
                     }
                     version = parsed
                 default:
-                    return .failure(.init(.text(400, "bad request: unknown parameter '\(key)' for /bytes")))
+                    throw .init(.text(400, "bad request: unknown parameter '\(key)' for /bytes"))
                 }
             }
-            return .success(.generated(length: size, seed: seed, version: versionOverride ?? version))
+            return .generated(length: size, seed: seed, version: versionOverride ?? version)
         }
         if let key = passthrough.first?.key {
-            return .failure(.init(.text(400, "bad request: unknown parameter '\(key)' for /files")))
+            throw .init(.text(400, "bad request: unknown parameter '\(key)' for /files"))
         }
-        // Dropped as bytes when the prefix is there (dropping Characters walks grapheme boundaries); a scenario
-        // resource elsewhere keeps the old reading.
-        let encoded =
-            path.hasUTF8Prefix("/files/")
-            ? path[path.utf8.index(path.utf8.startIndex, offsetBy: 7)...] : path.dropFirst("/files/".count)
+        let encoded = resource.rest
         let key = String(encoded)
-        if let cached = files.representation(forKey: key, root: rootDescriptor) { return .success(cached) }
+        if let cached = files.representation(forKey: key, root: rootDescriptor) { return cached }
         guard let components = SafePath.components(encoded) else {
-            return .failure(.init(.text(404, "not found: \(path)")))
+            throw .init(.text(404, "not found: \(path)"))
         }
         let relativePath = components.joined(separator: "/")
         let lexicalPath = rootPath + "/" + relativePath
         guard let real = realPath(lexicalPath) else {
-            return .failure(.init(.text(404, "not found: \(path)")))
+            throw .init(.text(404, "not found: \(path)"))
         }
         // Symlinks are followed only while they stay under the root. Bytes, not Characters: String.hasPrefix
         // treats canonically equivalent names (precomposed and decomposed "é") as equal, the file system does not.
         guard real.utf8.starts(with: (rootPath + "/").utf8),
             let file = OpenFile.opening(realPath: real, rootPath: rootPath, rootDescriptor: rootDescriptor)
         else {
-            return .failure(.init(.text(404, "not found: \(path)")))
+            throw .init(.text(404, "not found: \(path)"))
         }
         let representation = Representation.file(file)
         files.store(representation, file: file, lexicalPath: lexicalPath, relativePath: relativePath, forKey: key)
-        return .success(representation)
+        return representation
     }
 
     /// Applies the RFC 9110 decision and the faults to a representation.
-    func respond(_ request: IncomingRequest, with representation: Representation, faults: FaultPlan) -> ResponsePlan {
+    ///
+    /// - Parameters:
+    ///   - fields: `request.conditionalFields`, read once by the caller, which needs the digest field too.
+    func respond(
+        _ request: IncomingRequest, fields: (conditional: ConditionalRequest, wantReprDigest: String?),
+        with representation: Representation, faults: FaultPlan
+    ) -> ResponsePlan {
         // Most requests carry no fault: skip listing the sixteen keys' canonical values.
         let hasFaults = !faults.isEmpty
-        var faultNames = hasFaults ? faults.appliedNames : []
+        let faultNames = hasFaults ? faults.appliedNames : []
         if let status = faults.status {
             var headers: [(name: String, value: String)] = []
             if let retryAfter = faults.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
@@ -211,7 +196,6 @@ final class Router: Sendable {
             plan.delivery.delay = faults.delay
             return plan
         }
-        let fields = request.conditionalFields
         let options = DecisionOptions(
             maxRanges: configuration.maxRanges, ignoreRange: faults.ignoreRange, ignoreIfRange: faults.ignoreIfRange
         )
@@ -223,7 +207,7 @@ final class Router: Sendable {
         if let date = representation.lastModifiedHeader { headers.append(("Last-Modified", date)) }
 
         var plan: ResponsePlan
-        switch RequestDecision.decide(fields.conditional, representation: representation.metadata, options: options) {
+        switch RequestDecision.outcome(fields.conditional, representation: representation.metadata, options: options) {
         case .notModified:
             plan = ResponsePlan(status: 304, headers: headers)
         case .preconditionFailed:
@@ -238,8 +222,7 @@ final class Router: Sendable {
             plan = ResponsePlan(
                 status: 200, headers: headers,
                 body: .content(representation.source, offset: 0, length: representation.length))
-        case .partial(let ranges) where ranges.count == 1:
-            var range = ranges[0]
+        case .singleRange(var range):
             if let misalign = faults.misalignRange {
                 range = (range.lowerBound - min(misalign, range.lowerBound))...range.upperBound
             }
@@ -250,7 +233,7 @@ final class Router: Sendable {
             plan = ResponsePlan(
                 status: 206, headers: headers,
                 body: .content(representation.source, offset: range.lowerBound, length: length))
-        case .partial(let ranges):
+        case .multipleRanges(let ranges):
             let multipart = MultipartByteranges(
                 ranges: ranges, completeLength: representation.length, contentType: representation.contentType,
                 boundary: MultipartByteranges.makeBoundary(
@@ -260,18 +243,23 @@ final class Router: Sendable {
             if let digest = digestHeader(fields.wantReprDigest, representation) { headers.append(digest) }
             plan = ResponsePlan(status: 206, headers: headers, body: .multipart(multipart, representation.source))
         }
-        guard hasFaults else { return plan }
+        if hasFaults { apply(faults, named: faultNames, to: &plan) }
+        return plan
+    }
+
+    /// Adds the delivery faults to a 200 or 206 plan (any other status keeps only the delay) and records the
+    /// applied faults, `names`, in the plan.
+    private func apply(_ faults: FaultPlan, named names: [String], to plan: inout ResponsePlan) {
         if plan.status == 200 || plan.status == 206 {
             plan.delivery = Delivery(
                 delay: faults.delay, dropAfter: faults.dropAfter, resetAfter: faults.resetAfter,
                 stallAfter: faults.stallAfter, stallFor: faults.stallFor, rate: faults.rate, chunked: faults.chunked
             )
+            plan.faults = names
         } else {
             plan.delivery.delay = faults.delay
-            faultNames = faultNames.filter { $0.hasPrefix("delay=") || !isBodyFault($0) }
+            plan.faults = names.filter { $0.hasPrefix("delay=") || !isBodyFault($0) }
         }
-        plan.faults = faultNames
-        return plan
     }
 
     private func isBodyFault(_ name: String) -> Bool {
@@ -292,9 +280,11 @@ final class Router: Sendable {
     }
 
     /// Whether the request wants a digest that has not been computed yet.
-    private func needsDigest(_ request: IncomingRequest, _ representation: Representation) -> Bool {
-        guard let want = request.header("want-repr-digest"), wantsSHA256(want), let key = representation.digestKey
-        else {
+    ///
+    /// - Parameters:
+    ///   - want: the request's `Want-Repr-Digest` field, if any.
+    private func needsDigest(_ want: String?, _ representation: Representation) -> Bool {
+        guard let want, wantsSHA256(want), let key = representation.digestKey else {
             return false
         }
         return digests.withLockedValue { $0[key] == nil }
@@ -370,40 +360,32 @@ final class Router: Sendable {
     }
 }
 
-/// `bytes FIRST-LAST/LENGTH`, written digit by digit into a stack buffer and made a string once: interpolating
-/// the three numbers built and appended three intermediate strings per response.
+/// `bytes FIRST-LAST/LENGTH`, written into a stack buffer from its end and made a string once: interpolating the
+/// three numbers built and appended three intermediate strings per response. Written backwards, each number's
+/// digits come out of its divisions by ten in the order they are stored, so no pass counts them first.
 func contentRange(_ range: ClosedRange<UInt64>, length: UInt64) -> String {
     // "bytes " + three numbers of at most 20 digits + two separators.
     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 72) { buffer in
-        var index = 0
-        for byte in "bytes ".utf8 {
-            buffer[index] = byte
-            index += 1
+        var start = buffer.count
+        func put(_ byte: UInt8) {
+            start -= 1
+            buffer[start] = byte
         }
         func put(_ value: UInt64) {
-            var digits = 1
             var rest = value
-            while rest >= 10 {
+            repeat {
+                put(UInt8(truncatingIfNeeded: rest % 10) &+ UInt8(ascii: "0"))
                 rest /= 10
-                digits += 1
-            }
-            rest = value
-            var position = index + digits
-            while position > index {
-                position -= 1
-                buffer[position] = UInt8(truncatingIfNeeded: rest % 10) &+ UInt8(ascii: "0")
-                rest /= 10
-            }
-            index += digits
+            } while rest > 0
         }
-        put(range.lowerBound)
-        buffer[index] = UInt8(ascii: "-")
-        index += 1
-        put(range.upperBound)
-        buffer[index] = UInt8(ascii: "/")
-        index += 1
         put(length)
-        return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<index]), as: UTF8.self)
+        put(UInt8(ascii: "/"))
+        put(range.upperBound)
+        put(UInt8(ascii: "-"))
+        put(range.lowerBound)
+        let unit: StaticString = "bytes "
+        for index in (0..<unit.utf8CodeUnitCount).reversed() { put(unit.utf8Start[index]) }
+        return String(decoding: UnsafeBufferPointer(rebasing: buffer[start...]), as: UTF8.self)
     }
 }
 

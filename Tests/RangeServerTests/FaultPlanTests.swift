@@ -69,6 +69,22 @@ struct FaultPlanTests {
         #expect(try parse("ignore-range=0&chunked=false").plan.isEmpty)
     }
 
+    @Test("isEmpty is false with any one fault set alone, and agrees with comparing to an empty plan")
+    func isEmptyNoticesEveryFault() throws {
+        for key in FaultPlan.Key.allCases {
+            var plan = FaultPlan()
+            let value =
+                switch key {
+                case .stallFor, .delay: "1s"
+                case .status: "503"
+                default: "1"
+                }
+            try plan.set(key, from: value)
+            #expect(!plan.isEmpty, "\(key)")
+            #expect(plan.isEmpty == (plan == FaultPlan()), "\(key)")
+        }
+    }
+
     @Test("parses every fault")
     func parsesEveryFault() throws {
         let (plan, passthrough) = try parse(

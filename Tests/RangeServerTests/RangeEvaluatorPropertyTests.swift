@@ -168,6 +168,25 @@ struct RangeEvaluatorPropertyTests {
         }
     }
 
+    @Test("the decision serves what evaluate gives, for one spec (held inline) and for several")
+    func decisionAgreesWithEvaluate() async {
+        await propertyCheck(
+            count: 2000, input: Gen.int(in: 0...64), smallSpec.array(of: 1...4), Gen.int(in: 0...4)
+        ) { length, specs, maxRanges in
+            let text = "bytes=" + specs.map(specText).joined(separator: ",")
+            let decision = RequestDecision.decide(
+                ConditionalRequest(range: text), representation: RepresentationMetadata(length: UInt64(length)),
+                options: DecisionOptions(maxRanges: maxRanges))
+            let expected: ResponseDecision =
+                switch RangeHeader(specs: specs).evaluate(length: UInt64(length), maxRanges: maxRanges) {
+                case .ignore: .full
+                case .unsatisfiable: .rangeNotSatisfiable
+                case .satisfiable(let ranges): .partial(ranges)
+                }
+            #expect(decision == expected, "length \(length), max \(maxRanges), \(text)")
+        }
+    }
+
     @Test("the range limit acts through the spec count alone")
     func maxRangesLimit() async {
         await propertyCheck(count: 500, input: smallSpec.array(of: 1...40), Gen.int(in: 1...40)) { specs, maxRanges in

@@ -26,18 +26,19 @@ struct IncomingRequest: Sendable {
     }
 
     /// The target before `?`, still encoded; an absolute-form target is reduced to its path first.
-    var rawPath: Substring {
-        let target = originForm
-        // Searched as bytes: a Character search walks grapheme clusters, and this runs several times a request.
-        guard let mark = target.utf8Offset(of: UInt8(ascii: "?")) else { return target }
-        return target[..<target.utf8.index(target.utf8.startIndex, offsetBy: mark)]
-    }
+    var rawPath: Substring { pathAndQuery.path }
 
     /// The target after `?`, still encoded; empty when there is none.
-    var rawQuery: Substring {
+    var rawQuery: Substring { pathAndQuery.query }
+
+    /// `rawPath` and `rawQuery` from one reading of the target: the router needs both, and reading them one at a
+    /// time reduced the target to origin form and searched it for `?` twice per request.
+    var pathAndQuery: (path: Substring, query: Substring) {
         let target = originForm
-        guard let mark = target.utf8Offset(of: UInt8(ascii: "?")) else { return "" }
-        return target[target.utf8.index(target.utf8.startIndex, offsetBy: mark + 1)...]
+        // Searched as bytes: a Character search walks grapheme clusters.
+        guard let mark = target.utf8Offset(of: UInt8(ascii: "?")) else { return (target, "") }
+        let question = target.utf8.index(target.utf8.startIndex, offsetBy: mark)
+        return (target[..<question], target[target.utf8.index(after: question)...])
     }
 
     /// The target in origin form (`/path?query`).
@@ -47,7 +48,7 @@ struct IncomingRequest: Sendable {
     private var originForm: Substring {
         let utf8 = target.utf8
         // Nearly every target is already in origin form; answer those without looking for a scheme.
-        if utf8.first == UInt8(ascii: "/") { return target[...] }
+        if utf8.first == UInt8(ascii: "/") { return Substring(target) }
         let schemeLength: Int
         if utf8.count >= 7, utf8.prefix(7).map({ $0 | 0x20 }).elementsEqual("http://".utf8) {
             schemeLength = 7
@@ -77,20 +78,28 @@ struct IncomingRequest: Sendable {
     /// The fields the conditional-request decision and the digest read, found in one pass over the headers
     /// (seven `header(_:)` calls walked them seven times); repeated fields are joined as `header(_:)` does.
     var conditionalFields: (conditional: ConditionalRequest, wantReprDigest: String?) {
-        var conditional = ConditionalRequest(method: method)
-        var wantReprDigest: String?
+        var range, ifRange, ifMatch, ifNoneMatch, ifModifiedSince, ifUnmodifiedSince, wantReprDigest: String?
         for field in headers {
-            switch field.name {
-            case "range": Self.join(&conditional.range, field.value)
-            case "if-range": Self.join(&conditional.ifRange, field.value)
-            case "if-match": Self.join(&conditional.ifMatch, field.value)
-            case "if-none-match": Self.join(&conditional.ifNoneMatch, field.value)
-            case "if-modified-since": Self.join(&conditional.ifModifiedSince, field.value)
-            case "if-unmodified-since": Self.join(&conditional.ifUnmodifiedSince, field.value)
-            case "want-repr-digest": Self.join(&wantReprDigest, field.value)
+            // The length first: most fields (Host, User-Agent, Accept) have none of these lengths, and a string
+            // comparison that fails costs a call into the runtime, seven of them per field.
+            switch field.name.utf8.count {
+            case 5 where field.name == "range": Self.join(&range, field.value)
+            case 8 where field.name == "if-range": Self.join(&ifRange, field.value)
+            case 8 where field.name == "if-match": Self.join(&ifMatch, field.value)
+            case 13 where field.name == "if-none-match": Self.join(&ifNoneMatch, field.value)
+            case 16 where field.name == "want-repr-digest": Self.join(&wantReprDigest, field.value)
+            case 17 where field.name == "if-modified-since": Self.join(&ifModifiedSince, field.value)
+            case 19 where field.name == "if-unmodified-since": Self.join(&ifUnmodifiedSince, field.value)
             default: continue
             }
         }
-        return (conditional, wantReprDigest)
+        // Built in the result from the values found: a request value filled in place, or built into a local first,
+        // was copied whole into the result and then destroyed.
+        return (
+            ConditionalRequest(
+                method: method, range: range, ifRange: ifRange, ifMatch: ifMatch, ifNoneMatch: ifNoneMatch,
+                ifModifiedSince: ifModifiedSince, ifUnmodifiedSince: ifUnmodifiedSince),
+            wantReprDigest
+        )
     }
 }

@@ -36,21 +36,55 @@ public struct RangeHeader: Hashable, Sendable {
     /// - Returns: The parsed header, or `nil` when the value is malformed, uses another unit, has no spec at all, or
     ///   holds a number that does not fit in `UInt64`. A server ignores the `Range` field in that case.
     public static func parse(_ value: String) -> RangeHeader? {
+        RangeSpecs(parsing: value).map { RangeHeader(specs: $0.all) }
+    }
+}
+
+/// The specs of a parsed `Range` field with the first held inline, as the server's own decision reads them: a
+/// single-range request, nearly every request, is then parsed and evaluated without allocating an array.
+struct RangeSpecs: Hashable, Sendable {
+    /// The first spec.
+    var first: ByteRangeSpec
+    /// The specs after the first, in request order; empty, and unallocated, for a single range.
+    var rest: [ByteRangeSpec] = []
+
+    /// All specs in request order.
+    var all: [ByteRangeSpec] { [first] + rest }
+
+    /// Parses a `Range` field value exactly as ``RangeHeader/parse(_:)`` does.
+    ///
+    /// - Parameter value: The raw field value.
+    /// - Returns: nil where ``RangeHeader/parse(_:)`` returns nil.
+    init?(parsing value: String) {
         var value = value
-        return value.withUTF8 { parse(bytes: $0) }
+        guard let specs = value.withUTF8(Self.parse(bytes:)) else { return nil }
+        self = specs
     }
 
-    private static func parse(bytes: UnsafeBufferPointer<UInt8>) -> RangeHeader? {
+    /// One spec so far.
+    private init(first: ByteRangeSpec) {
+        self.first = first
+    }
+
+    /// The specs of a field value's bytes, or nil when it is malformed or lists none.
+    private static func parse(bytes: UnsafeBufferPointer<UInt8>) -> RangeSpecs? {
         var scanner = RangeScanner(bytes: bytes)
         scanner.trimOptionalWhitespace()
         guard scanner.consumeBytesUnit(), scanner.consume(UInt8(ascii: "=")) else { return nil }
 
+        var specs: RangeSpecs?
+        func add(_ spec: ByteRangeSpec) {
+            if specs == nil {
+                specs = RangeSpecs(first: spec)
+            } else {
+                specs!.rest.append(spec)
+            }
+        }
         // `#element => [ element ] *( OWS "," OWS [ element ] )`: an element may be absent anywhere, but between two
         // elements there must be a comma.
-        var specs: [ByteRangeSpec] = []
         if scanner.startsSpec {
             guard let spec = scanner.scanSpec() else { return nil }
-            specs.append(spec)
+            add(spec)
         }
         while !scanner.isAtEnd {
             scanner.skipOptionalWhitespace()
@@ -58,10 +92,10 @@ public struct RangeHeader: Hashable, Sendable {
             scanner.skipOptionalWhitespace()
             if scanner.startsSpec {
                 guard let spec = scanner.scanSpec() else { return nil }
-                specs.append(spec)
+                add(spec)
             }
         }
-        return specs.isEmpty ? nil : RangeHeader(specs: specs)
+        return specs
     }
 }
 

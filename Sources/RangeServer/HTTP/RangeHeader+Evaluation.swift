@@ -8,6 +8,41 @@ public enum RangeEvaluation: Hashable, Sendable {
     case satisfiable([ClosedRange<UInt64>])
 }
 
+/// ``RangeEvaluation`` as the server's own decision uses it: a single range is held inline, not in an array.
+enum RangeSelection: Hashable, Sendable {
+    /// Serve the whole representation with 200, as if no `Range` had been sent.
+    case ignore
+    /// No spec selects any byte: answer 416 Range Not Satisfiable.
+    case unsatisfiable
+    /// Serve this one range with a single-part 206.
+    case single(ClosedRange<UInt64>)
+    /// Serve these two or more ranges with a multipart 206: disjoint, non-adjacent, in serving order.
+    case multiple([ClosedRange<UInt64>])
+}
+
+extension RangeSpecs {
+    /// What ``RangeHeader/evaluate(length:maxRanges:)`` gives for these specs, a single range held inline.
+    ///
+    /// - Parameters:
+    ///   - length: The representation length in bytes.
+    ///   - maxRanges: The largest number of specs honoured; a request with more is ignored.
+    /// - Returns: What to serve.
+    func evaluate(length: UInt64, maxRanges: Int) -> RangeSelection {
+        guard rest.isEmpty else {
+            switch RangeHeader(specs: all).evaluate(length: length, maxRanges: maxRanges) {
+            case .ignore: return .ignore
+            case .unsatisfiable: return .unsatisfiable
+            case .satisfiable(let ranges): return ranges.count == 1 ? .single(ranges[0]) : .multiple(ranges)
+            }
+        }
+        // The one-spec case of the general evaluation: one spec is over the count limit only when the limit is
+        // zero, and a range within the representation never requests more bytes than it has.
+        guard maxRanges >= 1 else { return .ignore }
+        guard let range = first.resolved(length: length) else { return .unsatisfiable }
+        return .single(range)
+    }
+}
+
 extension RangeHeader {
     /// Resolves the specs against a representation of `length` bytes (RFC 9110 §14.1.2 and §14.2).
     ///

@@ -127,6 +127,45 @@ public enum RequestDecision {
         representation: RepresentationMetadata,
         options: DecisionOptions = .init()
     ) -> ResponseDecision {
+        switch outcome(request, representation: representation, options: options) {
+        case .full: .full
+        case .singleRange(let range): .partial([range])
+        case .multipleRanges(let ranges): .partial(ranges)
+        case .notModified: .notModified
+        case .preconditionFailed: .preconditionFailed
+        case .rangeNotSatisfiable: .rangeNotSatisfiable
+        }
+    }
+
+    /// ``ResponseDecision`` as the server's own router consumes it: a single range is held inline, so a
+    /// single-range request, nearly every request, allocates no array on its way through the decision.
+    enum Outcome: Hashable, Sendable {
+        /// 200 with the whole representation.
+        case full
+        /// 206 with this one range, single-part.
+        case singleRange(ClosedRange<UInt64>)
+        /// 206 with these two or more ranges, as `multipart/byteranges`.
+        case multipleRanges([ClosedRange<UInt64>])
+        /// 304 Not Modified.
+        case notModified
+        /// 412 Precondition Failed.
+        case preconditionFailed
+        /// 416 Range Not Satisfiable.
+        case rangeNotSatisfiable
+    }
+
+    /// The decision of ``decide(_:representation:options:)``, with a single range held inline.
+    ///
+    /// - Parameters:
+    ///   - request: The method and raw fields.
+    ///   - representation: The current representation's length and validators.
+    ///   - options: Server behaviour switches.
+    /// - Returns: The decision.
+    static func outcome(
+        _ request: ConditionalRequest,
+        representation: RepresentationMetadata,
+        options: DecisionOptions = .init()
+    ) -> Outcome {
         let isSafeRetrieval = request.method == "GET" || request.method == "HEAD"
 
         if let ifMatch = request.ifMatch {
@@ -151,7 +190,7 @@ public enum RequestDecision {
 
         // HEAD is answered with the headers of a 200 GET, so it never becomes partial.
         guard request.method == "GET", !options.ignoreRange, let rangeValue = request.range,
-            let range = RangeHeader.parse(rangeValue)
+            let specs = RangeSpecs(parsing: rangeValue)
         else { return .full }
 
         if let ifRange = request.ifRange, !options.ignoreIfRange,
@@ -160,13 +199,15 @@ public enum RequestDecision {
             return .full
         }
 
-        switch range.evaluate(length: representation.length, maxRanges: options.maxRanges) {
+        switch specs.evaluate(length: representation.length, maxRanges: options.maxRanges) {
         case .ignore:
             return .full
         case .unsatisfiable:
             return .rangeNotSatisfiable
-        case .satisfiable(let ranges):
-            return .partial(ranges)
+        case .single(let range):
+            return .singleRange(range)
+        case .multiple(let ranges):
+            return .multipleRanges(ranges)
         }
     }
 

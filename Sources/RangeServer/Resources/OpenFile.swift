@@ -163,6 +163,8 @@ final class RepresentationCache: Sendable {
         /// A class, so a hit takes one reference out of the table under the lock instead of copying every
         /// string of the entry.
         private final class Entry: Sendable {
+            /// The encoded request path below `/files/` this entry is stored under.
+            let key: String
             /// `root/` + the decoded components: what the request names, symlinks unresolved.
             let lexicalPath: String
             /// The decoded components joined with `/`, NUL-terminated: the same file, looked up from the open
@@ -171,7 +173,11 @@ final class RepresentationCache: Sendable {
             let representation: Representation
             let identity: FileIdentity
 
-            init(lexicalPath: String, relativePath: String, representation: Representation, identity: FileIdentity) {
+            init(
+                key: String, lexicalPath: String, relativePath: String, representation: Representation,
+                identity: FileIdentity
+            ) {
+                self.key = key
                 self.lexicalPath = lexicalPath
                 self.relativePath = Array(relativePath.utf8CString)
                 self.representation = representation
@@ -179,15 +185,31 @@ final class RepresentationCache: Sendable {
             }
         }
 
+        /// The entries by key, and the one last found or stored.
+        private struct Table {
+            var entries: [String: Entry] = [:]
+            /// A download asks for one file range after range, and comparing this entry's key is cheaper than
+            /// hashing the key into the table.
+            var recent: Entry?
+
+            /// The entry for `key`, which becomes the recent one.
+            mutating func entry(forKey key: String) -> Entry? {
+                if let recent, recent.key == key { return recent }
+                guard let entry = entries[key] else { return nil }
+                recent = entry
+                return entry
+            }
+        }
+
         let capacity: Int
-        private let entries = NIOLockedValueBox<[String: Entry]>([:])
+        private let table = NIOLockedValueBox(Table())
 
         init(capacity: Int) {
             self.capacity = capacity
         }
 
         func representation(forKey key: String, root: Int32) -> Representation? {
-            guard let entry = entries.withLockedValue({ $0[key] }) else { return nil }
+            guard let entry = table.withLockedValue({ $0.entry(forKey: key) }) else { return nil }
             // Outside the lock: the stat is the one system call of a hit. From the open root it walks only the
             // components below the root, not the root's own path from `/` on every request.
             let identity =
@@ -195,8 +217,9 @@ final class RepresentationCache: Sendable {
                 ? FileIdentity.current(relativePath: entry.relativePath, in: root)
                 : FileIdentity.current(path: entry.lexicalPath)
             if identity == entry.identity { return entry.representation }
-            entries.withLockedValue { table in
-                if table[key] === entry { table[key] = nil }
+            table.withLockedValue { table in
+                if table.entries[key] === entry { table.entries[key] = nil }
+                if table.recent === entry { table.recent = nil }
             }
             return nil
         }
@@ -205,13 +228,17 @@ final class RepresentationCache: Sendable {
             _ representation: Representation, file: OpenFile, lexicalPath: String, relativePath: String,
             forKey key: String
         ) {
-            entries.withLockedValue { table in
+            let entry = Entry(
+                key: key, lexicalPath: lexicalPath, relativePath: relativePath, representation: representation,
+                identity: file.identity)
+            table.withLockedValue { table in
                 // Full: start over rather than track recency; a working set larger than this is not the case
                 // the cache is for, and a miss costs no more than an uncached request.
-                if table.count >= capacity && table[key] == nil { table.removeAll(keepingCapacity: true) }
-                table[key] = Entry(
-                    lexicalPath: lexicalPath, relativePath: relativePath, representation: representation,
-                    identity: file.identity)
+                if table.entries.count >= capacity && table.entries[key] == nil {
+                    table.entries.removeAll(keepingCapacity: true)
+                }
+                table.entries[key] = entry
+                table.recent = entry
             }
         }
     }
