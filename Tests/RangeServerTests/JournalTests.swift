@@ -453,4 +453,45 @@ struct JournalTests {
         #expect(Array(decomposed.requestHeaders["user-agent"]!.utf8) == Array("e\u{301}".utf8))
         #expect(decomposed.requestHeaders["x-dup"] == "a, b\u{1}\"\\")
     }
+
+    @Test("readers merging while threads stage see every exchange once, numbered without gaps, none lost")
+    func readersDuringStaging() throws {
+        let journal = try Journal(limit: 100_000)
+        let threads = 6
+        let perThread = Journal.stagingLimit * 4 + 5
+        let readerSeen = NIOLockedValueBox<[Int]>([])
+        let done = NIOLockedValueBox(false)
+        let group = DispatchGroup()
+        // A reader polling with `since`, as a client of /_control/journal does, while shards fill and are merged.
+        DispatchQueue.global().async(group: group) {
+            var last = 0
+            var seen: [Int] = []
+            while true {
+                let finished = done.withLockedValue { $0 }
+                let entries = journal.entries(since: last)
+                seen.append(contentsOf: entries.map(\.seq))
+                last = entries.last?.seq ?? last
+                if finished { break }
+            }
+            readerSeen.withLockedValue { $0 = seen }
+        }
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<perThread {
+                let ended = index * threads + thread
+                journal.append(
+                    exchange(target: "/r/\(thread)/\(index)", arrival: ended + 1),
+                    endedAt: timespec(tv_sec: 1_795_291_531, tv_nsec: ended))
+            }
+        }
+        done.withLockedValue { $0 = true }
+        group.wait()
+        let total = threads * perThread
+        #expect(readerSeen.withLockedValue { $0 } == Array(1...total))
+        let entries = journal.entries()
+        #expect(Set(entries.map(\.target)).count == total)
+        for thread in 0..<threads {
+            let mine = entries.filter { $0.target.hasPrefix("/r/\(thread)/") }
+            #expect(mine.map(\.target) == (0..<perThread).map { "/r/\(thread)/\($0)" })
+        }
+    }
 }

@@ -177,18 +177,19 @@ public final class Journal: Sendable {
     }
 
     /// Moves the staged exchanges of every shard into the ring in the order the responses ended (ties by arrival),
-    /// numbering them as they go. Called under the journal lock; takes every shard's lock, always in the same order,
-    /// and appenders never wait for the journal lock while holding a shard's, so this cannot deadlock.
+    /// numbering them as they go. Called under the journal lock, which makes the caller the only merger; it holds a
+    /// shard's lock only to take the shard's staged exchanges (see `StagingShards.withStagedExchangesTaken`), and
+    /// appenders never wait for the journal lock while holding a shard's, so this cannot deadlock.
     private func storeStagedExchanges(in state: inout State) {
-        staging.withEveryShardLocked { shards in
+        staging.withStagedExchangesTaken { shards in
             var total = 0
-            for shard in shards { total += shard.pointee.count }
+            for index in shards.indices { total += shards[index].count }
             guard total > 0 else { return }
             var order: [StagedPosition] = []
             order.reserveCapacity(total)
-            for (index, shard) in shards.enumerated() {
-                for position in 0..<shard.pointee.count {
-                    let slot = shard.pointee.slots[position]
+            for index in shards.indices {
+                for position in 0..<shards[index].count {
+                    let slot = shards[index].slots[position]
                     order.append(
                         StagedPosition(
                             seconds: slot.seconds, nanoseconds: slot.nanoseconds, arrival: slot.arrival,
@@ -200,16 +201,16 @@ public final class Journal: Sendable {
             order.sort()
             let text = state.text
             for position in order {
-                let shard = shards[Int(position.shard)]
-                var slot = shard.pointee.slots[Int(position.index)]
-                let extras = slot.hasExtras ? shard.pointee.extras[slot.seq] : nil
-                let stagedText = shard.pointee.text + Int(slot.textStart)
+                // Fields read in place: a copy of the shard's buffer would retain its extras for every exchange.
+                let shard = Int(position.shard)
+                var slot = shards[shard].slots[Int(position.index)]
+                let extras = slot.hasExtras ? shards[shard].extras[slot.seq] : nil
+                let stagedText = shards[shard].text + Int(slot.textStart)
                 slot.seq = state.takeSeq()
                 slot.textStart = text.end
                 text.append(stagedText, count: Int(slot.textLength))
                 store(slot, extras: extras, in: &state)
             }
-            for shard in shards { shard.pointee.removeAll() }
         }
     }
 
@@ -225,6 +226,7 @@ public final class Journal: Sendable {
 
     /// Puts the slot in the ring, with its extras beside it, dropping the oldest slot (its text and extras too)
     /// when the ring is full. Called under the lock, after the slot's text was appended.
+    @inline(__always)
     private func store(_ slot: JournalSlot, extras: Extras?, in state: inout State) {
         if let extras { state.extras[slot.seq] = extras }
         if state.ring.count < limit {
@@ -234,7 +236,9 @@ public final class Journal: Sendable {
             state.text.release(upTo: oldest.textStart + UInt64(oldest.textLength))
             if oldest.hasExtras { state.extras[oldest.seq] = nil }
             state.ring[state.start] = slot
-            state.start = (state.start + 1) % limit
+            // A comparison rather than `% limit`, a division for every exchange stored.
+            state.start += 1
+            if state.start == limit { state.start = 0 }
             state.dropped += 1
         }
     }
@@ -361,10 +365,32 @@ private struct StagedPosition: Comparable {
 /// ThreadSanitizer sees the order a pthread mutex gives, while `Mutex` waits on a futex of its own that it cannot
 /// see, so every merge of the shards would be reported as a race (see docs/reliability.md).
 ///
-/// `@unchecked Sendable`: a shard is read or written only under its lock.
+/// Each shard has a spare buffer, which only the merger touches: a merge swaps a shard's buffer for its empty spare
+/// under the shard's lock and sorts and copies the exchanges after releasing it, so an appender waits for a swap at
+/// most, never for a whole merge (which held every shard's lock while it copied up to `count` × `slotCapacity`
+/// exchanges, stalling every pool thread that finished a request meanwhile).
+///
+/// `@unchecked Sendable`: a shard's buffer is read or written only under its lock, and the spares only by the
+/// merger, under the journal's lock.
 private final class StagingShards: @unchecked Sendable {
     /// One shard's staged exchanges.
     struct Shard {
+        /// An empty buffer with room for `slotCapacity` slots.
+        init(slotCapacity: Int) {
+            self.slotCapacity = slotCapacity
+            slots = .allocate(capacity: slotCapacity)
+            // Room for a full shard of typical exchanges (a few hundred bytes of text each), so that the text grows
+            // only for unusually large headers; untouched pages of a shard no thread uses cost nothing.
+            textCapacity = slotCapacity * 512
+            text = .allocate(byteCount: textCapacity, alignment: 16)
+        }
+
+        /// Frees the buffer's storage; it must not be used afterwards.
+        func deallocate() {
+            slots.deallocate()
+            text.deallocate()
+        }
+
         /// Room for `slotCapacity` slots; a staged slot's `textStart` is an offset in `text`, and its `seq` the index
         /// of its extras in `extras` (it gets its number only in the ring).
         let slots: UnsafeMutablePointer<JournalSlot>
@@ -429,6 +455,8 @@ private final class StagingShards: @unchecked Sendable {
     /// Where a shard's state starts in its stretch, after the lock's line.
     private static let stateOffset = 64
     private let block: UnsafeMutableRawPointer
+    /// Each shard's spare buffer, empty between merges: touched only by the merger, under the journal's lock.
+    private let spares: UnsafeMutablePointer<Shard>
 
     /// Makes `count` empty shards with room for `slotCapacity` slots each.
     init(count: Int, slotCapacity: Int) {
@@ -436,27 +464,26 @@ private final class StagingShards: @unchecked Sendable {
         precondition(Self.stateOffset + MemoryLayout<Shard>.size <= Self.stride)
         self.count = count
         block = UnsafeMutableRawPointer.allocate(byteCount: count * Self.stride, alignment: Self.stride)
+        spares = .allocate(capacity: count)
         for index in 0..<count {
             let mutex = (block + index * Self.stride).bindMemory(to: pthread_mutex_t.self, capacity: 1)
             mutex.initialize(to: pthread_mutex_t())
             pthread_mutex_init(mutex, nil)
-            let textCapacity = 64 * 1024
             (block + index * Self.stride + Self.stateOffset).bindMemory(to: Shard.self, capacity: 1).initialize(
-                to: Shard(
-                    slots: .allocate(capacity: slotCapacity),
-                    text: .allocate(byteCount: textCapacity, alignment: 16), textCapacity: textCapacity,
-                    slotCapacity: slotCapacity))
+                to: Shard(slotCapacity: slotCapacity))
+            (spares + index).initialize(to: Shard(slotCapacity: slotCapacity))
         }
     }
 
     deinit {
         for index in 0..<count {
-            let shard = self.shard(index)
-            shard.pointee.slots.deallocate()
-            shard.pointee.text.deallocate()
-            shard.deinitialize(count: 1)
+            shard(index).pointee.deallocate()
+            shard(index).deinitialize(count: 1)
+            spares[index].deallocate()
             pthread_mutex_destroy(mutex(index))
         }
+        spares.deinitialize(count: count)
+        spares.deallocate()
         block.deallocate()
     }
 
@@ -475,10 +502,16 @@ private final class StagingShards: @unchecked Sendable {
         return body(shard(index))
     }
 
-    /// Locks every shard, in order, runs `body` with them all, and unlocks them.
-    func withEveryShardLocked(_ body: ([UnsafeMutablePointer<Shard>]) -> Void) {
-        for index in 0..<count { pthread_mutex_lock(mutex(index)) }
-        defer { for index in (0..<count).reversed() { pthread_mutex_unlock(mutex(index)) } }
-        body((0..<count).map(shard))
+    /// Takes every shard's staged exchanges, leaving each shard its empty spare buffer, runs `body` with the taken
+    /// buffers (one per shard, in shard order), and empties them to be the next spares. Only under the journal's
+    /// lock: the caller must be the only merger.
+    func withStagedExchangesTaken(_ body: (UnsafeMutableBufferPointer<Shard>) -> Void) {
+        for index in 0..<count {
+            pthread_mutex_lock(mutex(index))
+            if shard(index).pointee.count > 0 { swap(&shard(index).pointee, &spares[index]) }
+            pthread_mutex_unlock(mutex(index))
+        }
+        body(UnsafeMutableBufferPointer(start: spares, count: count))
+        for index in 0..<count { spares[index].removeAll() }
     }
 }
