@@ -12,7 +12,8 @@ import Darwin
 /// and never retains or releases (dropping a 100,000-requests-old entry used to free half a dozen cold objects per
 /// request, and a slot's one optional reference still cost an outlined copy and destroy at each move). The rare
 /// `Extras` of a slot live beside the ring, keyed by `seq` (see `Journal`), and `hasExtras` says whether to look.
-struct JournalSlot: Sendable {
+/// `BitwiseCopyable` keeps it so: the staging buffers hold slots in raw memory that is never deinitialized.
+struct JournalSlot: Sendable, BitwiseCopyable {
     /// What few exchanges carry (faults, a scenario), or a whole entry given to `Journal.append(_:)`.
     final class Extras: Sendable {
         let faults: [String]
