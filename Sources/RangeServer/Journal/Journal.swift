@@ -64,8 +64,8 @@ public final class Journal: Sendable {
     /// and file order matches `seq` order.
     private let fileDescriptor: Int32
     /// Exchanges recorded but not yet in the ring, one shard per thread (threads beyond the count share).
-    /// Always empty with a journal file, whose lines must be written as the exchanges end.
-    private let staging = StagingShards(count: Journal.shardCount, slotCapacity: Journal.stagingLimit)
+    /// No shards at all with a journal file, whose lines must be written as the exchanges end.
+    private let staging: StagingShards
 
     /// How many shards stage exchanges.
     static let shardCount = 8
@@ -97,6 +97,7 @@ public final class Journal: Sendable {
         } else {
             fileDescriptor = -1
         }
+        staging = StagingShards(count: filePath == nil ? Self.shardCount : 0, slotCapacity: Self.stagingLimit)
     }
 
     deinit {
