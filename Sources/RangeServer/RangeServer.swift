@@ -169,6 +169,7 @@ private func isControl(_ request: IncomingRequest) -> Bool {
         for index in 1..<prefix.utf8CodeUnitCount where bytes[index] != prefix.utf8Start[index] { return false }
         return true
     }
+    // Nil, or some nil: bytes not contiguous (never the case on Linux), or a target not in origin form.
     if let answer = originForm ?? nil { return answer }
     if request.target.utf8.first == UInt8(ascii: "/") { return request.target.hasUTF8Prefix(prefix) }
     return request.rawPath.hasUTF8Prefix(prefix)
