@@ -158,9 +158,21 @@ public final class RangeServer: Sendable {
 
 /// Whether the request is for `/_control/...`; compares bytes, and looks for the path only in a target that is
 /// not already in origin form.
+///
+/// One look at the target's bytes for the common case: asking for `utf8.first` and then `hasUTF8Prefix` reached the
+/// bytes twice, on every request.
 private func isControl(_ request: IncomingRequest) -> Bool {
-    if request.target.utf8.first == UInt8(ascii: "/") { return request.target.hasUTF8Prefix("/_control/") }
-    return request.rawPath.hasUTF8Prefix("/_control/")
+    let prefix: StaticString = "/_control/"
+    let originForm = request.target.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+        guard bytes.first == UInt8(ascii: "/") else { return nil }
+        guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
+        for index in 1..<prefix.utf8CodeUnitCount where bytes[index] != prefix.utf8Start[index] { return false }
+        return true
+    }
+    // Nil, or some nil: bytes not contiguous (never the case on Linux), or a target not in origin form.
+    if let answer = originForm ?? nil { return answer }
+    if request.target.utf8.first == UInt8(ascii: "/") { return request.target.hasUTF8Prefix(prefix) }
+    return request.rawPath.hasUTF8Prefix(prefix)
 }
 
 /// Runs `body` with a server started from `configuration`, and stops the server afterwards, whether

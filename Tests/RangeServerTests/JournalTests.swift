@@ -379,4 +379,119 @@ struct JournalTests {
         journal.clear()
         #expect(journal.entries().isEmpty)
     }
+
+    /// A varied exchange for the byte-identity tests: `index` picks non-ASCII and canonically equivalent text, empty
+    /// and repeated fields, faults and a scenario.
+    private func variedExchange(_ index: Int) -> CompletedExchange {
+        // "é" precomposed and decomposed: equal as Strings, different bytes; the journal keeps the bytes.
+        let accent = index % 2 == 0 ? "\u{e9}" : "e\u{301}"
+        let request = IncomingRequest(
+            method: index % 5 == 0 ? "HEAD" : "GET",
+            target: "/t/\(index)?q=\(accent)&long=" + String(repeating: "x", count: index % 40),
+            httpVersion: "HTTP/1.1",
+            headers: [
+                ("host", "127.0.0.1:8080"), ("range", "bytes=\(index)-\(index + 9)"), ("x-dup", "a"),
+                ("x-dup", index % 3 == 0 ? "" : "b\u{1}\"\\"), ("user-agent", accent),
+            ], peerAddress: index % 4 == 0 ? "::1" : "127.0.0.1", peerPort: 40_000 + index, connectionID: index / 3,
+            arrival: index)
+        var plan = ResponsePlan(
+            status: 206,
+            headers: [
+                ("Accept-Ranges", "bytes"), ("ETag", "\"e\(index % 2)\""),
+                ("Content-Type", "text/plain; charset=\(accent)"),
+                ("Content-Range", "bytes \(index)-\(index + 9)/100"),
+            ],
+            body: .literal(Array(repeating: 1, count: 10)))
+        if index % 3 == 0 { plan.faults = ["rate=\(index)", "drop-after=5"] }
+        if index % 7 == 0 {
+            plan.scenario = ScenarioContext(scenario: "s\(index % 2)", run: "r", route: "", attempt: index)
+        }
+        return CompletedExchange(
+            request: request, plan: plan, bodyBytesSent: UInt64(index % 11),
+            outcome: index % 6 == 0 ? .dropped : .complete,
+            startedAt: .now)
+    }
+
+    @Test("staged exchanges read back byte for byte as the journal file wrote them, through wrap-around and clear")
+    func stagedMatchesFile() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try Journal(limit: 1_000, filePath: path)
+        // A ring smaller than a shard's staging, so that staged text and extras go through the ring and drop.
+        let memory = try Journal(limit: 50)
+        var read: [[UInt8]] = []
+        var lastSeq = 0
+        func readNew() {
+            let entries = memory.entries(since: lastSeq)
+            read.append(contentsOf: entries.map(\.jsonBytes))
+            lastSeq = entries.last?.seq ?? lastSeq
+        }
+        for round in 0..<2 {
+            for index in (round * 600)..<(round * 600 + 600) {
+                let time = timespec(tv_sec: 1_795_291_531 + index / 1_000, tv_nsec: (index % 1_000) * 1_000_000 + 7)
+                file.append(variedExchange(index), endedAt: time)
+                memory.append(variedExchange(index), endedAt: time)
+                // Read every 40 (fewer than the limit, so nothing drops unread) in the first round; in the second,
+                // only at the end, so that shards fill and move into the ring on their own, dropping most.
+                if round == 0 && index % 40 == 39 { readNew() }
+            }
+            #expect(memory.count == 50)
+            let inMemory = memory.entries()
+            #expect(memory.extrasCount == inMemory.filter { !$0.faults.isEmpty || $0.scenario != nil }.count)
+            // Every entry still in memory is byte for byte the line the file journal wrote for it.
+            let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == 600 * (round + 1))
+            #expect(inMemory.map { String(decoding: $0.jsonBytes, as: UTF8.self) } == lines.suffix(50).map(String.init))
+            if round == 0 {
+                #expect(read.map { String(decoding: $0, as: UTF8.self) } == lines.map(String.init))
+                memory.clear()
+                #expect(memory.count == 0 && memory.extrasCount == 0)
+            }
+        }
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        let decomposed = try JSONDecoder().decode(JournalEntry.self, from: Data(lines[1].utf8))
+        #expect(Array(decomposed.requestHeaders["user-agent"]!.utf8) == Array("e\u{301}".utf8))
+        #expect(decomposed.requestHeaders["x-dup"] == "a, b\u{1}\"\\")
+    }
+
+    @Test("readers merging while threads stage see every exchange once, numbered without gaps, none lost")
+    func readersDuringStaging() throws {
+        let journal = try Journal(limit: 100_000)
+        let threads = 6
+        let perThread = Journal.stagingLimit * 4 + 5
+        let readerSeen = NIOLockedValueBox<[Int]>([])
+        let done = NIOLockedValueBox(false)
+        let group = DispatchGroup()
+        // A reader polling with `since`, as a client of /_control/journal does, while shards fill and are merged.
+        DispatchQueue.global().async(group: group) {
+            var last = 0
+            var seen: [Int] = []
+            while true {
+                let finished = done.withLockedValue { $0 }
+                let entries = journal.entries(since: last)
+                seen.append(contentsOf: entries.map(\.seq))
+                last = entries.last?.seq ?? last
+                if finished { break }
+            }
+            readerSeen.withLockedValue { $0 = seen }
+        }
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<perThread {
+                let ended = index * threads + thread
+                journal.append(
+                    exchange(target: "/r/\(thread)/\(index)", arrival: ended + 1),
+                    endedAt: timespec(tv_sec: 1_795_291_531, tv_nsec: ended))
+            }
+        }
+        done.withLockedValue { $0 = true }
+        group.wait()
+        let total = threads * perThread
+        #expect(readerSeen.withLockedValue { $0 } == Array(1...total))
+        let entries = journal.entries()
+        #expect(Set(entries.map(\.target)).count == total)
+        for thread in 0..<threads {
+            let mine = entries.filter { $0.target.hasPrefix("/r/\(thread)/") }
+            #expect(mine.map(\.target) == (0..<perThread).map { "/r/\(thread)/\($0)" })
+        }
+    }
 }

@@ -188,6 +188,24 @@ struct ServerJournalTests {
         }
     }
 
+    @Test("control requests are not journaled in origin or absolute form; near misses are")
+    func controlDetection() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let port = server.port
+            let control = [
+                "/_control/journal", "/_control/journal?since=0", "http://127.0.0.1:\(port)/_control/journal",
+                "HTTP://127.0.0.1:\(port)/_control/scenarios",
+            ]
+            let journaled = [
+                "/_control", "/_controls/journal", "/_Control/journal", "/bytes/1K", "/x/_control/journal",
+            ]
+            for target in control + journaled { _ = try rawRequest(port: port, "GET", target) }
+            let entries = try await FaultWire.waitForJournal(server) { $0.count >= journaled.count }
+            // Sorted: each request is on a connection of its own, and their ends may be recorded in either order.
+            #expect(entries.map(\.target).sorted() == journaled.sorted())
+        }
+    }
+
     @Test("DELETE /_control/journal clears the journal; sequence numbers keep increasing")
     func deleteClears() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in

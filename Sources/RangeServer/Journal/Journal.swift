@@ -38,7 +38,10 @@ public final class Journal: Sendable {
         var fileWriteFailures = 0
         var lastFileError: String?
         /// The slots' text, oldest first, in the order the slots were stored.
-        var text = JournalText()
+        let text = JournalText()
+        /// The extras of the slots in the ring that have some, by `seq`: few exchanges have any, and keeping them
+        /// out of the slots keeps every slot a plain value.
+        var extras: [Int: JournalSlot.Extras] = [:]
 
         /// Hands out the next sequence number.
         mutating func takeSeq() -> Int {
@@ -48,15 +51,21 @@ public final class Journal: Sendable {
 
         /// Slots oldest first.
         var ordered: some Collection<JournalSlot> { ring[start...] + ring[..<start] }
+
+        /// The slot's extras, if it has any.
+        func extras(of slot: JournalSlot) -> JournalSlot.Extras? {
+            slot.hasExtras ? extras[slot.seq] : nil
+        }
     }
 
     private let state = NIOLockedValueBox(State())
+    private typealias Extras = JournalSlot.Extras
     /// The file's descriptor, or -1. Written only under the state lock, so lines never interleave
     /// and file order matches `seq` order.
     private let fileDescriptor: Int32
     /// Exchanges recorded but not yet in the ring, one shard per thread (threads beyond the count share).
-    /// Always empty with a journal file, whose lines must be written as the exchanges end.
-    private let shards: [StagingShard]
+    /// No shards at all with a journal file, whose lines must be written as the exchanges end.
+    private let staging: StagingShards
 
     /// How many shards stage exchanges.
     static let shardCount = 8
@@ -88,7 +97,7 @@ public final class Journal: Sendable {
         } else {
             fileDescriptor = -1
         }
-        shards = (0..<Self.shardCount).map { _ in StagingShard() }
+        staging = StagingShards(count: filePath == nil ? Self.shardCount : 0, slotCapacity: Self.stagingLimit)
     }
 
     deinit {
@@ -110,7 +119,7 @@ public final class Journal: Sendable {
         return withStagedExchangesStored { state in
             entry.seq = state.takeSeq()
             if fileDescriptor >= 0 { writeLine(entry, in: &state) }
-            store(JournalSlot(entry: entry, textStart: state.text.end), in: &state)
+            store(JournalSlot(entry: entry, textStart: state.text.end), extras: Extras(entry: entry), in: &state)
             return entry
         }
     }
@@ -125,40 +134,36 @@ public final class Journal: Sendable {
     /// pool thread, kept their cache lines moving between cores. The sequence number is assigned when the staged
     /// exchanges move into the ring (`storeStagedExchanges`), which every reader makes happen first.
     func append(_ exchange: CompletedExchange, endedAt time: timespec) {
-        let request = exchange.request
-        let plan = exchange.plan
-        let extras: JournalSlot.Extras? =
-            plan.faults.isEmpty && plan.scenario == nil
-            ? nil : JournalSlot.Extras(faults: plan.faults, scenario: plan.scenario)
+        var hasExtras = !exchange.plan.faults.isEmpty
+        // A pattern, not `!= nil`, which copied the scenario (three strings) out to compare it.
+        if case .some = exchange.plan.scenario { hasExtras = true }
         var slot = JournalSlot(
             seq: 0, seconds: Int64(time.tv_sec), nanoseconds: Int32(truncatingIfNeeded: time.tv_nsec),
-            status: Int32(truncatingIfNeeded: plan.status), outcome: exchange.outcome,
-            peerPort: UInt16(truncatingIfNeeded: request.peerPort), bodyBytesPlanned: plan.body.length,
-            bodyBytesSent: exchange.bodyBytesSent, connection: request.connectionID, arrival: request.arrival,
-            textStart: 0, textLength: 0, extras: extras
-        )
+            status: Int32(truncatingIfNeeded: exchange.plan.status), outcome: exchange.outcome,
+            peerPort: UInt16(truncatingIfNeeded: exchange.request.peerPort),
+            bodyBytesPlanned: exchange.plan.body.length, bodyBytesSent: exchange.bodyBytesSent,
+            connection: exchange.request.connectionID, arrival: exchange.request.arrival, textStart: 0, textLength: 0,
+            hasExtras: hasExtras)
+        let extras = hasExtras ? Extras(faults: exchange.plan.faults, scenario: exchange.plan.scenario) : nil
         guard fileDescriptor < 0 else {
-            JournalText.encode(request: request, responseHeaders: plan.headers) { text in
+            let size = JournalText.encodedSize(request: exchange.request, responseHeaders: exchange.plan.headers)
+            slot.textLength = UInt32(size)
+            withUnsafeTemporaryAllocation(byteCount: size, alignment: 4) { buffer in
+                JournalText.encode(
+                    request: exchange.request, responseHeaders: exchange.plan.headers, into: buffer.baseAddress!)
+                let text = UnsafeRawBufferPointer(buffer)
                 withStagedExchangesStored { state in
                     slot.seq = state.takeSeq()
                     slot.textStart = state.text.end
-                    slot.textLength = UInt32(text.count)
                     state.text.append(text)
-                    writeLine(slot.entry(text: text), in: &state)
-                    store(slot, in: &state)
+                    writeLine(slot.entry(text: text, extras: extras), in: &state)
+                    store(slot, extras: extras, in: &state)
                 }
             }
             return
         }
-        let shard = shards[threadShardIndex() % shards.count]
-        let full = JournalText.encode(request: request, responseHeaders: plan.headers) { text in
-            shard.staged.withLockedValue { staged in
-                slot.textStart = staged.text.end
-                slot.textLength = UInt32(text.count)
-                staged.text.append(text)
-                staged.slots.append(slot)
-                return staged.slots.count >= Self.stagingLimit
-            }
+        let full = staging.withShardLocked(threadShardIndex() % staging.count) { shard in
+            shard.pointee.stage(slot, of: exchange, extras: extras)
         }
         if full { state.withLockedValue { storeStagedExchanges(in: &$0) } }
     }
@@ -166,53 +171,46 @@ public final class Journal: Sendable {
     /// Runs `body` under the journal lock, after moving every staged exchange into the ring.
     private func withStagedExchangesStored<Result>(_ body: (inout State) -> Result) -> Result {
         state.withLockedValue { state in
-            storeStagedExchanges(in: &state)
+            // With a file nothing is ever staged.
+            if fileDescriptor < 0 { storeStagedExchanges(in: &state) }
             return body(&state)
         }
     }
 
     /// Moves the staged exchanges of every shard into the ring in the order the responses ended (ties by arrival),
-    /// numbering them as they go. Called under the journal lock; takes every shard's lock, always in the same order,
-    /// and appenders never wait for the journal lock while holding a shard's, so this cannot deadlock.
+    /// numbering them as they go. Called under the journal lock, which makes the caller the only merger; it holds a
+    /// shard's lock only to take the shard's staged exchanges (see `StagingShards.withStagedExchangesTaken`), and
+    /// appenders never wait for the journal lock while holding a shard's, so this cannot deadlock.
     private func storeStagedExchanges(in state: inout State) {
-        var locked: [UnsafeMutablePointer<StagingShard.Staged>] = []
-        locked.reserveCapacity(shards.count)
-        withEveryShardLocked(from: 0, &locked) { staged in
-            var order: [(seconds: Int64, nanoseconds: Int32, arrival: Int, shard: Int, index: Int)] = []
-            for (shard, pointer) in staged.enumerated() {
-                for (index, slot) in pointer.pointee.slots.enumerated() {
-                    order.append((slot.seconds, slot.nanoseconds, slot.arrival, shard, index))
+        staging.withStagedExchangesTaken { shards in
+            var total = 0
+            for index in shards.indices { total += shards[index].count }
+            guard total > 0 else { return }
+            var order: [StagedPosition] = []
+            order.reserveCapacity(total)
+            for index in shards.indices {
+                for position in 0..<shards[index].count {
+                    let slot = shards[index].slots[position]
+                    order.append(
+                        StagedPosition(
+                            seconds: slot.seconds, nanoseconds: slot.nanoseconds, arrival: slot.arrival,
+                            shard: Int32(index), index: Int32(position)))
                 }
             }
-            guard !order.isEmpty else { return }
-            order.sort { ($0.seconds, $0.nanoseconds, $0.arrival) < ($1.seconds, $1.nanoseconds, $1.arrival) }
+            // A shard's own exchanges are nearly always in order already, and so is everything when one thread
+            // staged it all: the sort is then one pass.
+            order.sort()
+            let text = state.text
             for position in order {
-                let shard = staged[position.shard]
-                var slot = shard.pointee.slots[position.index]
-                let stagedStart = slot.textStart
+                // Fields read in place: a copy of the shard's buffer would retain its extras for every exchange.
+                let shard = Int(position.shard)
+                var slot = shards[shard].slots[Int(position.index)]
+                let extras = slot.hasExtras ? shards[shard].extras[slot.seq] : nil
+                let stagedText = shards[shard].text + Int(slot.textStart)
                 slot.seq = state.takeSeq()
-                slot.textStart = state.text.end
-                shard.pointee.text.withBytes(from: stagedStart, count: Int(slot.textLength)) { state.text.append($0) }
-                store(slot, in: &state)
-            }
-            for shard in staged where !shard.pointee.slots.isEmpty {
-                shard.pointee.slots.removeAll(keepingCapacity: true)
-                shard.pointee.text.release(upTo: shard.pointee.text.end)
-            }
-        }
-    }
-
-    /// Locks the shards from `index` on, in order, collecting their staged values, and runs `body` with all of
-    /// them held.
-    private func withEveryShardLocked(
-        from index: Int, _ locked: inout [UnsafeMutablePointer<StagingShard.Staged>],
-        _ body: ([UnsafeMutablePointer<StagingShard.Staged>]) -> Void
-    ) {
-        guard index < shards.count else { return body(locked) }
-        shards[index].staged.withLockedValue { staged in
-            withUnsafeMutablePointer(to: &staged) { pointer in
-                locked.append(pointer)
-                withEveryShardLocked(from: index + 1, &locked, body)
+                slot.textStart = text.end
+                text.append(stagedText, count: Int(slot.textLength))
+                store(slot, extras: extras, in: &state)
             }
         }
     }
@@ -227,16 +225,21 @@ public final class Journal: Sendable {
         }
     }
 
-    /// Puts the slot in the ring, dropping the oldest slot (and its text) when the ring is full. Called under
-    /// the lock, after the slot's text was appended.
-    private func store(_ slot: JournalSlot, in state: inout State) {
+    /// Puts the slot in the ring, with its extras beside it, dropping the oldest slot (its text and extras too)
+    /// when the ring is full. Called under the lock, after the slot's text was appended.
+    @inline(__always)
+    private func store(_ slot: JournalSlot, extras: Extras?, in state: inout State) {
+        if let extras { state.extras[slot.seq] = extras }
         if state.ring.count < limit {
             state.ring.append(slot)
         } else {
             let oldest = state.ring[state.start]
             state.text.release(upTo: oldest.textStart + UInt64(oldest.textLength))
+            if oldest.hasExtras { state.extras[oldest.seq] = nil }
             state.ring[state.start] = slot
-            state.start = (state.start + 1) % limit
+            // A comparison rather than `% limit`, a division for every exchange stored.
+            state.start += 1
+            if state.start == limit { state.start = 0 }
             state.dropped += 1
         }
     }
@@ -253,20 +256,24 @@ public final class Journal: Sendable {
         // the text as soon as the lock is released.
         let (matching, text) = withStagedExchangesStored { state in
             var text: [UInt8] = []
-            var matching: [(slot: JournalSlot, offset: Int)] = []
-            for slot in state.ordered
-            where (run == nil || slot.run == run) && (scenario == nil || slot.scenario == scenario)
-                && (since == nil || slot.seq > since!)
-            {
-                matching.append((slot, text.count))
+            var matching: [(slot: JournalSlot, extras: Extras?, offset: Int)] = []
+            for slot in state.ordered {
+                let extras = state.extras(of: slot)
+                guard
+                    (run == nil || extras?.run == run) && (scenario == nil || extras?.scenarioName == scenario)
+                        && (since == nil || slot.seq > since!)
+                else { continue }
+                matching.append((slot, extras, text.count))
                 state.text.copy(from: slot.textStart, count: Int(slot.textLength), appendingTo: &text)
             }
             return (matching, text)
         }
         // Outside the lock: building entries is the deferred work, and appends should not wait for it.
         return text.withUnsafeBytes { bytes in
-            matching.map { slot, offset in
-                slot.entry(text: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(slot.textLength)]))
+            matching.map { slot, extras, offset in
+                slot.entry(
+                    text: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(slot.textLength)]),
+                    extras: extras)
             }
         }
     }
@@ -279,6 +286,7 @@ public final class Journal: Sendable {
             state.start = 0
             state.dropped = 0
             state.text.release(upTo: state.text.end)
+            state.extras.removeAll()
         }
     }
 
@@ -287,6 +295,10 @@ public final class Journal: Sendable {
 
     /// How many entries are in memory now.
     public var count: Int { withStagedExchangesStored { $0.ring.count } }
+
+    /// How many extras are kept beside the ring: one per entry in memory that has any, never more (for tests of
+    /// the bookkeeping of dropped and cleared entries).
+    var extrasCount: Int { withStagedExchangesStored { $0.extras.count } }
 
     /// How many entries could not be written to the file, and the last reason.
     public var fileWriteFailures: (count: Int, lastError: String?) {
@@ -328,15 +340,179 @@ public final class Journal: Sendable {
     }
 }
 
-/// One shard of the journal's staging: exchanges recorded by the threads that use it, not yet in the ring.
-private final class StagingShard: Sendable {
-    struct Staged {
-        var slots: [JournalSlot] = []
-        var text = JournalText()
+/// Where a staged exchange sits, with the key the merge sorts by: end time, then arrival.
+private struct StagedPosition: Comparable {
+    var seconds: Int64
+    var nanoseconds: Int32
+    var arrival: Int
+    var shard: Int32
+    var index: Int32
+
+    static func < (left: StagedPosition, right: StagedPosition) -> Bool {
+        (left.seconds, left.nanoseconds, left.arrival) < (right.seconds, right.nanoseconds, right.arrival)
     }
 
-    /// A `pthread_mutex_t` lock (NIOConcurrencyHelpers), not `Synchronization.Mutex`: ThreadSanitizer sees the
-    /// order a pthread mutex gives, while `Mutex` waits on a futex of its own that it cannot see, so every merge of
-    /// the shards would be reported as a race (see docs/reliability.md).
-    let staged = NIOLockedValueBox(Staged())
+    static func == (left: StagedPosition, right: StagedPosition) -> Bool {
+        (left.seconds, left.nanoseconds, left.arrival) == (right.seconds, right.nanoseconds, right.arrival)
+    }
+}
+
+/// The journal's staging: per shard, exchanges recorded by the threads that use it, not yet in the ring.
+///
+/// Every shard lives in one block of memory, `stride` bytes apart, its lock on one cache line and its counters on
+/// the next: both are written by the shard's thread on every request, and when shards were separate small objects
+/// allocated one after another, one shard's lock could share a cache line with the next one's, which two threads on
+/// two cores then kept taking from each other. The lock is a `pthread_mutex_t`, not `Synchronization.Mutex`:
+/// ThreadSanitizer sees the order a pthread mutex gives, while `Mutex` waits on a futex of its own that it cannot
+/// see, so every merge of the shards would be reported as a race (see docs/reliability.md).
+///
+/// Each shard has a spare buffer, which only the merger touches: a merge swaps a shard's buffer for its empty spare
+/// under the shard's lock and sorts and copies the exchanges after releasing it, so an appender waits for a swap at
+/// most, never for a whole merge (which held every shard's lock while it copied up to `count` × `slotCapacity`
+/// exchanges, stalling every pool thread that finished a request meanwhile).
+///
+/// `@unchecked Sendable`: a shard's buffer is read or written only under its lock, and the spares only by the
+/// merger, under the journal's lock.
+private final class StagingShards: @unchecked Sendable {
+    /// One shard's staged exchanges.
+    struct Shard {
+        /// An empty buffer with room for `slotCapacity` slots.
+        init(slotCapacity: Int) {
+            self.slotCapacity = slotCapacity
+            slots = .allocate(capacity: slotCapacity)
+            // Room for a full shard of typical exchanges (a few hundred bytes of text each), so that the text grows
+            // only for unusually large headers; untouched pages of a shard no thread uses cost nothing.
+            textCapacity = slotCapacity * 512
+            text = .allocate(byteCount: textCapacity, alignment: 16)
+        }
+
+        /// Frees the buffer's storage; it must not be used afterwards.
+        func deallocate() {
+            slots.deallocate()
+            text.deallocate()
+        }
+
+        /// Room for `slotCapacity` slots; a staged slot's `textStart` is an offset in `text`, and its `seq` the index
+        /// of its extras in `extras` (it gets its number only in the ring).
+        let slots: UnsafeMutablePointer<JournalSlot>
+        var count = 0
+        /// The staged slots' text, back to back in staging order.
+        var text: UnsafeMutableRawPointer
+        var textCount = 0
+        var textCapacity: Int
+        var extras: [JournalSlot.Extras] = []
+        let slotCapacity: Int
+
+        /// Makes room for `size` more bytes of text.
+        mutating func reserveText(_ size: Int) {
+            guard textCount + size > textCapacity else { return }
+            var capacity = textCapacity * 2
+            while capacity < textCount + size { capacity *= 2 }
+            let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+            grown.copyMemory(from: text, byteCount: textCount)
+            text.deallocate()
+            text = grown
+            textCapacity = capacity
+        }
+
+        /// Stages `slot` for `exchange`, encoding the exchange's text straight into the shard's; returns whether the
+        /// shard is full.
+        ///
+        /// Under the shard's lock, which is all but never contended (only a merge takes it from another thread), so
+        /// encoding here costs no waiting and saves copying the text from a buffer of its own.
+        mutating func stage(_ slot: JournalSlot, of exchange: CompletedExchange, extras: JournalSlot.Extras?) -> Bool {
+            // `exchange.request` and `exchange.plan.headers` are used in place: a local copy of the request retained
+            // and released every string in it.
+            let size = JournalText.encodedSize(request: exchange.request, responseHeaders: exchange.plan.headers)
+            reserveText(size)
+            JournalText.encode(
+                request: exchange.request, responseHeaders: exchange.plan.headers, into: text + textCount)
+            var slot = slot
+            slot.textStart = UInt64(textCount)
+            slot.textLength = UInt32(size)
+            if let extras {
+                slot.seq = self.extras.count
+                self.extras.append(extras)
+            }
+            (slots + count).initialize(to: slot)
+            count += 1
+            textCount += size
+            return count >= slotCapacity
+        }
+
+        /// Forgets every staged exchange, keeping the storage.
+        mutating func removeAll() {
+            count = 0
+            textCount = 0
+            if !extras.isEmpty { extras.removeAll(keepingCapacity: true) }
+        }
+    }
+
+    /// How many shards there are.
+    let count: Int
+    /// Bytes from one shard to the next: the lock's line and the state's (a pair of lines, for CPUs that fetch
+    /// lines in pairs).
+    private static let stride = 128
+    /// Where a shard's state starts in its stretch, after the lock's line.
+    private static let stateOffset = 64
+    private let block: UnsafeMutableRawPointer
+    /// Each shard's spare buffer, empty between merges: touched only by the merger, under the journal's lock.
+    private let spares: UnsafeMutablePointer<Shard>
+
+    /// Makes `count` empty shards with room for `slotCapacity` slots each.
+    init(count: Int, slotCapacity: Int) {
+        precondition(MemoryLayout<pthread_mutex_t>.size <= Self.stateOffset)
+        precondition(Self.stateOffset + MemoryLayout<Shard>.size <= Self.stride)
+        self.count = count
+        block = UnsafeMutableRawPointer.allocate(byteCount: count * Self.stride, alignment: Self.stride)
+        spares = .allocate(capacity: count)
+        for index in 0..<count {
+            let mutex = (block + index * Self.stride).bindMemory(to: pthread_mutex_t.self, capacity: 1)
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+            (block + index * Self.stride + Self.stateOffset).bindMemory(to: Shard.self, capacity: 1).initialize(
+                to: Shard(slotCapacity: slotCapacity))
+            (spares + index).initialize(to: Shard(slotCapacity: slotCapacity))
+        }
+    }
+
+    deinit {
+        for index in 0..<count {
+            shard(index).pointee.deallocate()
+            shard(index).deinitialize(count: 1)
+            spares[index].deallocate()
+            pthread_mutex_destroy(mutex(index))
+        }
+        spares.deinitialize(count: count)
+        spares.deallocate()
+        block.deallocate()
+    }
+
+    private func mutex(_ index: Int) -> UnsafeMutablePointer<pthread_mutex_t> {
+        (block + index * Self.stride).assumingMemoryBound(to: pthread_mutex_t.self)
+    }
+
+    private func shard(_ index: Int) -> UnsafeMutablePointer<Shard> {
+        (block + index * Self.stride + Self.stateOffset).assumingMemoryBound(to: Shard.self)
+    }
+
+    /// Runs `body` with shard `index` locked.
+    func withShardLocked<Result>(_ index: Int, _ body: (UnsafeMutablePointer<Shard>) -> Result) -> Result {
+        pthread_mutex_lock(mutex(index))
+        defer { pthread_mutex_unlock(mutex(index)) }
+        return body(shard(index))
+    }
+
+    /// Takes every shard's staged exchanges, leaving each shard its empty spare buffer, runs `body` with the taken
+    /// buffers (one per shard, in shard order), and empties them to be the next spares. Only under the journal's
+    /// lock: the caller must be the only merger.
+    func withStagedExchangesTaken(_ body: (UnsafeMutableBufferPointer<Shard>) -> Void) {
+        for index in 0..<count {
+            pthread_mutex_lock(mutex(index))
+            if shard(index).pointee.count > 0 { swap(&shard(index).pointee, &spares[index]) }
+            pthread_mutex_unlock(mutex(index))
+        }
+        body(UnsafeMutableBufferPointer(start: spares, count: count))
+        for index in 0..<count { spares[index].removeAll() }
+    }
 }

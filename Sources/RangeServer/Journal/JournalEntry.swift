@@ -20,6 +20,10 @@ public enum JournalOutcome: String, Codable, Hashable, Sendable {
     case stalled
 }
 
+/// Declared, as a public type does not get it implicitly: the journal's slots, which must be `BitwiseCopyable`,
+/// hold an outcome.
+extension JournalOutcome: BitwiseCopyable {}
+
 /// One request and its response, as the control API and the JSON Lines file show it.
 ///
 /// The JSON keys are exactly the property names. `scenario`, `run`, `route` and `attempt` are `null`

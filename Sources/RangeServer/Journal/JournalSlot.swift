@@ -8,9 +8,12 @@ import Darwin
 
 /// One journal entry as the ring keeps it: the numbers inline, the text in the journal's `JournalText`.
 ///
-/// A plain request's slot holds no reference at all, so storing it allocates nothing and overwriting the oldest
-/// one frees nothing (dropping a 100,000-requests-old entry used to free half a dozen cold objects per request).
-struct JournalSlot: Sendable {
+/// A slot is a trivial value, with no reference in it: storing, staging, sorting and overwriting slots copies bytes
+/// and never retains or releases (dropping a 100,000-requests-old entry used to free half a dozen cold objects per
+/// request, and a slot's one optional reference still cost an outlined copy and destroy at each move). The rare
+/// `Extras` of a slot live beside the ring, keyed by `seq` (see `Journal`), and `hasExtras` says whether to look.
+/// `BitwiseCopyable` keeps it so: the staging buffers hold slots in raw memory that is never deinitialized.
+struct JournalSlot: Sendable, BitwiseCopyable {
     /// What few exchanges carry (faults, a scenario), or a whole entry given to `Journal.append(_:)`.
     final class Extras: Sendable {
         let faults: [String]
@@ -29,16 +32,21 @@ struct JournalSlot: Sendable {
             self.scenario = nil
             self.entry = entry
         }
+
+        /// The scenario run the entry belongs to, if any.
+        var run: String? { entry?.run ?? scenario?.run }
+
+        /// The scenario the entry belongs to, if any.
+        var scenarioName: String? { entry?.scenario ?? scenario?.scenario }
     }
 
+    // The eight-byte fields first and the narrow ones packed after them: 72 bytes a slot.
+
+    /// The sequence number; while the slot is staged, the index of its extras in the shard's list instead.
     var seq: Int
     /// When the response ended: whole seconds since 1970 and the nanoseconds after them (the entry shows
     /// milliseconds; the finer value orders exchanges staged on different threads).
     var seconds: Int64
-    var nanoseconds: Int32
-    var status: Int32
-    var outcome: JournalOutcome
-    var peerPort: UInt16
     var bodyBytesPlanned: UInt64
     var bodyBytesSent: UInt64
     var connection: Int
@@ -46,42 +54,43 @@ struct JournalSlot: Sendable {
     /// Where the slot's text starts in `JournalText` (a position that only grows) and how long it is.
     var textStart: UInt64
     var textLength: UInt32
-    var extras: Extras?
+    var nanoseconds: Int32
+    var status: Int32
+    var peerPort: UInt16
+    var outcome: JournalOutcome
+    /// Whether the slot has `Extras` (kept outside the slot, so that the slot stays trivial).
+    var hasExtras: Bool
 
     init(
         seq: Int, seconds: Int64, nanoseconds: Int32, status: Int32, outcome: JournalOutcome, peerPort: UInt16,
         bodyBytesPlanned: UInt64, bodyBytesSent: UInt64, connection: Int, arrival: Int, textStart: UInt64,
-        textLength: UInt32, extras: Extras?
+        textLength: UInt32, hasExtras: Bool
     ) {
         self.seq = seq
         self.seconds = seconds
-        self.nanoseconds = nanoseconds
-        self.status = status
-        self.outcome = outcome
-        self.peerPort = peerPort
         self.bodyBytesPlanned = bodyBytesPlanned
         self.bodyBytesSent = bodyBytesSent
         self.connection = connection
         self.arrival = arrival
         self.textStart = textStart
         self.textLength = textLength
-        self.extras = extras
+        self.nanoseconds = nanoseconds
+        self.status = status
+        self.peerPort = peerPort
+        self.outcome = outcome
+        self.hasExtras = hasExtras
     }
 
-    /// A slot for an entry appended as a value; it has no text of its own.
+    /// A slot for an entry appended as a value; it has no text of its own, and its extras hold the entry.
     init(entry: JournalEntry, textStart: UInt64) {
         self.init(
             seq: entry.seq, seconds: 0, nanoseconds: 0, status: 0, outcome: entry.outcome, peerPort: 0,
             bodyBytesPlanned: 0, bodyBytesSent: 0, connection: 0, arrival: 0, textStart: textStart, textLength: 0,
-            extras: Extras(entry: entry))
+            hasExtras: true)
     }
 
-    var run: String? { extras.flatMap { $0.entry?.run ?? $0.scenario?.run } }
-
-    var scenario: String? { extras.flatMap { $0.entry?.scenario ?? $0.scenario?.scenario } }
-
-    /// The entry, formatted from the slot and its text (as `JournalText.encode` wrote it).
-    func entry(text: UnsafeRawBufferPointer) -> JournalEntry {
+    /// The entry, formatted from the slot, its text (as `JournalText.encode` wrote it) and its extras.
+    func entry(text: UnsafeRawBufferPointer, extras: Extras?) -> JournalEntry {
         if let entry = extras?.entry { return entry }
         var reader = JournalText.Reader(bytes: text)
         let method = reader.string()
@@ -123,141 +132,156 @@ struct JournalSlot: Sendable {
 /// The journal slots' text in one growable byte ring: slots are stored and dropped oldest first, so their text
 /// is too, and the live text is always the one stretch between `start` and `end`.
 ///
-/// Positions only grow; a position's byte lives at `position & (capacity - 1)`. Not thread-safe: the journal
-/// uses it under its lock.
-struct JournalText {
-    private var storage: [UInt8] = []
+/// Positions only grow; a position's byte lives at `position & (capacity - 1)`. Raw memory rather than an array so
+/// that growing does not first zero the new storage (which cost more than the copy). Not thread-safe: the journal
+/// uses it only under its lock, hence `@unchecked Sendable`.
+final class JournalText: @unchecked Sendable {
+    /// The ring's bytes, `capacity` of them: 0 or a power of two.
+    private var storage: UnsafeMutableRawPointer?
+    private var capacity = 0
     /// The position of the oldest live byte.
     private var start: UInt64 = 0
     /// The position after the newest byte.
     private(set) var end: UInt64 = 0
 
-    /// Appends `bytes`, growing the ring (to a power of two) when they do not fit.
-    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    deinit { storage?.deallocate() }
+
+    /// Appends `count` bytes from `bytes`, growing the ring (to a power of two) when they do not fit.
+    func append(_ bytes: UnsafeRawPointer, count: Int) {
         let live = Int(end - start)
-        if live + bytes.count > storage.count {
-            var capacity = max(storage.count, 64 * 1024)
-            while capacity < live + bytes.count { capacity *= 2 }
-            var grown = [UInt8](repeating: 0, count: capacity)
-            grown.withUnsafeMutableBytes { target in
-                copy(from: start, count: live, to: target, at: start)
-            }
-            storage = grown
-        }
-        storage.withUnsafeMutableBytes { target in
-            let mask = UInt64(target.count - 1)
-            var position = end
-            var offset = 0
-            while offset < bytes.count {
-                let physical = Int(position & mask)
-                let count = min(bytes.count - offset, target.count - physical)
-                (target.baseAddress! + physical).copyMemory(from: bytes.baseAddress! + offset, byteCount: count)
-                offset += count
-                position += UInt64(count)
-            }
-        }
-        end += UInt64(bytes.count)
+        if live + count > capacity { grow(toFit: live + count) }
+        if count > 0 { Self.write(bytes, count: count, at: end, into: storage!, capacity: capacity) }
+        end += UInt64(count)
     }
 
-    /// Hands the `count` bytes from `position` to `body`, in one piece or, where they wrap around the ring, two.
-    func withBytes(from position: UInt64, count: Int, _ body: (UnsafeRawBufferPointer) -> Void) {
-        guard count > 0 else { return }
-        storage.withUnsafeBytes { source in
-            let physical = Int(position & UInt64(source.count - 1))
-            let first = min(count, source.count - physical)
-            body(UnsafeRawBufferPointer(rebasing: source[physical..<physical + first]))
-            if first < count { body(UnsafeRawBufferPointer(rebasing: source[0..<count - first])) }
-        }
+    /// Appends `bytes`.
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress else { return }
+        append(base, count: bytes.count)
     }
 
     /// Forgets every byte before `position`.
-    mutating func release(upTo position: UInt64) {
+    func release(upTo position: UInt64) {
         start = min(max(start, position), end)
     }
 
     /// Appends the `count` bytes from `position` to `output`.
     func copy(from position: UInt64, count: Int, appendingTo output: inout [UInt8]) {
-        guard count > 0 else { return }
-        let base = output.count
-        output.append(contentsOf: repeatElement(0, count: count))
-        output.withUnsafeMutableBytes { target in
-            copy(from: position, count: count, to: UnsafeMutableRawBufferPointer(rebasing: target[base...]), at: 0)
+        forEachPiece(from: position, count: count) { piece, _, length in
+            output.append(contentsOf: UnsafeRawBufferPointer(start: piece, count: length))
         }
     }
 
-    /// Copies `count` bytes from `position` of this ring to `target`, placing position `p` at
-    /// `(p - position + targetPosition) & (target.count - 1)` when `targetPosition` is a ring position of a
-    /// power-of-two `target`, or contiguously from 0 when `targetPosition` is 0 and `target` is large enough.
-    private func copy(
-        from position: UInt64, count: Int, to target: UnsafeMutableRawBufferPointer, at targetPosition: UInt64
+    /// Moves to storage of at least `needed` bytes; every live byte keeps its position.
+    private func grow(toFit needed: Int) {
+        var grownCapacity = max(capacity, 64 * 1024)
+        while grownCapacity < needed { grownCapacity *= 2 }
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: grownCapacity, alignment: 16)
+        forEachPiece(from: start, count: Int(end - start)) { piece, offset, length in
+            Self.write(piece, count: length, at: start + UInt64(offset), into: grown, capacity: grownCapacity)
+        }
+        storage?.deallocate()
+        storage = grown
+        capacity = grownCapacity
+    }
+
+    /// Calls `body` with the `count` bytes from `position`: each contiguous piece (one, or two where they wrap
+    /// around the ring), its offset from `position`, and its length.
+    private func forEachPiece(
+        from position: UInt64, count: Int, _ body: (UnsafeRawPointer, _ offset: Int, _ length: Int) -> Void
     ) {
-        storage.withUnsafeBytes { source in
-            guard !source.isEmpty else { return }
-            let sourceMask = UInt64(source.count - 1)
-            let contiguous = targetPosition == 0 && target.count >= count
-            let targetMask = contiguous ? UInt64.max : UInt64(target.count - 1)
-            var done = 0
-            while done < count {
-                let from = Int((position + UInt64(done)) & sourceMask)
-                let to = Int((targetPosition + UInt64(done)) & targetMask)
-                let step = min(count - done, source.count - from, target.count - to)
-                (target.baseAddress! + to).copyMemory(from: source.baseAddress! + from, byteCount: step)
-                done += step
-            }
+        guard count > 0, let storage else { return }
+        let physical = Int(position & UInt64(capacity - 1))
+        let first = min(count, capacity - physical)
+        body(storage + physical, 0, first)
+        if first < count { body(storage, first, count - first) }
+    }
+
+    /// Copies `count` bytes to ring `position` of the `capacity`-byte ring at `ring`, wrapping around its end.
+    private static func write(
+        _ bytes: UnsafeRawPointer, count: Int, at position: UInt64, into ring: UnsafeMutableRawPointer, capacity: Int
+    ) {
+        let physical = Int(position & UInt64(capacity - 1))
+        let first = min(count, capacity - physical)
+        (ring + physical).copyMemory(from: bytes, byteCount: first)
+        if first < count { ring.copyMemory(from: bytes + first, byteCount: count - first) }
+    }
+
+    /// The length of the text `encode(request:responseHeaders:into:)` writes for an exchange.
+    static func encodedSize(request: IncomingRequest, responseHeaders: [(name: String, value: String)]) -> Int {
+        var measurer = Measurer()
+        walk(request: request, responseHeaders: responseHeaders, &measurer)
+        return measurer.size
+    }
+
+    /// Writes an exchange's text at `target`, which has room for `encodedSize(request:responseHeaders:)` bytes:
+    /// each string as its length (4 bytes) and UTF-8; method, target, peer address, then the request and the
+    /// response headers, each list as its count (4 bytes) and name-value pairs.
+    static func encode(
+        request: IncomingRequest, responseHeaders: [(name: String, value: String)], into target: UnsafeMutableRawPointer
+    ) {
+        var writer = Writer(cursor: target)
+        walk(request: request, responseHeaders: responseHeaders, &writer)
+    }
+
+    /// Hands an exchange's strings and counts to `sink` in the order of the text's layout (see `encode`).
+    @inline(__always)
+    fileprivate static func walk<Sink: FieldSink>(
+        request: IncomingRequest, responseHeaders: [(name: String, value: String)], _ sink: inout Sink
+    ) {
+        sink.string(request.method)
+        sink.string(request.target)
+        sink.string(request.peerAddress)
+        sink.count(request.headers.count)
+        for field in request.headers {
+            sink.string(field.name)
+            sink.string(field.value)
+        }
+        sink.count(responseHeaders.count)
+        for field in responseHeaders {
+            sink.string(field.name)
+            sink.string(field.value)
         }
     }
 
-    /// Encodes an exchange's text and hands it to `body`, from the stack when it is small: each string as its
-    /// length (4 bytes) and UTF-8; method, target, peer address, then the request and the response headers,
-    /// each list as its count (4 bytes) and name-value pairs.
-    static func encode<Result>(
-        request: IncomingRequest, responseHeaders: [(name: String, value: String)],
-        _ body: (UnsafeRawBufferPointer) -> Result
-    ) -> Result {
-        var size = 4 * 5 + request.method.utf8.count + request.target.utf8.count + request.peerAddress.utf8.count
-        for field in request.headers { size += 8 + field.name.utf8.count + field.value.utf8.count }
-        for field in responseHeaders { size += 8 + field.name.utf8.count + field.value.utf8.count }
-        return withUnsafeTemporaryAllocation(byteCount: size, alignment: 4) { buffer in
-            var writer = Writer(buffer: buffer)
-            writer.string(request.method)
-            writer.string(request.target)
-            writer.string(request.peerAddress)
-            writer.count(request.headers.count)
-            for field in request.headers {
-                writer.string(field.name)
-                writer.string(field.value)
-            }
-            writer.count(responseHeaders.count)
-            for field in responseHeaders {
-                writer.string(field.name)
-                writer.string(field.value)
-            }
-            return body(UnsafeRawBufferPointer(buffer))
-        }
+    /// Adds up the text's length.
+    private struct Measurer: FieldSink {
+        var size = 0
+
+        @inline(__always)
+        mutating func count(_ value: Int) { size += 4 }
+
+        @inline(__always)
+        mutating func string(_ text: String) { size += 4 + text.utf8.count }
     }
 
-    private struct Writer {
-        let buffer: UnsafeMutableRawBufferPointer
-        var offset = 0
+    /// Writes the text.
+    private struct Writer: FieldSink {
+        var cursor: UnsafeMutableRawPointer
 
+        @inline(__always)
         mutating func count(_ value: Int) {
-            buffer.storeBytes(of: UInt32(truncatingIfNeeded: value), toByteOffset: offset, as: UInt32.self)
-            offset += 4
+            // Unaligned: a count follows a string of any length.
+            cursor.storeBytes(of: UInt32(truncatingIfNeeded: value), as: UInt32.self)
+            cursor += 4
         }
 
+        /// Inlined into the walk: as a call of its own, per string, it cost more than the copy.
+        @inline(__always)
         mutating func string(_ text: String) {
-            count(text.utf8.count)
-            let start = buffer.baseAddress! + offset
-            let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
-                if let source = bytes.baseAddress { start.copyMemory(from: source, byteCount: bytes.count) }
+            let utf8 = text.utf8
+            count(utf8.count)
+            let target = cursor
+            let copied = utf8.withContiguousStorageIfAvailable { bytes in
+                if let source = bytes.baseAddress { target.copyMemory(from: source, byteCount: bytes.count) }
                 return bytes.count
             }
             if let copied {
-                offset += copied
+                cursor += copied
             } else {
-                for byte in text.utf8 {
-                    buffer[offset] = byte
-                    offset += 1
+                for byte in utf8 {
+                    cursor.storeBytes(of: byte, as: UInt8.self)
+                    cursor += 1
                 }
             }
         }
@@ -280,4 +304,12 @@ struct JournalText {
             return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length]), as: UTF8.self)
         }
     }
+}
+
+/// What `JournalText.walk` hands an exchange's text to, in layout order.
+private protocol FieldSink {
+    /// A list's count.
+    mutating func count(_ value: Int)
+    /// A string.
+    mutating func string(_ text: String)
 }
