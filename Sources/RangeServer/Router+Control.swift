@@ -31,11 +31,12 @@ extension Router {
         case ("GET", "scenarios"), ("HEAD", "scenarios"):
             return .json(200, Array(scenarioListJSON().utf8))
         case (_, "journal"):
-            return .text(405, "method \(request.method) not allowed", headers: [("Allow", "GET, HEAD, DELETE")])
+            return .text(
+                405, "method \(request.method) not allowed", headers: [HeaderField("Allow", "GET, HEAD, DELETE")])
         case (_, "reset"):
-            return .text(405, "method \(request.method) not allowed", headers: [("Allow", "POST")])
+            return .text(405, "method \(request.method) not allowed", headers: [HeaderField("Allow", "POST")])
         case (_, "scenarios"):
-            return .text(405, "method \(request.method) not allowed", headers: [("Allow", "GET, HEAD")])
+            return .text(405, "method \(request.method) not allowed", headers: [HeaderField("Allow", "GET, HEAD")])
         default:
             return .text(404, "not found: \(request.rawPath)")
         }
@@ -47,7 +48,7 @@ extension Router {
             guard request.header("authorization") == "Bearer \(token)" else {
                 return .text(
                     401, "the control API requires Authorization: Bearer <token>",
-                    headers: [("WWW-Authenticate", "Bearer")])
+                    headers: [HeaderField("WWW-Authenticate", "Bearer")])
             }
             return nil
         }

@@ -56,7 +56,8 @@ extension Router {
             }
             html += "</ul></body></html>\n"
             return ResponsePlan(
-                status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: .literal(Array(html.utf8)))
+                status: 200, headers: [HeaderField("Content-Type", "text/html; charset=utf-8")],
+                body: .literal(Array(html.utf8)))
         }
         var text = "rangeserver: an HTTP range-download test server\n\nEndpoints:\n"
         for (path, help) in endpoints { text += "  \(path)\n      \(help)\n" }
@@ -67,7 +68,8 @@ extension Router {
         text += "\nScenarios:\n"
         for (name, help) in scenarioList { text += "  /scenario/\(name)/{run}\n      \(help)\n" }
         return ResponsePlan(
-            status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: .literal(Array(text.utf8)))
+            status: 200, headers: [HeaderField("Content-Type", "text/plain; charset=utf-8")],
+            body: .literal(Array(text.utf8)))
     }
 
     /// Regular files under the root, relative, sorted; bounded so a huge root cannot stall the index.

@@ -51,7 +51,7 @@ final class Router: Sendable {
             Array(path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2))
         }
         if route != .control && request.method != "GET" && request.method != "HEAD" {
-            return .text(405, "method \(request.method) not allowed", headers: [("Allow", "GET, HEAD")])
+            return .text(405, "method \(request.method) not allowed", headers: [HeaderField("Allow", "GET, HEAD")])
         }
         switch route {
         case .index:
@@ -189,8 +189,8 @@ final class Router: Sendable {
         let hasFaults = !faults.isEmpty
         let faultNames = hasFaults ? faults.appliedNames : []
         if let status = faults.status {
-            var headers: [(name: String, value: String)] = []
-            if let retryAfter = faults.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
+            var headers: [HeaderField] = []
+            if let retryAfter = faults.retryAfter { headers.append(HeaderField("Retry-After", String(retryAfter))) }
             var plan = ResponsePlan.text(status, "\(status) \(reasonPhrase(status)) (injected)", headers: headers)
             plan.faults = faultNames
             plan.delivery.delay = faults.delay
@@ -200,11 +200,11 @@ final class Router: Sendable {
             maxRanges: configuration.maxRanges, ignoreRange: faults.ignoreRange, ignoreIfRange: faults.ignoreIfRange
         )
         // Room for every field a 200 or single-part 206 carries, so the list is allocated once.
-        var headers: [(name: String, value: String)] = []
+        var headers: [HeaderField] = []
         headers.reserveCapacity(6)
-        if !faults.noAcceptRanges { headers.append(("Accept-Ranges", "bytes")) }
-        if let tag = representation.entityTagHeader { headers.append(("ETag", tag)) }
-        if let date = representation.lastModifiedHeader { headers.append(("Last-Modified", date)) }
+        if !faults.noAcceptRanges { headers.append(HeaderField("Accept-Ranges", "bytes")) }
+        if let tag = representation.entityTagHeader { headers.append(HeaderField("ETag", tag)) }
+        if let date = representation.lastModifiedHeader { headers.append(HeaderField("Last-Modified", date)) }
 
         var plan: ResponsePlan
         switch RequestDecision.outcome(fields.conditional, representation: representation.metadata, options: options) {
@@ -214,10 +214,11 @@ final class Router: Sendable {
             plan = .text(412, "precondition failed", headers: headers)
         case .rangeNotSatisfiable:
             plan = .text(
-                416, "range not satisfiable", headers: headers + [("Content-Range", "bytes */\(representation.length)")]
+                416, "range not satisfiable",
+                headers: headers + [HeaderField("Content-Range", "bytes */\(representation.length)")]
             )
         case .full:
-            headers.append(("Content-Type", representation.contentType))
+            headers.append(HeaderField("Content-Type", representation.contentType))
             if let digest = digestHeader(fields.wantReprDigest, representation) { headers.append(digest) }
             plan = ResponsePlan(
                 status: 200, headers: headers,
@@ -226,8 +227,8 @@ final class Router: Sendable {
             if let misalign = faults.misalignRange {
                 range = (range.lowerBound - min(misalign, range.lowerBound))...range.upperBound
             }
-            headers.append(("Content-Type", representation.contentType))
-            headers.append(("Content-Range", contentRange(range, length: representation.length)))
+            headers.append(HeaderField("Content-Type", representation.contentType))
+            headers.append(HeaderField("Content-Range", contentRange(range, length: representation.length)))
             if let digest = digestHeader(fields.wantReprDigest, representation) { headers.append(digest) }
             let length = range.upperBound - range.lowerBound + 1
             plan = ResponsePlan(
@@ -239,7 +240,7 @@ final class Router: Sendable {
                 boundary: MultipartByteranges.makeBoundary(
                     seed: UInt64(truncatingIfNeeded: request.connectionID) &* 0x9E37_79B9 &+ UInt64(ranges.count))
             )
-            headers.append(("Content-Type", multipart.contentTypeHeader))
+            headers.append(HeaderField("Content-Type", multipart.contentTypeHeader))
             if let digest = digestHeader(fields.wantReprDigest, representation) { headers.append(digest) }
             plan = ResponsePlan(status: 206, headers: headers, body: .multipart(multipart, representation.source))
         }
@@ -272,11 +273,11 @@ final class Router: Sendable {
     ///
     /// - Parameters:
     ///   - want: the request's `Want-Repr-Digest` field, if any.
-    private func digestHeader(_ want: String?, _ representation: Representation) -> (name: String, value: String)? {
+    private func digestHeader(_ want: String?, _ representation: Representation) -> HeaderField? {
         guard let want, wantsSHA256(want), let key = representation.digestKey,
             let digest = digests.withLockedValue({ $0[key] }), !digest.isEmpty
         else { return nil }
-        return ("Repr-Digest", "sha-256=:\(digest):")
+        return HeaderField("Repr-Digest", "sha-256=:\(digest):")
     }
 
     /// Whether the request wants a digest that has not been computed yet.
@@ -356,7 +357,7 @@ final class Router: Sendable {
             let host = request.header("host") ?? "\(configuration.host):\(boundPort.load(ordering: .relaxed))"
             value = "http://\(host)\(location)"
         }
-        return .text(code, "redirecting to \(value)", headers: [("Location", value)])
+        return .text(code, "redirecting to \(value)", headers: [HeaderField("Location", value)])
     }
 }
 

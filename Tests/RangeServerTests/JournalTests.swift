@@ -203,10 +203,11 @@ struct JournalTests {
     /// A finished exchange for `Journal.append(_:endedAt:)`, ending at `seconds` + `nanoseconds`.
     private func exchange(target: String, arrival: Int, sent: UInt64 = 10) -> CompletedExchange {
         let request = IncomingRequest(
-            method: "GET", target: target, httpVersion: "HTTP/1.1", headers: [("range", "bytes=0-9")],
+            method: "GET", target: target, httpVersion: "HTTP/1.1", headers: [HeaderField("range", "bytes=0-9")],
             peerAddress: "127.0.0.1", peerPort: 4000, connectionID: arrival, arrival: arrival)
         let plan = ResponsePlan(
-            status: 206, headers: [("Content-Range", "bytes 0-9/100")], body: .literal(Array(repeating: 1, count: 10)))
+            status: 206, headers: [HeaderField("Content-Range", "bytes 0-9/100")],
+            body: .literal(Array(repeating: 1, count: 10)))
         return CompletedExchange(request: request, plan: plan, bodyBytesSent: sent, outcome: .complete, startedAt: .now)
     }
 
@@ -344,12 +345,14 @@ struct JournalTests {
             // Sizes from a few bytes to 70 KB, so the text ring both wraps and has to grow.
             let range = "bytes=" + String(repeating: "1-2,", count: index % 13 == 0 ? 17_500 : index % 5) + "0-9"
             var plan = ResponsePlan(
-                status: 206, headers: [("Content-Range", "bytes 0-9/\(index)"), ("ETag", "\"e\(index)\"")],
+                status: 206,
+                headers: [HeaderField("Content-Range", "bytes 0-9/\(index)"), HeaderField("ETag", "\"e\(index)\"")],
                 body: .literal(Array(repeating: 1, count: 10)))
             if index % 3 == 0 { plan.faults = ["rate=\(index)"] }
             let request = IncomingRequest(
                 method: "GET", target: "/t/\(index)?q=\u{e9}", httpVersion: "HTTP/1.1",
-                headers: [("range", range), ("x-dup", "a"), ("x-dup", "b")], peerAddress: "::1", peerPort: index,
+                headers: [HeaderField("range", range), HeaderField("x-dup", "a"), HeaderField("x-dup", "b")],
+                peerAddress: "::1", peerPort: index,
                 connectionID: index, arrival: index)
             journal.append(
                 CompletedExchange(
@@ -390,16 +393,17 @@ struct JournalTests {
             target: "/t/\(index)?q=\(accent)&long=" + String(repeating: "x", count: index % 40),
             httpVersion: "HTTP/1.1",
             headers: [
-                ("host", "127.0.0.1:8080"), ("range", "bytes=\(index)-\(index + 9)"), ("x-dup", "a"),
-                ("x-dup", index % 3 == 0 ? "" : "b\u{1}\"\\"), ("user-agent", accent),
+                HeaderField("host", "127.0.0.1:8080"), HeaderField("range", "bytes=\(index)-\(index + 9)"),
+                HeaderField("x-dup", "a"),
+                HeaderField("x-dup", index % 3 == 0 ? "" : "b\u{1}\"\\"), HeaderField("user-agent", accent),
             ], peerAddress: index % 4 == 0 ? "::1" : "127.0.0.1", peerPort: 40_000 + index, connectionID: index / 3,
             arrival: index)
         var plan = ResponsePlan(
             status: 206,
             headers: [
-                ("Accept-Ranges", "bytes"), ("ETag", "\"e\(index % 2)\""),
-                ("Content-Type", "text/plain; charset=\(accent)"),
-                ("Content-Range", "bytes \(index)-\(index + 9)/100"),
+                HeaderField("Accept-Ranges", "bytes"), HeaderField("ETag", "\"e\(index % 2)\""),
+                HeaderField("Content-Type", "text/plain; charset=\(accent)"),
+                HeaderField("Content-Range", "bytes \(index)-\(index + 9)/100"),
             ],
             body: .literal(Array(repeating: 1, count: 10)))
         if index % 3 == 0 { plan.faults = ["rate=\(index)", "drop-after=5"] }

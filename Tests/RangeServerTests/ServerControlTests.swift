@@ -31,7 +31,8 @@ struct ServerControlTests {
         _ method: String = "GET", _ target: String, peer: String, headers: [(name: String, value: String)] = []
     ) -> IncomingRequest {
         IncomingRequest(
-            method: method, target: target, httpVersion: "HTTP/1.1", headers: headers, peerAddress: peer,
+            method: method, target: target, httpVersion: "HTTP/1.1",
+            headers: headers.map { HeaderField($0.name, $0.value) }, peerAddress: peer,
             connectionID: 1
         )
     }

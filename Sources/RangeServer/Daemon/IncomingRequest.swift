@@ -7,7 +7,7 @@ struct IncomingRequest: Sendable {
     /// `HTTP/1.1` or `HTTP/1.0`.
     var httpVersion: String
     /// Header fields in arrival order, names lower-cased.
-    var headers: [(name: String, value: String)]
+    var headers: [HeaderField]
     /// The peer's numeric address.
     var peerAddress: String
     /// The peer's port.

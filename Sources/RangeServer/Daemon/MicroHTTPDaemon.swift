@@ -256,13 +256,13 @@ private final class ConnectionState: @unchecked Sendable {
         /// The body length: the response sends this many bytes of `buffer`.
         let length: Int
         /// The header fields added, in order, after `Date`.
-        var headers: [(name: String, value: String)]
+        var headers: [HeaderField]
         /// The second the `Date` value spells, and the value, NUL-terminated (the thread's `ResponseDate` buffer
         /// is rewritten when the second changes, and removing a field takes its value).
         var dateSecond: Int64
         var dateText: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
 
-        init(response: OpaquePointer, length: Int, headers: [(name: String, value: String)], dateSecond: Int64) {
+        init(response: OpaquePointer, length: Int, headers: [HeaderField], dateSecond: Int64) {
             self.response = response
             self.length = length
             self.headers = headers
@@ -318,7 +318,7 @@ private final class ConnectionState: @unchecked Sendable {
     /// name and value, and removing one about 500: re-adding six unchanged fields and recreating the response was
     /// most of what libmicrohttpd cost a small range request in our code.
     func smallFileResponse(
-        file: OpenFile, offset: UInt64, length: Int, headers: [(name: String, value: String)]
+        file: OpenFile, offset: UInt64, length: Int, headers: [HeaderField]
     )
         -> OpaquePointer?
     {
@@ -347,15 +347,13 @@ private final class ConnectionState: @unchecked Sendable {
     /// Brings the kept response's fields up to `headers` and `date`; nil when libmicrohttpd refused a change (the
     /// caller then builds a new response).
     private func updateKeptResponse(
-        headers: [(name: String, value: String)], date: (second: Int64, text: UnsafePointer<CChar>)
+        headers: [HeaderField], date: (second: Int64, text: UnsafePointer<CChar>)
     ) -> OpaquePointer? {
         guard let entry = kept else { return nil }
         let old = entry.headers
         var first = 0
         let common = min(old.count, headers.count)
-        while first < common && old[first].name == headers[first].name && old[first].value == headers[first].value {
-            first += 1
-        }
+        while first < common && old[first].hasSameBytes(as: headers[first]) { first += 1 }
         let dateChanged = entry.dateSecond != date.second
         if first == old.count && first == headers.count && !dateChanged { return entry.response }
         let response = entry.response
@@ -442,8 +440,8 @@ private let headerCollector:
         {
             box, _, key, value in
             guard let box, let key else { return .YES }
-            box.assumingMemoryBound(to: [(name: String, value: String)].self).pointee.append(
-                (lowercasedName(key), value.map { String(cString: $0) } ?? ""))
+            box.assumingMemoryBound(to: [HeaderField].self).pointee.append(
+                HeaderField(lowercasedName(key), value.map { String(cString: $0) } ?? ""))
             return .YES
         }
 
@@ -495,7 +493,7 @@ private func handleAccess(
             return .YES
         }
         // Collected straight into the array, through a pointer: no object to carry it to the callback.
-        var headers: [(name: String, value: String)] = []
+        var headers: [HeaderField] = []
         headers.reserveCapacity(4)
         withUnsafeMutablePointer(to: &headers) { pointer in
             _ = MHD_get_connection_values(
@@ -622,6 +620,26 @@ private func queue(context: RequestContext, connection: OpaquePointer, daemon: M
     return MHD_queue_response(connection, status, response)
 }
 
+extension HeaderField {
+    /// Whether `other` has the same name and value, byte for byte. `String`'s `==` also calls canonically equivalent
+    /// spellings equal (a precomposed "é" and an "e" with a combining accent), which would leave the old bytes on
+    /// the wire.
+    fileprivate func hasSameBytes(as other: HeaderField) -> Bool {
+        sameBytes(name, other.name) && sameBytes(value, other.value)
+    }
+}
+
+/// Whether two strings hold the same UTF-8 bytes.
+private func sameBytes(_ a: String, _ b: String) -> Bool {
+    let compared = a.utf8.withContiguousStorageIfAvailable { x in
+        b.utf8.withContiguousStorageIfAvailable { y in
+            x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+        }
+    }
+    if let compared, let compared { return compared }
+    return a.utf8.elementsEqual(b.utf8)
+}
+
 /// `Date`, NUL-terminated in the binary: a `String` argument would be copied to the heap for the call.
 private let dateFieldName: StaticString = "Date"
 
@@ -638,7 +656,7 @@ extension StaticString {
 /// Passing a `String` where C wants a `char *` allocates a C copy of every small (up to 15 bytes) string, and
 /// most names and values here are small: that was ten allocations per response.
 private func withCStrings(
-    _ headers: ArraySlice<(name: String, value: String)>,
+    _ headers: ArraySlice<HeaderField>,
     _ body: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Bool
 ) -> Bool {
     var size = 0

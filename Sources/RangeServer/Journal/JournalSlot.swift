@@ -208,7 +208,7 @@ final class JournalText: @unchecked Sendable {
     }
 
     /// The length of the text `encode(request:responseHeaders:into:)` writes for an exchange.
-    static func encodedSize(request: IncomingRequest, responseHeaders: [(name: String, value: String)]) -> Int {
+    static func encodedSize(request: IncomingRequest, responseHeaders: [HeaderField]) -> Int {
         var measurer = Measurer()
         walk(request: request, responseHeaders: responseHeaders, &measurer)
         return measurer.size
@@ -218,7 +218,7 @@ final class JournalText: @unchecked Sendable {
     /// each string as its length (4 bytes) and UTF-8; method, target, peer address, then the request and the
     /// response headers, each list as its count (4 bytes) and name-value pairs.
     static func encode(
-        request: IncomingRequest, responseHeaders: [(name: String, value: String)], into target: UnsafeMutableRawPointer
+        request: IncomingRequest, responseHeaders: [HeaderField], into target: UnsafeMutableRawPointer
     ) {
         var writer = Writer(cursor: target)
         walk(request: request, responseHeaders: responseHeaders, &writer)
@@ -227,7 +227,7 @@ final class JournalText: @unchecked Sendable {
     /// Hands an exchange's strings and counts to `sink` in the order of the text's layout (see `encode`).
     @inline(__always)
     fileprivate static func walk<Sink: FieldSink>(
-        request: IncomingRequest, responseHeaders: [(name: String, value: String)], _ sink: inout Sink
+        request: IncomingRequest, responseHeaders: [HeaderField], _ sink: inout Sink
     ) {
         sink.string(request.method)
         sink.string(request.target)

@@ -66,7 +66,7 @@ struct ResponsePlan: Sendable {
     /// The status code.
     var status: Int
     /// Header fields in send order (Content-Length and Date are added by the daemon).
-    var headers: [(name: String, value: String)]
+    var headers: [HeaderField]
     /// The body.
     var body: ResponseBody
     /// Timing and connection faults.
@@ -78,23 +78,23 @@ struct ResponsePlan: Sendable {
     /// Work too slow for a pool thread; when set, the daemon runs it elsewhere and sends its plan instead.
     var preparation: (@Sendable () -> ResponsePlan)?
 
-    init(status: Int, headers: [(name: String, value: String)] = [], body: ResponseBody = .empty) {
+    init(status: Int, headers: [HeaderField] = [], body: ResponseBody = .empty) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
     /// A short text response, as used for errors and health checks.
-    static func text(_ status: Int, _ text: String, headers: [(name: String, value: String)] = []) -> ResponsePlan {
+    static func text(_ status: Int, _ text: String, headers: [HeaderField] = []) -> ResponsePlan {
         ResponsePlan(
             status: status,
-            headers: [("Content-Type", "text/plain; charset=utf-8")] + headers,
+            headers: [HeaderField("Content-Type", "text/plain; charset=utf-8")] + headers,
             body: .literal(Array((text + "\n").utf8))
         )
     }
 
     /// A response with a JSON body.
     static func json(_ status: Int, _ bytes: [UInt8]) -> ResponsePlan {
-        ResponsePlan(status: status, headers: [("Content-Type", "application/json")], body: .literal(bytes))
+        ResponsePlan(status: status, headers: [HeaderField("Content-Type", "application/json")], body: .literal(bytes))
     }
 }
