@@ -706,8 +706,9 @@ private func makeResponse(context: RequestContext, connection: OpaquePointer, da
         }
     case .content(.file(let file), let offset, let length) where delivery.isPlain && !isHead:
         if length == 0 { return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT) }
-        // Small bodies do not get here: `queue` reads them into the connection's buffer. libmicrohttpd owns and closes the duplicate and sends it with sendfile. Sharing the description
-        // is safe: libmicrohttpd passes explicit offsets to sendfile and pread and never moves the file offset.
+        // Small bodies do not get here: `queue` reads them into the connection's buffer. libmicrohttpd owns and
+        // closes the duplicate and sends it with sendfile. Sharing the description is safe: libmicrohttpd passes
+        // explicit offsets to sendfile and pread and never moves the file offset.
         let fd = fcntl(file.descriptor, F_DUPFD_CLOEXEC, 0)
         guard fd >= 0 else { return nil }
         return MHD_create_response_from_fd_at_offset64(length, fd, offset)
