@@ -272,6 +272,34 @@ struct ServerResourcesTests {
         }
     }
 
+    @Test("two files whose names differ only in Unicode normalisation are two files, on one connection too")
+    func namesThatDifferOnlyInNormalisation() async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // "café" precomposed (NFC) and decomposed (NFD): equal as Swift Strings, different names on disk.
+        let composed = "caf\u{e9}.txt"
+        let decomposed = "cafe\u{301}.txt"
+        try Data("composed\n".utf8).write(to: URL(fileURLWithPath: root + "/" + composed))
+        try Data("decomposed\n".utf8).write(to: URL(fileURLWithPath: root + "/" + decomposed))
+
+        try await withRangeServer(Fixtures.configuration { $0.root = root }) { server in
+            // One connection, so every request lands on the same pool thread and the same file-cache shard.
+            let connection = try RawHTTPConnection(port: server.port)
+            for (name, expected) in [
+                (composed, "composed\n"), (decomposed, "decomposed\n"), (composed, "composed\n"),
+                (decomposed, "decomposed\n"),
+            ] {
+                try connection.request("GET", "/files/" + name)
+                let response = try connection.readResponse()
+                #expect(response.status == 200, "\(Array(name.utf8))")
+                #expect(String(decoding: response.body, as: UTF8.self) == expected, "\(Array(name.utf8))")
+            }
+            // Percent-encoded, as most clients send them.
+            let encoded = try rawRequest(port: server.port, "GET", "/files/cafe%CC%81.txt")
+            #expect(String(decoding: encoded.body, as: UTF8.self) == "decomposed\n")
+        }
+    }
+
     @Test(
         "small file bodies on one keep-alive connection carry exactly the fields and bytes a fresh connection gets",
         .timeLimit(.minutes(1)))

@@ -621,23 +621,11 @@ private func queue(context: RequestContext, connection: OpaquePointer, daemon: M
 }
 
 extension HeaderField {
-    /// Whether `other` has the same name and value, byte for byte. `String`'s `==` also calls canonically equivalent
-    /// spellings equal (a precomposed "é" and an "e" with a combining accent), which would leave the old bytes on
-    /// the wire.
+    /// Whether `other` has the same name and value, byte for byte (see `String.hasSameUTF8(as:)`): equal-looking
+    /// fields with other bytes must not leave the old bytes on the wire.
     fileprivate func hasSameBytes(as other: HeaderField) -> Bool {
-        sameBytes(name, other.name) && sameBytes(value, other.value)
+        name.hasSameUTF8(as: other.name) && value.hasSameUTF8(as: other.value)
     }
-}
-
-/// Whether two strings hold the same UTF-8 bytes.
-private func sameBytes(_ a: String, _ b: String) -> Bool {
-    let compared = a.utf8.withContiguousStorageIfAvailable { x in
-        b.utf8.withContiguousStorageIfAvailable { y in
-            x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
-        }
-    }
-    if let compared, let compared { return compared }
-    return a.utf8.elementsEqual(b.utf8)
 }
 
 /// `Date`, NUL-terminated in the binary: a `String` argument would be copied to the heap for the call.

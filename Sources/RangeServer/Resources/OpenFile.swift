@@ -187,17 +187,39 @@ final class RepresentationCache: Sendable {
 
         /// The entries by key, and the one last found or stored.
         private struct Table {
-            var entries: [String: Entry] = [:]
+            var entries: [Key: Entry] = [:]
             /// A download asks for one file range after range, and comparing this entry's key is cheaper than
             /// hashing the key into the table.
             var recent: Entry?
 
             /// The entry for `key`, which becomes the recent one.
             mutating func entry(forKey key: String) -> Entry? {
-                if let recent, recent.key == key { return recent }
-                guard let entry = entries[key] else { return nil }
+                if let recent, recent.key.hasSameUTF8(as: key) { return recent }
+                guard let entry = entries[Key(key)] else { return nil }
                 recent = entry
                 return entry
+            }
+        }
+
+        /// A key hashed and compared by its bytes. `String`'s own `==` and hash treat canonically equivalent
+        /// spellings as one, and two file names that differ only so ("café" precomposed and decomposed) are two
+        /// files: the second was served the first one's bytes.
+        private struct Key: Hashable {
+            let text: String
+
+            init(_ text: String) { self.text = text }
+
+            static func == (lhs: Key, rhs: Key) -> Bool { lhs.text.hasSameUTF8(as: rhs.text) }
+
+            func hash(into hasher: inout Hasher) {
+                let hashed: Void? = text.utf8.withContiguousStorageIfAvailable {
+                    hasher.combine(bytes: UnsafeRawBufferPointer($0))
+                }
+                if hashed == nil {
+                    // The same bytes fed the same way, whatever the string's storage.
+                    var copy = text
+                    copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+                }
             }
         }
 
@@ -218,7 +240,7 @@ final class RepresentationCache: Sendable {
                 : FileIdentity.current(path: entry.lexicalPath)
             if identity == entry.identity { return entry.representation }
             table.withLockedValue { table in
-                if table.entries[key] === entry { table.entries[key] = nil }
+                if table.entries[Key(key)] === entry { table.entries[Key(key)] = nil }
                 if table.recent === entry { table.recent = nil }
             }
             return nil
@@ -234,10 +256,10 @@ final class RepresentationCache: Sendable {
             table.withLockedValue { table in
                 // Full: start over rather than track recency; a working set larger than this is not the case
                 // the cache is for, and a miss costs no more than an uncached request.
-                if table.entries.count >= capacity && table.entries[key] == nil {
+                if table.entries.count >= capacity && table.entries[Key(key)] == nil {
                     table.entries.removeAll(keepingCapacity: true)
                 }
-                table.entries[key] = entry
+                table.entries[Key(key)] = entry
                 table.recent = entry
             }
         }

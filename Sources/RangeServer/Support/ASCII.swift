@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 extension UInt8 {
     /// The byte with an ASCII capital letter lower-cased; every other byte unchanged.
     ///
@@ -32,5 +38,20 @@ extension StringProtocol {
         }
         if let fast { return fast }
         return utf8.firstIndex(of: byte).map { utf8.distance(from: utf8.startIndex, to: $0) }
+    }
+}
+
+extension String {
+    /// Whether `other` holds the same UTF-8 bytes. `==` also calls canonically equivalent spellings equal (a
+    /// precomposed "é" and an "e" with a combining accent), which is wrong wherever the bytes themselves matter: a
+    /// file name, a header value on the wire.
+    func hasSameUTF8(as other: String) -> Bool {
+        let compared = utf8.withContiguousStorageIfAvailable { x in
+            other.utf8.withContiguousStorageIfAvailable { y in
+                x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+            }
+        }
+        if let compared, let compared { return compared }
+        return utf8.elementsEqual(other.utf8)
     }
 }
