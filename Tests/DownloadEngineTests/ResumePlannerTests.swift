@@ -108,9 +108,28 @@ struct ResumePlannerTests {
         #expect(decide(Head(status: status), offset: 10, resolved: true) == .reresolve)
     }
 
-    @Test func everyStatusHasADecision() {
+    /// Every status from 100 to 599 gets the decision of its class, written out here apart from the planner's switch:
+    /// a status that fell through to the wrong branch (a 2xx failing as permanent, a 5xx not retried) fails this.
+    @Test func everyStatusHasTheDecisionOfItsClass() {
+        let retried: Set<Int> = [408, 429, 500, 502, 503, 504]
+        let redirects: Set<Int> = [301, 302, 303, 307, 308]
+        let gone: Set<Int> = [401, 403, 404, 410]
+        let url = "http://h/x"
         for status in 100...599 {
-            _ = decide(Head(status: status, contentRange: "bytes 0-9/10"), offset: 0)
+            let head = Head(status: status, contentRange: "bytes 0-9/10", location: "/next")
+            let expected: ResumePlanner.Decision
+            switch status {
+            case 200: expected = .restartWithBody(total: nil)
+            case 206: expected = .append(total: 10)
+            case 416: expected = .restart(.unsatisfiable)
+            case 304, 412: expected = .restart(.preconditionFailed)
+            case _ where redirects.contains(status): expected = .redirect(location: "/next")
+            case _ where gone.contains(status): expected = .fail(.permanentHTTPStatus(status, url: url))
+            case _ where retried.contains(status): expected = .retry(after: nil)
+            case 201...299: expected = .fail(.unexpectedResponse("HTTP \(status) from \(url)"))
+            default: expected = .fail(.permanentHTTPStatus(status, url: url))
+            }
+            #expect(decide(head, offset: 0) == expected, "status \(status)")
         }
     }
 }

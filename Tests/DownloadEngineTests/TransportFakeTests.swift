@@ -69,9 +69,18 @@ struct RedirectHeaderTests {
         #expect(try String(contentsOfFile: dir + "/f", encoding: .utf8) == "hello")
     }
 
-    @Test("an engine dropped without shutdown does not trap")
+    @Test("an engine dropped without shutdown does not trap, is released, and leaves its state directory usable")
     func droppedEngineIsSafe() throws {
         let dir = makeTemporaryDirectory()
-        _ = try DownloadEngine(stateDirectory: dir)
+        weak var dropped: DownloadEngine?
+        do {
+            let engine = try DownloadEngine(stateDirectory: dir)
+            dropped = engine
+        }
+        // A task or transport holding the engine past its last reference would keep its connections open forever.
+        #expect(dropped == nil)
+        let reopened = try DownloadEngine(stateDirectory: dir)
+        #expect(reopened.loadProblems.isEmpty)
+        #expect(reopened.stateDirectory == LexicalPath.absolute(dir))
     }
 }
