@@ -31,11 +31,13 @@ import Testing
     @Test func aMissingProgramIsOneClearError() async throws {
         let directory = try Self.makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        await #expect(throws: ConformanceError.self) {
+        let error = await #expect(throws: ConformanceError.self) {
             try await ChildProcess(
                 executable: "/nonexistent/tool", arguments: [], directory: directory, logDirectory: directory,
                 label: "missing")
         }
+        #expect(error?.message.hasPrefix("cannot start /nonexistent/tool: ") == true)
+        #expect(error?.message.contains("\n") == false)
     }
 
     @Test func killReachesTheWholeProcessGroup() async throws {

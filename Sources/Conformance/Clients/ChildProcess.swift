@@ -35,21 +35,24 @@ final class ChildProcess: Sendable {
     init(executable: String, arguments: [String], directory: String, logDirectory: String, label: String) async throws {
         self.executable = executable
         self.arguments = arguments
-        let logs = try ["out", "err"].map { suffix in
+        let logs = ["out", "err"].map { suffix -> (path: String, handle: FileHandle?) in
             let path = "\(logDirectory)/\(label).\(suffix)"
             if !FileManager.default.fileExists(atPath: path) {
                 _ = FileManager.default.createFile(atPath: path, contents: nil)
             }
-            guard let handle = FileHandle(forWritingAtPath: path) else {
-                throw ConformanceError.io("cannot open \(path)")
-            }
-            handle.seekToEndOfFile()
-            return handle
+            let handle = FileHandle(forWritingAtPath: path)
+            handle?.seekToEndOfFile()
+            return (path, handle)
+        }
+        guard let out = logs[0].handle, let err = logs[1].handle else {
+            for log in logs { try? log.handle?.close() }
+            throw ConformanceError.io("cannot open \(logs.first { $0.handle == nil }?.path ?? logDirectory)")
         }
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let task = Task {
-                await self.run(in: directory, logs: (logs[0], logs[1]), started: started)
-                for log in logs { try? log.close() }
+                await self.run(in: directory, logs: (out, err), started: started)
+                try? out.close()
+                try? err.close()
             }
             self.task.withLockedValue { $0 = task }
         }
