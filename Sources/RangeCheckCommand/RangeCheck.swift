@@ -98,7 +98,7 @@ struct RangeCheck: AsyncParsableCommand {
                 adapters.append(adapter)
             }
         }
-        var options = RunnerOptions()
+        var options = MatrixRunner.Options()
         options.scenariosDirectory = scenariosDirectory
         options.filesRoot = root
         options.scenarioPattern = scenarioPattern
@@ -111,7 +111,7 @@ struct RangeCheck: AsyncParsableCommand {
         if !quiet { options.progress = { line in FileHandle.standardError.write(Data((line + "\n").utf8)) } }
 
         if list {
-            let entries = ConformanceRunner.select(
+            let entries = MatrixRunner.select(
                 try CatalogueEntry.load(directory: scenariosDirectory, root: root), options: options)
             for entry in entries {
                 let tags =
@@ -126,7 +126,7 @@ struct RangeCheck: AsyncParsableCommand {
             return
         }
 
-        let matrix = try await ConformanceRunner.run(clients: adapters, options: options)
+        let matrix = try await MatrixRunner.run(clients: adapters, options: options)
         print(Report.terminal(matrix), terminator: "")
         for (path, text) in [
             (markdownPath, Report.markdown(matrix)), (junitPath, Report.junit(matrix)), (jsonPath, Report.json(matrix)),

@@ -225,7 +225,7 @@ struct RangeFetch: AsyncParsableCommand {
         configuration.retry.maximumRetries = retries
         if durable { configuration.durability = .powerLoss }
         if noDigest { configuration.verification = .lengthOnly }
-        let code = await Runner(command: self, configuration: configuration).run()
+        let code = await FetchRun(command: self, configuration: configuration).run()
         if code != .success { throw ExitCode(code.rawValue) }
     }
 }

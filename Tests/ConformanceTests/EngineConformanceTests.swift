@@ -21,8 +21,8 @@ import Testing
                 $0.name == scenario
             })
         let cell = try await withRangeServer(configuration) { server in
-            await ConformanceRunner.runPair(
-                entry, client: EngineClient.make(), server: server, options: RunnerOptions())
+            await MatrixRunner.runPair(
+                entry, client: EngineClient.make(), server: server, options: MatrixRunner.Options())
         }
         #expect(!cell.result.isFailure, "\(scenario): \(cell.result.reason)")
     }

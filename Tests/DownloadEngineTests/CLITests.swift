@@ -18,63 +18,53 @@ let rangefetchPath: String = {
     return candidates[0] + "/rangefetch"
 }()
 
-/// A running `rangefetch` child whose stdout and stderr go to files.
+/// A running `rangefetch` child; its stdout and stderr are also written to `LOGS.out|err` once it exits.
 struct Child {
-    let process: Process
-    let stdout: String
-    let stderr: String
+    let process: ChildProcess
+    let logs: String
 
     /// Starts `rangefetch`; with `fileSizeLimit`, under `/bin/sh -c 'ulimit -f BLOCKS'`, so every file it
     /// writes is limited to that many 512-byte blocks (`/bin/sh` counts 512-byte blocks: dash, and bash in
     /// POSIX mode).
-    static func start(_ arguments: [String], logs: String, fileSizeLimit blocks: Int? = nil) throws -> Child {
-        let process = Process()
-        if let blocks {
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", rangefetchPath] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: rangefetchPath)
-            process.arguments = arguments
-        }
-        let out = logs + ".out"
-        let err = logs + ".err"
-        _ = FileManager.default.createFile(atPath: out, contents: nil)
-        _ = FileManager.default.createFile(atPath: err, contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: out)
-        process.standardError = FileHandle(forWritingAtPath: err)
-        try process.run()
-        return Child(process: process, stdout: out, stderr: err)
-    }
-
-    /// Waits for the child to exit (polling, so the test task is not blocked) and returns its status.
-    func wait(timeout: Duration = .seconds(60)) async throws -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                kill(process.processIdentifier, SIGKILL)
-                Issue.record("rangefetch did not exit in time")
+    static func start(_ arguments: [String], logs: String, fileSizeLimit blocks: Int? = nil) async throws -> Child {
+        let process =
+            if let blocks {
+                try await ChildProcess.start(
+                    "/bin/sh", ["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", rangefetchPath] + arguments)
+            } else {
+                try await ChildProcess.start(rangefetchPath, arguments)
             }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return process.terminationStatus
+        return Child(process: process, logs: logs)
     }
 
-    var output: String { (try? String(contentsOfFile: stdout, encoding: .utf8)) ?? "" }
-    var errors: String { (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? "" }
+    /// Waits for the child to exit and returns its status as a shell reports it (`128 + N` for signal N).
+    func wait(timeout: Duration = .seconds(60)) async throws -> Int32 {
+        let status = await process.wait(limit: timeout)
+        try? Data(output.utf8).write(to: URL(fileURLWithPath: logs + ".out"))
+        try? Data(errors.utf8).write(to: URL(fileURLWithPath: logs + ".err"))
+        guard let status else {
+            Issue.record("rangefetch did not exit in time")
+            return -1
+        }
+        return ChildProcess.code(status)
+    }
+
+    var output: String { process.output }
+    var errors: String { process.errors }
 }
 
-/// Sends SIGKILL to `pid` the moment `condition` holds, polling on a thread of its own: the test's cooperative
+/// Sends SIGKILL to `child` the moment `condition` holds, polling on a thread of its own: the test's cooperative
 /// threads can be busy for seconds when the whole suite runs on two cores, and a kill that lands late would miss
 /// the download it was meant to interrupt.
 ///
 /// - Returns: whether the condition held (and the kill was sent) within `seconds`.
-func kill(_ pid: Int32, within seconds: Double, when condition: @escaping @Sendable () -> Bool) async -> Bool {
+func kill(_ child: Child, within seconds: Double, when condition: @escaping @Sendable () -> Bool) async -> Bool {
     await withCheckedContinuation { continuation in
         Thread {
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline {
                 if condition() {
-                    kill(pid, SIGKILL)
+                    child.process.send(SIGKILL)
                     continuation.resume(returning: true)
                     return
                 }
@@ -108,9 +98,9 @@ struct CLITests {
                 // Requiring fresh growth in every round keeps one request per round, which the journal checks
                 // below rely on, even if a kill lands late and overshoots the next offset.
                 let start = partialFiles(dir + "/.rangefetch").first.flatMap(fileSize) ?? 0
-                let child = try Child.start(arguments, logs: dir + "/run\(round)")
+                let child = try await Child.start(arguments, logs: dir + "/run\(round)")
                 let state = dir + "/.rangefetch"
-                let killed = await kill(child.process.processIdentifier, within: 60) {
+                let killed = await kill(child, within: 60) {
                     partialFiles(state).contains {
                         let size = fileSize($0) ?? 0
                         return size >= offset && size >= start + 65_536
@@ -118,11 +108,11 @@ struct CLITests {
                 }
                 try #require(killed, "the partial file never passed \(offset)")
                 let status = try await child.wait()
-                #expect(status == SIGKILL || child.process.terminationReason == .uncaughtSignal)
+                #expect(status == 128 + SIGKILL)
                 let partial = try #require(partialFiles(dir + "/.rangefetch").first)
                 killedAt.append(fileSize(partial) ?? 0)
             }
-            let last = try Child.start(arguments, logs: dir + "/final")
+            let last = try await Child.start(arguments, logs: dir + "/final")
             #expect(try await last.wait() == 0, "\(last.errors)")
             #expect(try sha256(ofFile: dir + "/out.bin") == digest)
             #expect(partialFiles(dir + "/.rangefetch").isEmpty)
@@ -157,11 +147,11 @@ struct CLITests {
         try await withRangeServer(fixturesServerConfiguration) { server in
             let dir = makeTemporaryDirectory()
             let url = server.baseURL + "/bytes/2M?seed=102&rate=\(paced(2048))"
-            let child = try Child.start([url, "-o", dir + "/i.bin"], logs: dir + "/int")
+            let child = try await Child.start([url, "-o", dir + "/i.bin"], logs: dir + "/int")
             try await eventually(.seconds(20), "partial bytes") {
                 partialFiles(dir + "/.rangefetch").contains { (fileSize($0) ?? 0) >= 300_000 }
             }
-            kill(child.process.processIdentifier, SIGINT)
+            child.process.send(SIGINT)
             #expect(try await child.wait() == 130)
             #expect(!child.errors.contains("Fatal"))
             let records = try FileManager.default.contentsOfDirectory(atPath: dir + "/.rangefetch").filter {
@@ -169,7 +159,7 @@ struct CLITests {
             }
             let record = try String(contentsOfFile: dir + "/.rangefetch/" + records[0], encoding: .utf8)
             #expect(record.contains("\"state\" : \"paused\""))
-            let rerun = try Child.start([url, "-o", dir + "/i.bin"], logs: dir + "/int2")
+            let rerun = try await Child.start([url, "-o", dir + "/i.bin"], logs: dir + "/int2")
             #expect(try await rerun.wait() == 0)
             #expect(try sha256(ofFile: dir + "/i.bin") == expectedSHA256(size: 2 << 20, seed: 102))
             #expect(requests(server, "/bytes/2M?seed=102").last?.requestHeaders["range"] != nil)
@@ -179,41 +169,42 @@ struct CLITests {
     @Test("bad input: one clear line on stderr and a documented exit code")
     func badInputExitCodes() async throws {
         let dir = makeTemporaryDirectory()
-        let scheme = try Child.start(["ftp://example.com/x", "-o", dir + "/x"], logs: dir + "/ftp")
+        let scheme = try await Child.start(["ftp://example.com/x", "-o", dir + "/x"], logs: dir + "/ftp")
         #expect(try await scheme.wait() == 64)
         #expect(scheme.errors.split(separator: "\n").count == 1)
         #expect(scheme.errors.contains("unsupported URL scheme"))
 
-        let usage = try Child.start(["--concurrency", "0", "http://127.0.0.1:1/x"], logs: dir + "/usage")
+        let usage = try await Child.start(["--concurrency", "0", "http://127.0.0.1:1/x"], logs: dir + "/usage")
         #expect(try await usage.wait() == 64)
 
         // The URLs after the first bypass the argument parser; the command is still validated with all of them.
-        let digestForTwo = try Child.start(
+        let digestForTwo = try await Child.start(
             ["http://127.0.0.1:1/x", "--sha256", String(repeating: "a", count: 64), "http://127.0.0.1:1/y"],
             logs: dir + "/two")
         #expect(try await digestForTwo.wait() == 64)
         #expect(digestForTwo.errors.contains("exactly one URL"))
 
         for other in [["--sha256", String(repeating: "a", count: 64)], ["--checksums", "/dev/null"]] {
-            let conflict = try Child.start(
+            let conflict = try await Child.start(
                 ["--no-digest"] + other + ["http://127.0.0.1:1/x", "-o", dir + "/c"], logs: dir + "/no-digest")
             #expect(try await conflict.wait() == 64)
             #expect(conflict.errors.split(separator: "\n").count == 1)
             #expect(conflict.errors.contains("--no-digest") && conflict.errors.contains(other[0]))
         }
 
-        let unwritable = try Child.start(["http://127.0.0.1:1/x", "-o", "/proc/nope/x"], logs: dir + "/unwritable")
+        let unwritable = try await Child.start(
+            ["http://127.0.0.1:1/x", "-o", "/proc/nope/x"], logs: dir + "/unwritable")
         #expect(try await unwritable.wait() == 1)
         #expect(unwritable.errors.split(separator: "\n").count == 1)
 
         try await withRangeServer(fixturesServerConfiguration) { server in
-            let missing = try Child.start([server.baseURL + "/files/nope", "-o", dir + "/n"], logs: dir + "/404")
+            let missing = try await Child.start([server.baseURL + "/files/nope", "-o", dir + "/n"], logs: dir + "/404")
             #expect(try await missing.wait() == 2)
-            let wrong = try Child.start(
+            let wrong = try await Child.start(
                 [server.baseURL + "/bytes/1K", "-o", dir + "/w", "--sha256", String(repeating: "a", count: 64)],
                 logs: dir + "/sha")
             #expect(try await wrong.wait() == 3)
-            let busy = try Child.start(
+            let busy = try await Child.start(
                 [server.baseURL + "/bytes/1K?status=503", "-o", dir + "/b", "--retries", "1"], logs: dir + "/503")
             #expect(try await busy.wait() == 4)
             #expect(!busy.errors.contains("Fatal") && !missing.errors.contains("Fatal"))
@@ -229,7 +220,7 @@ struct CLITests {
                 \(String(repeating: "b", count: 64)) *2K
                 """
             try Data(sums.utf8).write(to: URL(fileURLWithPath: dir + "/SHA256SUMS"))
-            let child = try Child.start(
+            let child = try await Child.start(
                 [
                     server.baseURL + "/bytes/1K", server.baseURL + "/bytes/2K", "-o", dir + "/out", "-j", "2",
                     "--checksums", dir + "/SHA256SUMS", "--json",
@@ -263,7 +254,7 @@ struct CLITests {
         try await withRangeServer(fixturesServerConfiguration) { server in
             let dir = makeTemporaryDirectory()
             let names = ["1K", "3K", "2K", "4K"]
-            let child = try Child.start(
+            let child = try await Child.start(
                 [
                     server.baseURL + "/bytes/1K", "-j", "1", server.baseURL + "/bytes/3K", "-o", dir + "/out",
                     "--json", server.baseURL + "/bytes/2K", "--", server.baseURL + "/bytes/4K",
@@ -281,7 +272,7 @@ struct CLITests {
     @Test("--help is pinned")
     func helpIsPinned() async throws {
         let dir = makeTemporaryDirectory()
-        let help = try Child.start(["--help"], logs: dir + "/help")
+        let help = try await Child.start(["--help"], logs: dir + "/help")
         #expect(try await help.wait() == 0)
         let text = help.output
         for line in [

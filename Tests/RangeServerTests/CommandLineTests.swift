@@ -1,4 +1,5 @@
 import Foundation
+import Subprocess
 import Testing
 
 #if canImport(Glibc)
@@ -18,56 +19,24 @@ struct CommandLineTests {
         return Fixtures.packageRoot + "/.build/debug/rangeserver"
     }()
 
-    /// A running child with its pipes.
-    final class Child {
-        let process = Process()
-        let output = Pipe()
-        let error = Pipe()
+    /// Starts `rangeserver` in the package root, with an 80-column terminal for its help text.
+    static func start(_ arguments: [String]) async throws -> ChildProcess {
+        try await ChildProcess.start(
+            executable, arguments, directory: Fixtures.packageRoot, environment: .inherit.updating(["COLUMNS": "80"]))
+    }
 
-        init(_ arguments: [String]) throws {
-            process.executableURL = URL(fileURLWithPath: CommandLineTests.executable)
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: Fixtures.packageRoot)
-            var environment = ProcessInfo.processInfo.environment
-            environment["COLUMNS"] = "80"
-            process.environment = environment
-            process.standardOutput = output
-            process.standardError = error
-            try process.run()
-        }
-
-        /// The first stdout line, read byte by byte so nothing later is consumed.
-        func firstLine() -> String {
-            var bytes: [UInt8] = []
-            let handle = output.fileHandleForReading
-            while let byte = try? handle.read(upToCount: 1), let first = byte.first, first != 10 {
-                bytes.append(first)
-            }
-            return String(decoding: bytes, as: UTF8.self)
-        }
-
-        /// Waits for exit, at most `seconds`; kills the child (by its PID) if it overstays.
-        func wait(seconds: Double = 10) -> Int32? {
-            let deadline = Date().addingTimeInterval(seconds)
-            while process.isRunning && Date() < deadline { usleep(10_000) }
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                return nil
-            }
-            return process.terminationStatus
-        }
-
-        var standardError: String {
-            String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        }
+    /// Waits for exit, at most `seconds`, and returns the exit status; nil when it overstayed (it is killed)
+    /// or died by a signal.
+    static func exitCode(_ child: ChildProcess, seconds: Int = 10) async -> Int32? {
+        guard case .exited(let code) = await child.wait(limit: .seconds(seconds)) else { return nil }
+        return code
     }
 
     @Test("--help is pinned: a changed interface is a visible change")
-    func helpIsPinned() throws {
-        let child = try Child(["--help"])
-        let text = String(decoding: child.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(child.wait() == 0)
+    func helpIsPinned() async throws {
+        let child = try await Self.start(["--help"])
+        #expect(await Self.exitCode(child) == 0)
+        let text = child.output
         let pinned = try String(
             contentsOfFile: Fixtures.packageRoot + "/fixtures/cli/rangeserver-help.txt", encoding: .utf8)
         #expect(text == pinned)
@@ -76,43 +45,43 @@ struct CommandLineTests {
     @Test(
         "the first stdout line names the real port, the server answers, and SIGTERM and SIGINT stop it with status 0",
         arguments: [SIGTERM, SIGINT])
-    func listensAndStopsCleanly(signal: Int32) throws {
-        let child = try Child(["--port", "0", "--root", Fixtures.files])
-        let line = child.firstLine()
+    func listensAndStopsCleanly(signal: Int32) async throws {
+        let child = try await Self.start(["--port", "0", "--root", Fixtures.files])
+        let line = await child.firstLine()
         #expect(line.hasPrefix("rangeserver listening on http://127.0.0.1:"))
         let port = try #require(Int(line.split(separator: ":").last ?? ""))
         #expect(port > 0)
         let response = try rawRequest(port: port, "GET", "/healthz")
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "ok\n")
-        kill(child.process.processIdentifier, signal)
-        #expect(child.wait() == 0)
+        child.send(signal)
+        #expect(await Self.exitCode(child) == 0)
         // One access-log line per request on stderr.
-        #expect(child.standardError.contains("\"GET /healthz HTTP/1.1\" 200"))
+        #expect(child.errors.contains("\"GET /healthz HTTP/1.1\" 200"))
     }
 
     @Test("--quiet writes no access log")
-    func quietWritesNoAccessLog() throws {
-        let child = try Child(["--port", "0", "--root", Fixtures.files, "--quiet"])
-        let port = try #require(Int(child.firstLine().split(separator: ":").last ?? ""))
+    func quietWritesNoAccessLog() async throws {
+        let child = try await Self.start(["--port", "0", "--root", Fixtures.files, "--quiet"])
+        let line = await child.firstLine()
+        let port = try #require(Int(line.split(separator: ":").last ?? ""))
         _ = try rawRequest(port: port, "GET", "/healthz")
-        kill(child.process.processIdentifier, SIGTERM)
-        #expect(child.wait() == 0)
-        #expect(child.standardError.isEmpty)
+        child.send(SIGTERM)
+        #expect(await Self.exitCode(child) == 0)
+        #expect(child.errors.isEmpty)
     }
 
     @Test("a port in use is one clear line on stderr and a non-zero exit")
-    func portInUse() throws {
-        let first = try Child(["--port", "0", "--root", Fixtures.files, "--quiet"])
-        let port = try #require(Int(first.firstLine().split(separator: ":").last ?? ""))
-        defer {
-            kill(first.process.processIdentifier, SIGTERM)
-            _ = first.wait()
-        }
-        let second = try Child(["--port", String(port), "--root", Fixtures.files])
-        let status = second.wait()
+    func portInUse() async throws {
+        let first = try await Self.start(["--port", "0", "--root", Fixtures.files, "--quiet"])
+        let line = await first.firstLine()
+        let port = try #require(Int(line.split(separator: ":").last ?? ""))
+        let second = try await Self.start(["--port", String(port), "--root", Fixtures.files])
+        let status = await Self.exitCode(second)
+        first.send(SIGTERM)
+        _ = await first.wait()
         #expect(status != nil && status != 0)
-        let message = second.standardError
+        let message = second.errors
         #expect(message.split(separator: "\n").count == 1)
         #expect(message.contains("cannot listen on 127.0.0.1:\(port)"))
         #expect(message.contains("in use"))
@@ -130,11 +99,11 @@ struct CommandLineTests {
             (["--port", "0", "--host", "not-an-address"], "not-an-address"),
             (["--port", "0", "--scenarios", "/definitely/not/scenarios"], "/definitely/not/scenarios"),
         ])
-    func badInput(arguments: [String], culprit: String) throws {
-        let child = try Child(arguments)
-        let status = child.wait()
+    func badInput(arguments: [String], culprit: String) async throws {
+        let child = try await Self.start(arguments)
+        let status = await Self.exitCode(child)
         #expect(status != nil && status != 0)
-        let message = child.standardError
+        let message = child.errors
         #expect(message.contains(culprit))
         #expect(!message.contains("Fatal error"))
         #expect(!message.contains("Stack dump"))

@@ -1,4 +1,5 @@
 import DownloadEngine
+import NIOConcurrencyHelpers
 
 /// The in-process `DownloadEngine` column: one engine per run, on the job's state directory, with the
 /// job's concurrency and idle timeout; pause, resume and cancel are the engine's own calls.
@@ -43,9 +44,9 @@ public struct EngineClient: ClientAdapter {
 private final class EngineRun: ClientRun {
     let engine: DownloadEngine
     let ids: [DownloadTaskID]
-    let paused = Locked(false)
-    let exit = Locked<ClientExit?>(nil)
-    let waiter = Locked<Task<Void, Never>?>(nil)
+    let paused = NIOLockedValueBox(false)
+    let exit = NIOLockedValueBox<ClientExit?>(nil)
+    let waiter = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     init(engine: DownloadEngine, ids: [DownloadTaskID]) {
         self.engine = engine
@@ -55,9 +56,9 @@ private final class EngineRun: ClientRun {
             for id in ids {
                 var result = await engine.result(of: id)
                 // A pause by the harness ends the wait with .paused; wait again once resumed.
-                while result == .paused && paused.value && !Task.isCancelled {
+                while result == .paused && paused.withLockedValue({ $0 }) && !Task.isCancelled {
                     try? await Task.sleep(for: .milliseconds(10))
-                    if !paused.value { result = await engine.result(of: id) }
+                    if !paused.withLockedValue({ $0 }) { result = await engine.result(of: id) }
                 }
                 results.append(result)
             }
@@ -71,21 +72,21 @@ private final class EngineRun: ClientRun {
                 } else if results
                     .contains(.paused)
                 { .failure("paused") } else { .success }
-            exit.withLock { $0 = $0 ?? outcome }
+            exit.withLockedValue { $0 = $0 ?? outcome }
         }
-        waiter.withLock { $0 = task }
+        waiter.withLockedValue { $0 = task }
     }
 
-    func poll() async -> ClientExit? { exit.value }
+    func poll() async -> ClientExit? { exit.withLockedValue { $0 } }
 
     func pause() async throws {
-        paused.withLock { $0 = true }
+        paused.withLockedValue { $0 = true }
         for id in ids { try await engine.pause(id) }
     }
 
     func resume() async throws {
         for id in ids { try await engine.resume(id) }
-        paused.withLock { $0 = false }
+        paused.withLockedValue { $0 = false }
     }
 
     func cancel() async throws {
@@ -93,8 +94,8 @@ private final class EngineRun: ClientRun {
     }
 
     func terminate() async {
-        waiter.value?.cancel()
+        waiter.withLockedValue { $0 }?.cancel()
         await engine.shutdown()
-        exit.withLock { $0 = $0 ?? .failure("terminated") }
+        exit.withLockedValue { $0 = $0 ?? .failure("terminated") }
     }
 }

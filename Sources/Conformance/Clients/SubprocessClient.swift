@@ -1,12 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A downloader run as a subprocess, re-run after transient failures the way a user's script would
 /// (`until tool ...; do sleep 1; done`, bounded by the job's `attempts`).
 ///
@@ -63,7 +57,15 @@ public struct SubprocessClient: ClientAdapter {
     }
 
     /// The program's path, or nil when it is not installed.
-    public var executablePath: String? { ChildProcess.locate(program, preferring: preferredDirectories) }
+    public var executablePath: String? {
+        if program.contains("/") { return FileManager.default.isExecutableFile(atPath: program) ? program : nil }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in preferredDirectories + path.split(separator: ":").map(String.init) where !directory.isEmpty {
+            let candidate = "\(directory)/\(program)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
 
     /// Why the program cannot run: not found, or the probe refused it.
     ///
@@ -82,7 +84,7 @@ public struct SubprocessClient: ClientAdapter {
     public func start(_ job: ClientJob) async throws -> any ClientRun {
         guard let path = executablePath else { throw ConformanceError.clientFailed("\(program) is not installed") }
         let run = SubprocessRun(client: self, executable: path, job: job, arguments: try arguments(job))
-        try run.launch()
+        try await run.launch()
         return run
     }
 }
@@ -111,15 +113,17 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
         self.arguments = arguments
     }
 
-    func launch() throws {
-        try state.withLockedValue { state in
+    func launch() async throws {
+        let launch = state.withLockedValue { state in
             state.launches += 1
             state.runsSinceRestart += 1
             state.relaunchAt = nil
-            state.child = try ChildProcess(
-                executable: executable, arguments: arguments, directory: job.stateDirectory,
-                logDirectory: job.logDirectory, label: "\(client.name)-\(state.launches)")
+            return state.launches
         }
+        let child = try await ChildProcess(
+            executable: executable, arguments: arguments, directory: job.stateDirectory,
+            logDirectory: job.logDirectory, label: "\(client.name)-\(launch)")
+        state.withLockedValue { $0.child = child }
     }
 
     func poll() async -> ClientExit? {
@@ -142,7 +146,7 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
         }
         if relaunch {
             do {
-                try launch()
+                try await launch()
             } catch {
                 state.withLockedValue { $0.finished = .failure("\(error)") }
             }
@@ -152,10 +156,10 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
 
     func killAndRestart() async throws {
         guard let child = state.withLockedValue({ $0.child }) else { return }
-        child.signal(SIGKILL)
+        child.kill()
         await child.waitForExit(limit: .seconds(10))
         state.withLockedValue { $0.runsSinceRestart = 0 }
-        try launch()
+        try await launch()
     }
 
     func pause() async throws {
@@ -166,7 +170,7 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
         state.withLockedValue { $0.paused = true }
         child.signal(SIGINT)
         if !(await child.waitForExit(limit: .seconds(15))) {
-            child.signal(SIGKILL)
+            child.kill()
             await child.waitForExit(limit: .seconds(5))
             throw ConformanceError.clientFailed("\(client.name) did not stop within 15s of SIGINT")
         }
@@ -185,7 +189,7 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
             state.withLockedValue { $0.finished = .success }
             return
         }
-        try launch()
+        try await launch()
     }
 
     func terminate() async {
@@ -193,7 +197,7 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
             state.finished = state.finished ?? .failure("terminated")
             return state.child
         }
-        child?.signal(SIGKILL)
+        child?.kill()
         await child?.waitForExit(limit: .seconds(5))
     }
 }

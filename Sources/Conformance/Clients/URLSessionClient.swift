@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import NIOConcurrencyHelpers
 #endif
 
 /// Foundation's URLSession, in process: one download per attempt with a simple retry loop, because
@@ -33,10 +34,10 @@ public struct URLSessionClient: ClientAdapter {
     ///   - job: what to download.
     /// - Returns: the run.
     public func start(_ job: ClientJob) async throws -> any ClientRun {
-        let result = Locked<ClientExit?>(nil)
+        let result = NIOLockedValueBox<ClientExit?>(nil)
         let task = Task {
             let exit = await Self.download(job)
-            result.withLock { $0 = exit }
+            result.withLockedValue { $0 = exit }
         }
         return URLSessionRun(result: result, task: task)
     }
@@ -95,13 +96,13 @@ public struct URLSessionClient: ClientAdapter {
 }
 
 private struct URLSessionRun: ClientRun {
-    let result: Locked<ClientExit?>
+    let result: NIOLockedValueBox<ClientExit?>
     let task: Task<Void, Never>
 
-    func poll() async -> ClientExit? { result.value }
+    func poll() async -> ClientExit? { result.withLockedValue { $0 } }
 
     func terminate() async {
         task.cancel()
-        result.withLock { $0 = $0 ?? .failure("terminated") }
+        result.withLockedValue { $0 = $0 ?? .failure("terminated") }
     }
 }

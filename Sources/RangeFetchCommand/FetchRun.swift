@@ -7,8 +7,9 @@ import Glibc
 import Darwin
 #endif
 
-/// Builds the engine from the parsed command, runs the downloads and renders events.
-struct Runner {
+/// One run of `rangefetch`: builds the engine from the parsed command, runs the downloads, renders their
+/// events and turns the results into the exit status.
+struct FetchRun {
     let command: RangeFetch
     let configuration: DownloadConfiguration
 
@@ -39,7 +40,7 @@ struct Runner {
         let events = engine.events()
         let rendering = Task { await renderer.consume(events) }
 
-        let interrupted = Interrupted()
+        let interrupted = Interruption()
         let signals = [SIGINT, SIGTERM].map { signalNumber -> any DispatchSourceSignal in
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
@@ -128,7 +129,8 @@ func printError(_ line: String) {
     FileHandle.standardError.write(Data(("rangefetch: " + line + "\n").utf8))
 }
 
-final class Interrupted: @unchecked Sendable {
+/// Whether SIGINT or SIGTERM arrived, set from the signal source's queue.
+final class Interruption: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false
     func set() { lock.withLock { value = true } }

@@ -1,49 +1,49 @@
 import Foundation
 import RangeServer
 
-/// How `ConformanceRunner` runs the matrix.
-public struct RunnerOptions: Sendable {
-    /// The scenario directory.
-    public var scenariosDirectory = "fixtures/scenarios"
-    /// The directory served under `/files/`.
-    public var filesRoot = "fixtures/files"
-    /// Only scenarios matching this glob (comma-separated alternatives); nil runs all.
-    public var scenarioPattern: String?
-    /// The slice of (scenario, client) pairs to run.
-    public var shard = Shard.all
-    /// How many times each pair runs; a pair fails when any run fails.
-    public var repeatCount = 1
-    /// Whether scenarios tagged `slow` run (otherwise they are left out of the matrix).
-    public var includeSlow = false
-    /// The idle timeout given to every client.
-    public var idleTimeout: Duration = .seconds(5)
-    /// How many runs a client's retry loop makes at most.
-    public var attempts = 5
-    /// A pair still running after this long is stopped and fails.
-    public var pairTimeout: Duration = .seconds(120)
-    /// The limit for `slow` scenarios.
-    public var slowPairTimeout: Duration = .seconds(1800)
-    /// Keep each pair's temporary directory (outputs, logs) instead of removing it.
-    public var keepWorkDirectories = false
-    /// Called with one line per finished pair (and other progress).
-    public var progress: (@Sendable (String) -> Void)?
-    /// The command line, recorded in reports.
-    public var command = "rangecheck"
-
-    /// Options with every default.
-    public init() {}
-}
-
 /// The I/O shell around the judge: starts a server, runs each pair in a fresh directory with a fresh run
 /// token, performs the scenario's client-side steps, gathers facts and asks the judge.
-public enum ConformanceRunner {
+public enum MatrixRunner {
+    /// How the matrix runs.
+    public struct Options: Sendable {
+        /// The scenario directory.
+        public var scenariosDirectory = "fixtures/scenarios"
+        /// The directory served under `/files/`.
+        public var filesRoot = "fixtures/files"
+        /// Only scenarios matching this glob (comma-separated alternatives); nil runs all.
+        public var scenarioPattern: String?
+        /// The slice of (scenario, client) pairs to run.
+        public var shard = Shard.all
+        /// How many times each pair runs; a pair fails when any run fails.
+        public var repeatCount = 1
+        /// Whether scenarios tagged `slow` run (otherwise they are left out of the matrix).
+        public var includeSlow = false
+        /// The idle timeout given to every client.
+        public var idleTimeout: Duration = .seconds(5)
+        /// How many runs a client's retry loop makes at most.
+        public var attempts = 5
+        /// A pair still running after this long is stopped and fails.
+        public var pairTimeout: Duration = .seconds(120)
+        /// The limit for `slow` scenarios.
+        public var slowPairTimeout: Duration = .seconds(1800)
+        /// Keep each pair's temporary directory (outputs, logs) instead of removing it.
+        public var keepWorkDirectories = false
+        /// Called with one line per finished pair (and other progress).
+        public var progress: (@Sendable (String) -> Void)?
+        /// The command line, recorded in reports.
+        public var command = "rangecheck"
+
+        /// Options with every default.
+        public init() {}
+    }
+
     /// The rows this run will show, in order: matching `scenarioPattern`, slow ones only when included.
     ///
     /// - Parameters:
     ///   - catalogue: every entry.
     ///   - options: the filters.
     /// - Returns: the selected entries.
-    public static func select(_ catalogue: [CatalogueEntry], options: RunnerOptions) -> [CatalogueEntry] {
+    public static func select(_ catalogue: [CatalogueEntry], options: Options) -> [CatalogueEntry] {
         catalogue.filter { entry in
             (options.scenarioPattern.map { Glob.matches($0, entry.name) } ?? true)
                 && (options.includeSlow || !entry.isSlow)
@@ -57,7 +57,7 @@ public enum ConformanceRunner {
     ///   - options: what to run and how.
     /// - Returns: the matrix of the pairs in the shard.
     /// - Throws: a scenario or expectation error while loading, or a server start error.
-    public static func run(clients: [any ClientAdapter], options: RunnerOptions) async throws -> Matrix {
+    public static func run(clients: [any ClientAdapter], options: Options) async throws -> Matrix {
         let catalogue = select(
             try CatalogueEntry.load(directory: options.scenariosDirectory, root: options.filesRoot), options: options)
         var configuration = RangeServer.Configuration()
@@ -94,7 +94,7 @@ public enum ConformanceRunner {
     }
 
     static func runRepeated(
-        _ entry: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: RunnerOptions
+        _ entry: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: Options
     )
         async -> MatrixCell
     {
@@ -122,7 +122,7 @@ public enum ConformanceRunner {
     ///   - options: timeouts and retry settings.
     /// - Returns: the cell.
     public static func runPair(
-        _ entry: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: RunnerOptions
+        _ entry: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: Options
     ) async -> MatrixCell {
         let expectation = entry.expectation
         let missing = expectation.requiredCapabilities.subtracting(client.capabilities)
@@ -139,7 +139,7 @@ public enum ConformanceRunner {
     }
 
     private static func execute(
-        _ entry: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: RunnerOptions
+        _ entry: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: Options
     ) async throws -> MatrixCell {
         let expectation = entry.expectation
         let work = try makeWorkDirectory()

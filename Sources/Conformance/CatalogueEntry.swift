@@ -1,0 +1,57 @@
+import Foundation
+import RangeServer
+
+/// One row of the matrix: a scenario and what passing means.
+public struct CatalogueEntry: Sendable {
+    /// The scenario as the server loaded it.
+    public var scenario: Scenario
+    /// Its `expect` section.
+    public var expectation: ScenarioExpectation
+    /// The resource's reference bytes.
+    public var reference: ReferenceContent
+    /// Every version the scenario can serve, so outputs can be attributed (spliced versions).
+    public var versions: [Int]
+    /// The version a successful output must equal: `expect.version`, else the latest the scenario serves.
+    public var expectedVersion: Int
+
+    /// The name.
+    public var name: String { scenario.name }
+    /// Whether it is tagged `slow` (skipped unless slow scenarios are included).
+    public var isSlow: Bool { expectation.tags.contains("slow") }
+
+    /// Makes an entry from a loaded scenario.
+    ///
+    /// - Parameters:
+    ///   - scenario: the scenario.
+    ///   - root: the directory served under `/files/`.
+    /// - Throws: `ConformanceError.invalidExpectation` for a missing or bad `expect` section, or a
+    ///   `files` entry naming an undefined route.
+    public init(scenario: Scenario, root: String) throws(ConformanceError) {
+        self.scenario = scenario
+        expectation = try ScenarioExpectation.parse(scenario.expect, scenario: scenario.name)
+        let (reference, base) = try ReferenceContent.parse(scenario.resource, root: root)
+        self.reference = reference
+        var versions: Set<Int> = [base]
+        for route in scenario.routes.values {
+            for step in route.attempts { if let version = step.version { versions.insert(version) } }
+        }
+        self.versions = versions.sorted()
+        expectedVersion = expectation.version ?? self.versions.last ?? base
+        for route in expectation.files where scenario.routes[route] == nil {
+            throw .invalidExpectation("\(scenario.name): expect.files: no route named \"\(route)\"")
+        }
+    }
+
+    /// Loads the catalogue: every scenario in a directory, each with its expectation, in name order.
+    ///
+    /// - Parameters:
+    ///   - directory: the scenario directory.
+    ///   - root: the directory served under `/files/`.
+    /// - Returns: the entries.
+    /// - Throws: the loader's `RangeServerError` for a bad scenario, or `ConformanceError` for a bad `expect`.
+    public static func load(directory: String, root: String) throws -> [CatalogueEntry] {
+        try Scenario.loadDirectory(directory).values.sorted { $0.name < $1.name }.map {
+            try CatalogueEntry(scenario: $0, root: root)
+        }
+    }
+}
