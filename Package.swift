@@ -80,10 +80,17 @@ let package = Package(
             name: "RangeBench",
             dependencies: ["RangeServer"]
         ),
+        // Code the test targets share; a plain target, so no test runs from it.
+        .target(
+            name: "TestSupport",
+            dependencies: [.product(name: "Subprocess", package: "swift-subprocess")],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "RangeServerTests",
             dependencies: [
                 "RangeServer",
+                "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -96,6 +103,7 @@ let package = Package(
             dependencies: [
                 "DownloadEngine",
                 "RangeServer",
+                "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

@@ -1,5 +1,6 @@
 import Foundation
 import Subprocess
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

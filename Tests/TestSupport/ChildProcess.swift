@@ -1,10 +1,10 @@
 import Foundation
 import Subprocess
 
-/// A program run as a child process through swift-subprocess, for tests: stdout and stderr are collected in
+/// A program run as a child process through swift-subprocess, for the test targets (one copy for all of them): stdout and stderr are collected in
 /// memory (a test's output is small), signals go to the child, and waiting is woken by what it waits for
 /// (output, exit), not by polling.
-final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: @unchecked Sendable {
     private typealias Running = Execution<NoInput, SequenceOutput, SequenceOutput>
     private typealias Waiter = (isReady: () -> Bool, continuation: CheckedContinuation<Bool, Never>)
 
@@ -25,7 +25,7 @@ final class ChildProcess: @unchecked Sendable {
     /// Starts `executable` with `arguments`.
     ///
     /// - Throws: swift-subprocess's error when the program cannot be started.
-    static func start(
+    public static func start(
         _ executable: String, _ arguments: [String], directory: String? = nil,
         environment: Environment = .inherit
     ) async throws -> ChildProcess {
@@ -114,13 +114,13 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Sends `signal` to the child (nothing once it has closed its output: it is exiting).
-    func send(_ signal: Int32) {
+    public func send(_ signal: Int32) {
         lock.withLock { _ = try? execution?.send(signal: Signal(rawValue: signal)) }
     }
 
     /// Waits for the child to exit, up to `limit`; one still running then is killed (swift-subprocess's
     /// teardown) and nil is returned.
-    func wait(limit: Duration = .seconds(60)) async -> TerminationStatus? {
+    public func wait(limit: Duration = .seconds(60)) async -> TerminationStatus? {
         if await wait(limit: limit, until: { self.termination != nil }) {
             return lock.withLock { termination }
         }
@@ -131,20 +131,20 @@ final class ChildProcess: @unchecked Sendable {
 
     /// The first line the child wrote to stdout (without its newline): waits for it, up to `limit`, or
     /// returns what there is once the child has exited.
-    func firstLine(limit: Duration = .seconds(30)) async -> String {
+    public func firstLine(limit: Duration = .seconds(30)) async -> String {
         _ = await wait(limit: limit) { self.outputBytes.contains(10) || self.termination != nil }
         let bytes = lock.withLock { outputBytes }
         return String(decoding: bytes.prefix { $0 != 10 }, as: UTF8.self)
     }
 
     /// Everything the child wrote to stdout so far.
-    var output: String { String(decoding: lock.withLock { outputBytes }, as: UTF8.self) }
+    public var output: String { String(decoding: lock.withLock { outputBytes }, as: UTF8.self) }
 
     /// Everything the child wrote to stderr so far.
-    var errors: String { String(decoding: lock.withLock { errorBytes }, as: UTF8.self) }
+    public var errors: String { String(decoding: lock.withLock { errorBytes }, as: UTF8.self) }
 
     /// An exit status as a shell reports it: the code, or `128 + N` for a death by signal N.
-    static func code(_ status: TerminationStatus) -> Int32 {
+    public static func code(_ status: TerminationStatus) -> Int32 {
         switch status {
         case .exited(let code): code
         case .signaled(let signal): 128 + signal
