@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
         .systemLibrary(
@@ -26,9 +28,21 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
         ),
         .target(
+            name: "HTTPVocabulary",
+            dependencies: [
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers")
+            ]
+        ),
+        .target(
+            name: "SystemCalls",
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")]
+        ),
+        .target(
             name: "RangeServer",
             dependencies: [
                 "CMicroHTTPD",
+                "HTTPVocabulary",
+                "SystemCalls",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Its pthread-based lock is visible to ThreadSanitizer; Synchronization.Mutex is not on Linux.
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -37,6 +51,8 @@ let package = Package(
         .target(
             name: "DownloadEngine",
             dependencies: [
+                "HTTPVocabulary",
+                "SystemCalls",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -55,6 +71,7 @@ let package = Package(
             name: "RangeServerCommand",
             dependencies: [
                 "RangeServer",
+                "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -62,6 +79,7 @@ let package = Package(
             name: "RangeFetchCommand",
             dependencies: [
                 "DownloadEngine",
+                "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -77,9 +95,17 @@ let package = Package(
             dependencies: ["RangeServer"]
         ),
         .testTarget(
+            name: "HTTPVocabularyTests",
+            dependencies: [
+                "HTTPVocabulary",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
             name: "RangeServerTests",
             dependencies: [
                 "RangeServer",
+                "HTTPVocabulary",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -90,6 +116,7 @@ let package = Package(
             name: "DownloadEngineTests",
             dependencies: [
                 "DownloadEngine",
+                "HTTPVocabulary",
                 "RangeServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
