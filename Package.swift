@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         // Without its default SubprocessFoundation trait: nothing here needs its Data extensions.
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2", traits: []),
+        .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
         .systemLibrary(
@@ -28,9 +30,21 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
         ),
         .target(
+            name: "HTTPVocabulary",
+            dependencies: [
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers")
+            ]
+        ),
+        .target(
+            name: "SystemCalls",
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")]
+        ),
+        .target(
             name: "RangeServer",
             dependencies: [
                 "CMicroHTTPD",
+                "HTTPVocabulary",
+                "SystemCalls",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Its pthread-based lock is visible to ThreadSanitizer; Synchronization.Mutex is not on Linux.
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -39,6 +53,8 @@ let package = Package(
         .target(
             name: "DownloadEngine",
             dependencies: [
+                "HTTPVocabulary",
+                "SystemCalls",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -59,6 +75,7 @@ let package = Package(
             name: "RangeServerCommand",
             dependencies: [
                 "RangeServer",
+                "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -66,6 +83,7 @@ let package = Package(
             name: "RangeFetchCommand",
             dependencies: [
                 "DownloadEngine",
+                "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -87,9 +105,17 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(
+            name: "HTTPVocabularyTests",
+            dependencies: [
+                "HTTPVocabulary",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
             name: "RangeServerTests",
             dependencies: [
                 "RangeServer",
+                "HTTPVocabulary",
                 "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -102,6 +128,7 @@ let package = Package(
             name: "DownloadEngineTests",
             dependencies: [
                 "DownloadEngine",
+                "HTTPVocabulary",
                 "RangeServer",
                 "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,3 +1,4 @@
+import HTTPVocabulary
 import NIOCore
 
 /// Parses one HTTP/1.1 response to a `GET` from bytes as they arrive: the head, then the body as slices of the

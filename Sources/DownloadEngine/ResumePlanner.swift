@@ -1,4 +1,5 @@
 import Foundation
+import HTTPVocabulary
 
 /// The pure heart of the engine: what to send, and what to do with the response head.
 ///
@@ -16,7 +17,7 @@ enum ResumePlanner {
 
         /// The `If-Range` value: the strong ETag, else the Last-Modified date, else `nil`. Never a weak ETag.
         var ifRange: String? {
-            if let etag, HeaderValues.isStrongETag(etag) { return etag }
+            if let etag, EntityTag.isStrong(etag) { return etag }
             return lastModified
         }
     }
@@ -132,7 +133,7 @@ enum ResumePlanner {
         case 200:
             return .restartWithBody(total: head.contentLength.flatMap { HeaderValues.digits($0) })
         case 206:
-            guard let raw = head.contentRange, let range = HeaderValues.contentRange(raw), let first = range.first,
+            guard let raw = head.contentRange, let range = ContentRange(parsing: raw), let first = range.first,
                 let last = range.last
             else { return .restart(.malformedContentRange) }
             if let recorded = validators.totalLength, let complete = range.complete, recorded != complete,
@@ -154,7 +155,7 @@ enum ResumePlanner {
             guard last >= offset else { return .restart(.rangeStartsLate) }
             return .skipOverlap(offset - first, total: range.complete)
         case 416:
-            guard let raw = head.contentRange, let range = HeaderValues.contentRange(raw), range.first == nil,
+            guard let raw = head.contentRange, let range = ContentRange(parsing: raw), range.first == nil,
                 let complete = range.complete
             else { return .restart(.unsatisfiable) }
             if offset > 0, offset == complete, validators.totalLength.map({ $0 == complete }) ?? true {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPVocabulary
 import NIOCore
 
 /// The `http://` transport: HTTP/1.1 over blocking POSIX sockets, one ``IOThreadPool`` thread per request in

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPVocabulary
 import NIOCore
 
 /// What a transfer tells the engine while it runs.
@@ -419,7 +420,7 @@ final class Transfer: @unchecked Sendable {
             record.validators = validators
             record.reprDigestSHA256 = reprDigest
             let owed = try saveBeforeWriting(changed: changed)
-            let range = head.contentRange.flatMap(HeaderValues.contentRange)
+            let range = head.contentRange.flatMap(ContentRange.init(parsing:))
             let rangeEnd = range?.last.map { $0 + 1 }
             let end = try await stream(response.body, skip: skip, expectedEnd: rangeEnd, owed: owed)
             if let total = validators.totalLength, end >= total { return .done }

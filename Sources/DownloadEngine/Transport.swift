@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPVocabulary
 import NIOCore
 import NIOHTTP1
 

@@ -1,5 +1,6 @@
 import DownloadEngine
 import Foundation
+import SystemCalls
 
 #if canImport(Glibc)
 import Glibc
@@ -201,13 +202,9 @@ func formatBytes(_ n: Int64) -> String {
 
 /// Writes straight to file descriptor 1, so lines are not held in a buffer when the process is killed.
 func writeStandardOutput(_ text: String) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let n = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-        if n < 0, errno == EINTR { continue }
-        if n <= 0 { return }
-        bytes = bytes.dropFirst(n)
-    }
+    var text = text
+    // A closed or full stdout loses the line; there is nowhere left to report that.
+    _ = text.withUTF8 { bytes in try? writeAll(STDOUT_FILENO, UnsafeRawBufferPointer(bytes)) }
 }
 
 /// The values of a `--json` event line.

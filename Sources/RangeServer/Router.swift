@@ -1,3 +1,4 @@
+import HTTPVocabulary
 import NIOConcurrencyHelpers
 import Synchronization
 
@@ -16,6 +17,7 @@ final class Router: Sendable {
     let scenarios: [String: Scenario]
     let counters = ScenarioCounters()
     let journal: Journal
+    /// Each representation's `Repr-Digest` field value, serialized once; empty when the file could not be read.
     private let digests = NIOLockedValueBox<[String: String]>([:])
     /// `/files/` representations already resolved, revalidated per request by one `stat`.
     let files = RepresentationCache(capacity: 256)
@@ -215,7 +217,9 @@ final class Router: Sendable {
         case .rangeNotSatisfiable:
             plan = .text(
                 416, "range not satisfiable",
-                headers: headers + [HeaderField("Content-Range", "bytes */\(representation.length)")]
+                headers: headers + [
+                    HeaderField("Content-Range", ContentRange.unsatisfied(completeLength: representation.length))
+                ]
             )
         case .full:
             headers.append(HeaderField("Content-Type", representation.contentType))
@@ -228,7 +232,8 @@ final class Router: Sendable {
                 range = (range.lowerBound - min(misalign, range.lowerBound))...range.upperBound
             }
             headers.append(HeaderField("Content-Type", representation.contentType))
-            headers.append(HeaderField("Content-Range", contentRange(range, length: representation.length)))
+            headers.append(
+                HeaderField("Content-Range", ContentRange.headerValue(range, completeLength: representation.length)))
             if let digest = digestHeader(fields.wantReprDigest, representation) { headers.append(digest) }
             let length = range.upperBound - range.lowerBound + 1
             plan = ResponsePlan(
@@ -275,9 +280,9 @@ final class Router: Sendable {
     ///   - want: the request's `Want-Repr-Digest` field, if any.
     private func digestHeader(_ want: String?, _ representation: Representation) -> HeaderField? {
         guard let want, wantsSHA256(want), let key = representation.digestKey,
-            let digest = digests.withLockedValue({ $0[key] }), !digest.isEmpty
+            let field = digests.withLockedValue({ $0[key] }), !field.isEmpty
         else { return nil }
-        return HeaderField("Repr-Digest", "sha-256=:\(digest):")
+        return HeaderField("Repr-Digest", field)
     }
 
     /// Whether the request wants a digest that has not been computed yet.
@@ -295,18 +300,13 @@ final class Router: Sendable {
     /// read caches an empty marker, so the request is answered without a digest instead of hashing again.
     private func cacheDigest(_ representation: Representation) {
         guard let key = representation.digestKey else { return }
-        let encoded = representation.sha256().map(base64) ?? ""
-        digests.withLockedValue { $0[key] = encoded }
+        let field = representation.sha256().map { ReprDigest([("sha-256", $0)]).headerValue } ?? ""
+        digests.withLockedValue { $0[key] = field }
     }
 
+    /// Whether `Want-Repr-Digest` lists sha-256 with a preference above 0 ("not acceptable").
     private func wantsSHA256(_ header: String) -> Bool {
-        for member in header.split(separator: ",") {
-            let parts = member.split(separator: "=", maxSplits: 1).map { String($0).trimmingASCII(" \t") }
-            guard parts.first?.lowercased() == "sha-256" else { continue }
-            // A preference of 0 means "not acceptable".
-            return parts.count == 1 || (Int(parts[1]) ?? 1) != 0
-        }
-        return false
+        WantReprDigest(parsing: header)?.accepts("sha-256") ?? false
     }
 
     // MARK: - Redirects
@@ -361,99 +361,8 @@ final class Router: Sendable {
     }
 }
 
-/// `bytes FIRST-LAST/LENGTH`, written into a stack buffer from its end and made a string once: interpolating the
-/// three numbers built and appended three intermediate strings per response. Written backwards, each number's
-/// digits come out of its divisions by ten in the order they are stored, so no pass counts them first.
-func contentRange(_ range: ClosedRange<UInt64>, length: UInt64) -> String {
-    // "bytes " + three numbers of at most 20 digits + two separators.
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 72) { buffer in
-        var start = buffer.count
-        func put(_ byte: UInt8) {
-            start -= 1
-            buffer[start] = byte
-        }
-        func put(_ value: UInt64) {
-            var rest = value
-            repeat {
-                put(UInt8(truncatingIfNeeded: rest % 10) &+ UInt8(ascii: "0"))
-                rest /= 10
-            } while rest > 0
-        }
-        put(length)
-        put(UInt8(ascii: "/"))
-        put(range.upperBound)
-        put(UInt8(ascii: "-"))
-        put(range.lowerBound)
-        let unit: StaticString = "bytes "
-        for index in (0..<unit.utf8CodeUnitCount).reversed() { put(unit.utf8Start[index]) }
-        return String(decoding: UnsafeBufferPointer(rebasing: buffer[start...]), as: UTF8.self)
-    }
-}
-
 /// Wraps an error response so resolution can return `Result`.
 struct ResponsePlanFailure: Error {
     var plan: ResponsePlan
     init(_ plan: ResponsePlan) { self.plan = plan }
-}
-
-/// Standard base64 with padding, as Repr-Digest's byte sequences use.
-func base64(_ bytes: [UInt8]) -> String {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-    var output: [UInt8] = []
-    output.reserveCapacity((bytes.count + 2) / 3 * 4)
-    var index = 0
-    while index < bytes.count {
-        let remaining = bytes.count - index
-        let b0 = UInt32(bytes[index])
-        let b1 = remaining > 1 ? UInt32(bytes[index + 1]) : 0
-        let b2 = remaining > 2 ? UInt32(bytes[index + 2]) : 0
-        let triple = b0 << 16 | b1 << 8 | b2
-        output.append(alphabet[Int(triple >> 18 & 63)])
-        output.append(alphabet[Int(triple >> 12 & 63)])
-        output.append(remaining > 1 ? alphabet[Int(triple >> 6 & 63)] : UInt8(ascii: "="))
-        output.append(remaining > 2 ? alphabet[Int(triple & 63)] : UInt8(ascii: "="))
-        index += 3
-    }
-    return String(decoding: output, as: UTF8.self)
-}
-
-/// The reason phrase for the status codes this server sends.
-func reasonPhrase(_ status: Int) -> String {
-    switch status {
-    case 200: "OK"
-    case 206: "Partial Content"
-    case 301: "Moved Permanently"
-    case 302: "Found"
-    case 303: "See Other"
-    case 304: "Not Modified"
-    case 307: "Temporary Redirect"
-    case 308: "Permanent Redirect"
-    case 400: "Bad Request"
-    case 401: "Unauthorized"
-    case 403: "Forbidden"
-    case 404: "Not Found"
-    case 405: "Method Not Allowed"
-    case 408: "Request Timeout"
-    case 410: "Gone"
-    case 412: "Precondition Failed"
-    case 416: "Range Not Satisfiable"
-    case 429: "Too Many Requests"
-    case 500: "Internal Server Error"
-    case 502: "Bad Gateway"
-    case 503: "Service Unavailable"
-    case 504: "Gateway Timeout"
-    default: "Status"
-    }
-}
-
-extension String {
-    /// Trims the given ASCII characters from both ends (no Foundation).
-    func trimmingASCII(_ characters: String) -> String {
-        let set = Set(characters.unicodeScalars)
-        let scalars = unicodeScalars
-        guard let start = scalars.firstIndex(where: { !set.contains($0) }),
-            let end = scalars.lastIndex(where: { !set.contains($0) })
-        else { return "" }
-        return String(scalars[start...end])
-    }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import RangeServer
+import SystemCalls
 
 #if canImport(Glibc)
 import Glibc
@@ -124,14 +125,9 @@ private func printError(_ line: String) {
 }
 
 private func writeLine(_ fd: Int32, _ line: String) {
-    var bytes = Array((line + "\n").utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let written = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else { return }
-        offset += written
-    }
+    var text = line + "\n"
+    // A closed stderr or stdout loses the line; there is nowhere left to report that.
+    _ = text.withUTF8 { bytes in try? writeAll(fd, UnsafeRawBufferPointer(bytes)) }
 }
 
 private func isDirectory(_ path: String) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPVocabulary
 import Testing
 
 @testable import DownloadEngine
@@ -184,21 +185,14 @@ struct RetryPolicyTests {
 
 @Suite("Header values (pure)")
 struct HeaderValuesTests {
-    @Test func contentRange() {
-        #expect(HeaderValues.contentRange("bytes 0-9/10") == .init(first: 0, last: 9, complete: 10))
-        #expect(HeaderValues.contentRange("bytes 5-9/*") == .init(first: 5, last: 9, complete: nil))
-        #expect(HeaderValues.contentRange("bytes */10") == .init(first: nil, last: nil, complete: 10))
-        #expect(HeaderValues.contentRange("bytes 0-10/10") == nil)
-        #expect(HeaderValues.contentRange("bytes -1-9/10") == nil)
-    }
-
-    @Test func httpDates() {
-        let date = HeaderValues.httpDate("Sun, 06 Nov 1994 08:49:37 GMT")
-        #expect(date == Date(timeIntervalSince1970: 784_111_777))
-        #expect(HeaderValues.httpDate("Sunday, 06-Nov-94 08:49:37 GMT") == date)
-        #expect(HeaderValues.httpDate("yesterday") == nil)
+    @Test func retryAfterDates() {
         let now = Date(timeIntervalSince1970: 784_111_777 + 100)
         #expect(HeaderValues.retryAfter("Sun, 06 Nov 1994 08:49:37 GMT", now: now) == .zero)
+        #expect(HeaderValues.retryAfter("Sun, 06 Nov 1994 08:51:37 GMT", now: now) == .seconds(20))
+        #expect(HeaderValues.retryAfter("Sunday, 06-Nov-94 08:51:37 GMT", now: now) == .seconds(20))
+        #expect(HeaderValues.retryAfter("Sun Nov  6 08:51:37 1994", now: now) == .seconds(20))
+        #expect(HeaderValues.retryAfter(" 7 ", now: now) == .seconds(7))
+        #expect(HeaderValues.retryAfter("yesterday", now: now) == nil)
     }
 
     @Test func reprDigest() {
@@ -208,8 +202,9 @@ struct HeaderValuesTests {
         #expect(HeaderValues.sha256FromReprDigest(empty) == hex)
         #expect(HeaderValues.sha256FromReprDigest("sha-512=:AAAA:, " + empty) == hex)
         #expect(HeaderValues.sha256FromReprDigest("sha-256=:AAAA:") == nil)
-        #expect(
-            HeaderValues.sha256FromReprDigest("  SHA-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:  ") == hex)
+        #expect(HeaderValues.sha256FromReprDigest("  sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:  ") == hex)
+        // Structured-field keys are lower case (RFC 9651 §3.2): an upper-case key makes the whole field invalid.
+        #expect(HeaderValues.sha256FromReprDigest("SHA-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:") == nil)
         #expect(HeaderValues.sha256FromReprDigest("sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU:") == nil)
         #expect(HeaderValues.sha256FromReprDigest("sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuF=U:") == nil)
         #expect(HeaderValues.sha256FromReprDigest("sha-256=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=") == nil)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPVocabulary
 import Testing
 
 @testable import RangeServer

@@ -1,3 +1,4 @@
+import HTTPVocabulary
 import RangeServer
 import Testing
 

@@ -1,3 +1,5 @@
+import HTTPVocabulary
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,3 +1,5 @@
+import HTTPVocabulary
+
 /// The layout of a `multipart/byteranges` body (RFC 9110 §14.6), planned without holding any payload.
 ///
 /// The body is a list of segments: literal framing bytes and references to byte ranges of the representation, which
@@ -46,7 +48,7 @@ public struct MultipartByteranges: Hashable, Sendable {
         for range in ranges {
             let head =
                 "\r\n--\(boundary)\r\n\(typeLine)"
-                + "Content-Range: \(contentRange(range, length: completeLength))\r\n\r\n"
+                + "Content-Range: \(ContentRange.headerValue(range, completeLength: completeLength))\r\n\r\n"
             segments.append(.literal(Array(head.utf8)))
             segments.append(.payload(range))
         }

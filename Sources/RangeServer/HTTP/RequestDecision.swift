@@ -1,3 +1,5 @@
+import HTTPVocabulary
+
 /// What the server knows about the selected representation when deciding a response.
 public struct RepresentationMetadata: Hashable, Sendable {
     /// The full length in bytes.

@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import SystemCalls
 
 #if canImport(Glibc)
 import Glibc
@@ -88,12 +89,13 @@ public final class Journal: Sendable {
         self.limit = limit
         self.filePath = filePath
         if let filePath {
-            let descriptor = retryingOnInterrupt { open(filePath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644) }
-            guard descriptor >= 0 else {
-                let reason = String(cString: strerror(errno))
-                throw RangeServerError.journalFile("cannot open journal file \(filePath): \(reason)")
+            do throws(SystemCallError) {
+                fileDescriptor = try systemCall("open") {
+                    open(filePath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+                }
+            } catch {
+                throw RangeServerError.journalFile("cannot open journal file \(filePath): \(error.reason)")
             }
-            fileDescriptor = descriptor
         } else {
             fileDescriptor = -1
         }
@@ -325,18 +327,15 @@ public final class Journal: Sendable {
 
     /// Writes all bytes, retrying on EINTR and short writes; returns the failure reason, if any.
     private func writeAll(_ bytes: [UInt8]) -> String? {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return "write: \(String(cString: strerror(errno)))"
-                }
-                offset += written
+        let failure: SystemCallError? = bytes.withUnsafeBytes { buffer in
+            do throws(SystemCallError) {
+                try SystemCalls.writeAll(fileDescriptor, buffer)
+                return nil
+            } catch {
+                return error
             }
-            return nil
         }
+        return failure?.description
     }
 }
 

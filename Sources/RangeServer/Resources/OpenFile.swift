@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import NIOConcurrencyHelpers
+import SystemCalls
 
 #if canImport(Glibc)
 import Glibc
@@ -39,10 +40,18 @@ final class OpenFile: Sendable, Hashable {
         let prefix = rootPath.utf8.count + 1
         guard realPath.utf8.count > prefix else { return nil }
         let relative = String(decoding: realPath.utf8.dropFirst(prefix), as: UTF8.self)
-        var fd = rootDescriptor >= 0 ? retryingOnInterrupt { cmhd_open_beneath(rootDescriptor, relative) } : -1
-        if fd < 0 && (rootDescriptor < 0 || errno == ENOSYS || errno == EPERM) {
+        var fd: Int32 = -1
+        var fallBack = rootDescriptor < 0
+        if !fallBack {
+            do throws(SystemCallError) {
+                fd = try systemCall("openat2") { cmhd_open_beneath(rootDescriptor, relative) }
+            } catch {
+                fallBack = error.errno.rawValue == ENOSYS || error.errno.rawValue == EPERM
+            }
+        }
+        if fallBack {
             // No openat2 here (or a seccomp filter refusing it): the lexical and realpath checks stand alone.
-            fd = retryingOnInterrupt { open(realPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY) }
+            fd = (try? systemCall("open") { open(realPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY) }) ?? -1
         }
         guard fd >= 0 else { return nil }
         var info = stat()
@@ -57,9 +66,10 @@ final class OpenFile: Sendable, Hashable {
     func read(offset: UInt64, into target: UnsafeMutableRawBufferPointer) -> Bool {
         var done = 0
         while done < target.count {
-            let count = pread(descriptor, target.baseAddress! + done, target.count - done, off_t(offset) + off_t(done))
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return false }
+            let count = try? systemCall("pread") {
+                pread(descriptor, target.baseAddress! + done, target.count - done, off_t(offset) + off_t(done))
+            }
+            guard let count, count > 0 else { return false }
             done += count
         }
         return true

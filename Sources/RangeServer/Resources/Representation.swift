@@ -1,4 +1,5 @@
 import Crypto
+import HTTPVocabulary
 
 #if canImport(Glibc)
 import Glibc

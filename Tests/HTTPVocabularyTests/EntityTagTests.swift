@@ -1,4 +1,4 @@
-import RangeServer
+import HTTPVocabulary
 import Testing
 
 @Suite("Entity tags")

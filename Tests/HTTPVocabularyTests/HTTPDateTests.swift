@@ -1,23 +1,8 @@
+import HTTPVocabulary
 import Testing
-
-@testable import RangeServer
 
 @Suite("HTTP dates")
 struct HTTPDateTests {
-    @Test("the Date formatter writes IMF-fixdates, NUL-terminated, for any second")
-    func dateFormatting() {
-        for seconds: Int64 in [0, 784_111_777, 1_795_291_531, 951_782_400, 253_402_300_799, -1] {
-            var buffer = [CChar](repeating: 1, count: 48)
-            ResponseDate.format(seconds, into: &buffer, capacity: buffer.count)
-            let text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-            #expect(text == HTTPDate(secondsSince1970: seconds).headerValue)
-            if seconds >= 0 && seconds <= 253_402_300_799 {
-                #expect(text == WireCheck.httpDate(seconds: Int(seconds)))
-            }
-        }
-        #expect(String(cString: ResponseDate.current()).hasSuffix(" GMT"))
-    }
-
     /// Reference values from `date -u`, chosen around leap years, century rules, 1970 and 2038.
     static let knownDates: [(seconds: Int64, imf: String)] = [
         (784_111_777, "Sun, 06 Nov 1994 08:49:37 GMT"),

@@ -36,6 +36,14 @@ public struct EntityTag: Hashable, Sendable {
         isWeak ? "W/\"\(opaqueTag)\"" : "\"\(opaqueTag)\""
     }
 
+    /// Whether the whole value is one strong entity-tag (`"x"`, not `W/"x"`), the kind `If-Range` may carry.
+    ///
+    /// - Parameter value: A field value such as `ETag`'s.
+    /// - Returns: `false` for weak tags and for anything that is not exactly one entity-tag.
+    public static func isStrong(_ value: String) -> Bool {
+        EntityTag(parsing: value).map { !$0.isWeak } ?? false
+    }
+
     /// Strong comparison (RFC 9110 §8.8.3.2): both tags strong and their opaque tags equal.
     ///
     /// - Parameter other: The tag to compare with.
@@ -116,8 +124,4 @@ private func scanEntityTag(_ bytes: [UInt8], _ index: inout Int, end: Int) -> En
 /// `etagc = %x21 / %x23-7E / obs-text`: visible ASCII except `"`, plus any byte from 0x80.
 private func isEntityTagCharacter(_ byte: UInt8) -> Bool {
     byte == 0x21 || (byte >= 0x23 && byte != 0x7F)
-}
-
-private func isOptionalWhitespace(_ byte: UInt8) -> Bool {
-    byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
 }

@@ -1,0 +1,19 @@
+/// Whether two byte sequences are equal with ASCII letters compared case-insensitively; `lowerCase` must be lower
+/// case already. Header names, units and structured-field keys are ASCII, and this allocates nothing.
+///
+/// - Parameters:
+///   - bytes: The bytes as received.
+///   - lowerCase: The expected spelling, in lower case.
+/// - Returns: Whether they name the same token.
+@inlinable
+public func asciiCaseInsensitiveEqual(_ bytes: some Collection<UInt8>, _ lowerCase: some Collection<UInt8>) -> Bool {
+    bytes.count == lowerCase.count
+        && zip(bytes, lowerCase).allSatisfy { a, b in
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(a) ? a | 0x20 == b : a == b
+        }
+}
+
+/// `OWS` characters (RFC 9110 §5.6.3): space and horizontal tab.
+func isOptionalWhitespace(_ byte: UInt8) -> Bool {
+    byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
+}
