@@ -1,3 +1,4 @@
+import Foundation
 import RangeServer
 
 /// Renders a matrix as text: a terminal table, Markdown, JUnit XML, JSON and a self-contained HTML page.
@@ -107,35 +108,57 @@ public enum Report {
         return text
     }
 
-    /// JSON: `{"command", "clients", "scenarios", "cells": [{scenario, client, result, reason, seconds}],
-    /// "summaries": [{client, passed, failed, skipped, notApplicable}]}`.
+    /// JSON: `{"command", "clients", "scenarios", "invocations", "cells": [{scenario, client, result, reason,
+    /// seconds}], "summaries": [{client, passed, failed, skipped, notApplicable}]}`.
     ///
     /// - Parameters:
     ///   - matrix: the results.
-    /// - Returns: the JSON document, pretty-printed with sorted structure.
+    /// - Returns: the JSON document, pretty-printed with sorted keys, ending with a newline.
     public static func json(_ matrix: Matrix) -> String {
-        func list(_ values: [String]) -> String { "[" + values.map(jsonString).joined(separator: ", ") + "]" }
-        var text = "{\n  \"command\": \(jsonString(matrix.command)),\n"
-        text += "  \"clients\": \(list(matrix.clients)),\n  \"scenarios\": \(list(matrix.scenarios)),\n"
-        text += "  \"invocations\": {"
-        text += matrix.clients.compactMap { client in
-            matrix.invocations[client].map { "\(jsonString(client)): \(jsonString($0))" }
-        }.joined(separator: ", ")
-        text += "},\n  \"cells\": [\n"
-        text += orderedCells(matrix).map { cell in
-            var object = "    {\"scenario\": \(jsonString(cell.scenario)), \"client\": \(jsonString(cell.client)), "
-            object += "\"result\": \(jsonString(cell.result.label)), \"reason\": \(jsonString(cell.result.reason))"
-            if let elapsed = cell.elapsed { object += ", \"seconds\": \(Judge.seconds(elapsed).dropLast())" }
-            return object + "}"
-        }.joined(separator: ",\n")
-        text += "\n  ],\n  \"summaries\": [\n"
-        text += matrix.summaries.map { summary in
-            "    {\"client\": \(jsonString(summary.client)), \"passed\": \(summary.passed), "
-                + "\"failed\": \(summary.failed), \"skipped\": \(summary.skipped), "
-                + "\"notApplicable\": \(summary.notApplicable)}"
-        }.joined(separator: ",\n")
-        text += "\n  ]\n}\n"
-        return text
+        let document = JSONDocument(
+            command: matrix.command, clients: matrix.clients, scenarios: matrix.scenarios,
+            invocations: matrix.invocations.filter { matrix.clients.contains($0.key) },
+            cells: orderedCells(matrix).map { cell in
+                JSONDocument.Cell(
+                    scenario: cell.scenario, client: cell.client, result: cell.result.label,
+                    reason: cell.result.reason, seconds: cell.elapsed.flatMap { Double(Judge.seconds($0).dropLast()) })
+            },
+            summaries: matrix.summaries.map {
+                JSONDocument.Summary(
+                    client: $0.client, passed: $0.passed, failed: $0.failed, skipped: $0.skipped,
+                    notApplicable: $0.notApplicable)
+            })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Strings, integers and finite numbers only: encoding cannot fail.
+        let data = (try? encoder.encode(document)) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    /// The shape of ``json(_:)``.
+    private struct JSONDocument: Encodable {
+        struct Cell: Encodable {
+            var scenario: String
+            var client: String
+            var result: String
+            var reason: String
+            var seconds: Double?
+        }
+
+        struct Summary: Encodable {
+            var client: String
+            var passed: Int
+            var failed: Int
+            var skipped: Int
+            var notApplicable: Int
+        }
+
+        var command: String
+        var clients: [String]
+        var scenarios: [String]
+        var invocations: [String: String]
+        var cells: [Cell]
+        var summaries: [Summary]
     }
 
     /// A self-contained HTML page: a coloured table (green pass, red FAIL, grey skipped and n/a) with
@@ -204,8 +227,6 @@ public enum Report {
     static func htmlEscaped(_ text: String) -> String { TextEscaping.markup(text) }
 
     static func xmlEscaped(_ text: String) -> String { TextEscaping.markup(text) }
-
-    static func jsonString(_ text: String) -> String { TextEscaping.jsonQuoted(text) }
 
     static func markdownEscaped(_ text: String) -> String {
         text.replacingAll("|", with: "\\|").replacingAll("\n", with: " ")

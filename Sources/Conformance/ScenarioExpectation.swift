@@ -3,8 +3,8 @@ import RangeServer
 /// What a conforming client must do in one scenario: the `expect` object of a scenario file.
 ///
 /// Every key is optional except `outcome`; see `fixtures/scenarios/schema.json` (`$defs.expect`) and
-/// `docs/conformance.md` for the format. Parsing is strict: an unknown key or a bad value is an error that
-/// names the scenario and the key.
+/// `docs/conformance.md` for the format. Decoding is strict: an unknown key or a bad value is an error that
+/// names the file, the line and column, and the key (`ScenarioExpectation+Decoding.swift`).
 public struct ScenarioExpectation: Hashable, Sendable {
     /// How the download must end.
     public enum Outcome: Hashable, Sendable {
@@ -160,171 +160,27 @@ public struct ScenarioExpectation: Hashable, Sendable {
         return needed
     }
 
-    /// The keys `parse(_:scenario:)` accepts.
-    public static let keys = [
-        "outcome", "failure", "version", "sha256", "files", "concurrency", "max-refetched", "max-requests",
-        "resume-range", "if-range", "min-elapsed", "max-elapsed", "max-connections", "steps", "leaves-no-output",
-        "tags",
-    ]
+    /// The keys an `expect` object may have.
+    public static let keys = Key.allCases.map(\.rawValue)
 
-    /// Reads an `expect` object.
+    /// Reads a scenario's `expect` section.
     ///
     /// - Parameters:
-    ///   - value: the scenario's `expect` value; nil (no section) is an error, since every catalogue
+    ///   - section: the scenario's `expect` section; nil (no section) is an error, since every catalogue
     ///     scenario must say what passing means.
-    ///   - scenario: the scenario name, for messages.
+    ///   - scenario: the scenario name, for the message about a missing section.
     /// - Returns: the expectation.
-    /// - Throws: `ConformanceError.invalidExpectation` naming the scenario and the key.
-    public static func parse(_ value: JSONValue?, scenario: String) throws(ConformanceError) -> ScenarioExpectation {
-        func bad(_ key: String, _ reason: String) -> ConformanceError {
-            .invalidExpectation("\(scenario): expect.\(key): \(reason)")
-        }
-        guard let value else { throw .invalidExpectation("\(scenario): no expect section") }
-        guard let members = value.objectValue else {
-            throw .invalidExpectation("\(scenario): expect must be an object")
-        }
-        for key in members.keys.sorted() where !keys.contains(key) {
-            throw bad(key, "unknown key (expected one of: \(keys.joined(separator: ", ")))")
-        }
-        func string(_ key: String) throws(ConformanceError) -> String? {
-            guard let member = members[key] else { return nil }
-            guard case .string(let text) = member else { throw bad(key, "must be a string") }
-            return text
-        }
-        func integer(_ key: String, minimum: Int) throws(ConformanceError) -> Int? {
-            guard let member = members[key] else { return nil }
-            guard case .number(let number) = member, number == number.rounded(), number >= Double(minimum),
-                number < 1e15
-            else { throw bad(key, "must be an integer of at least \(minimum)") }
-            return Int(number)
-        }
-        func size(_ key: String) throws(ConformanceError) -> UInt64? {
-            guard let member = members[key] else { return nil }
-            switch member {
-            case .number(let number) where number >= 0 && number == number.rounded() && number < 1e18:
-                return UInt64(number)
-            case .string(let text):
-                guard let bytes = ByteSize.parse(text) else { throw bad(key, "\"\(text)\" is not a size like 64K") }
-                return bytes
-            default: throw bad(key, "must be a size: an integer or a string like 64K")
-            }
-        }
-        func duration(_ key: String, _ member: JSONValue?) throws(ConformanceError) -> Duration? {
-            guard let member else { return nil }
-            switch member {
-            case .number(let seconds) where seconds >= 0: return .milliseconds(Int64((seconds * 1000).rounded()))
-            case .string(let text):
-                guard let parsed = FaultDuration.parse(text) else {
-                    throw bad(key, "\"\(text)\" is not a duration like 250ms or 2s")
-                }
-                return parsed
-            default: throw bad(key, "must be a duration: seconds, or a string like 250ms")
-            }
-        }
-
-        var expectation = ScenarioExpectation()
-        switch try string("outcome") {
-        case "success": expectation.outcome = .success
-        case "failure": expectation.outcome = .failure(kind: try string("failure") ?? "any")
-        case "cancelled": expectation.outcome = .cancelled
-        case nil: throw bad("outcome", "is required: success, failure or cancelled")
-        case let other?: throw bad("outcome", "\"\(other)\" is not success, failure or cancelled")
-        }
-        if case .failure(let kind) = expectation.outcome, !isFailureKind(kind) {
-            throw bad("failure", "\"\(kind)\" is not http-NNN, too-many-redirects or any")
-        }
-        if members["failure"] != nil, expectation.outcome != .failure(kind: try string("failure") ?? "") {
-            throw bad("failure", "requires \"outcome\": \"failure\"")
-        }
-        expectation.version = try integer("version", minimum: 1)
-        if let digest = try string("sha256") {
-            guard digest.count == 64, digest.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
-                throw bad("sha256", "must be 64 lower-case hex digits")
-            }
-            expectation.sha256 = digest
-        }
-        if (expectation.version != nil || expectation.sha256 != nil) && expectation.outcome != .success {
-            throw bad(expectation.version != nil ? "version" : "sha256", "requires \"outcome\": \"success\"")
-        }
-        if let files = members["files"] {
-            guard case .array(let items) = files, !items.isEmpty else {
-                throw bad("files", "must be a non-empty array of route names")
-            }
-            for item in items {
-                guard case .string(let route) = item, !route.isEmpty else {
-                    throw bad("files", "must be a non-empty array of route names")
-                }
-                expectation.files.append(route)
-            }
-        }
-        expectation.concurrency = try integer("concurrency", minimum: 1)
-        expectation.maxRefetched = try size("max-refetched")
-        expectation.maxRequests = try integer("max-requests", minimum: 1)
-        if let text = try string("resume-range") {
-            guard let rule = RangeRule(rawValue: text) else {
-                throw bad("resume-range", "\"\(text)\" is not any, exact, at-most or forbidden")
-            }
-            expectation.range = rule
-        }
-        if let text = try string("if-range") {
-            guard let rule = IfRangeRule(rawValue: text) else {
-                throw bad("if-range", "\"\(text)\" is not any, etag or last-modified")
-            }
-            expectation.ifRange = rule
-        }
-        expectation.minElapsed = try duration("min-elapsed", members["min-elapsed"])
-        expectation.maxElapsed = try duration("max-elapsed", members["max-elapsed"])
-        expectation.maxConnections = try integer("max-connections", minimum: 1)
-        if let flag = members["leaves-no-output"] {
-            guard case .bool(let value) = flag else { throw bad("leaves-no-output", "must be true or false") }
-            expectation.leavesNoOutput = value
-        } else {
-            expectation.leavesNoOutput = expectation.outcome == .cancelled
-        }
-        if let tags = members["tags"] {
-            guard case .array(let items) = tags else { throw bad("tags", "must be an array of strings") }
-            for item in items {
-                guard case .string(let tag) = item else { throw bad("tags", "must be an array of strings") }
-                expectation.tags.insert(tag)
-            }
-        }
-        if let steps = members["steps"] {
-            guard case .array(let items) = steps else { throw bad("steps", "must be an array of step objects") }
-            for (index, item) in items.enumerated() {
-                expectation.steps.append(try parseStep(item, key: "steps[\(index)]", bad: bad, duration: duration))
-            }
-        }
-        if case .cancelled = expectation.outcome,
-            !expectation.steps.contains(where: { if case .cancel = $0 { true } else { false } })
-        {
-            throw bad("outcome", "\"cancelled\" requires a cancel-at step")
-        }
-        return expectation
-    }
-
-    private static func parseStep(
-        _ item: JSONValue, key: String, bad: (String, String) -> ConformanceError,
-        duration: (String, JSONValue?) throws(ConformanceError) -> Duration?
-    ) throws(ConformanceError) -> Step {
-        let stepKeys = ["kill-at", "pause-at", "pause-for", "cancel-at", "prefill"]
-        guard let members = item.objectValue else { throw bad(key, "must be an object") }
-        for name in members.keys.sorted() where !stepKeys.contains(name) {
-            throw bad(key, "unknown key \"\(name)\" (expected one of: \(stepKeys.joined(separator: ", ")))")
-        }
-        let actions = members.keys.filter { $0 != "pause-for" }
-        guard actions.count == 1, let action = actions.first else {
-            throw bad(key, "must have exactly one of kill-at, pause-at, cancel-at, prefill")
-        }
-        guard case .string(let text) = members[action]!, let threshold = parseThreshold(text) else {
-            throw bad("\(key).\(action)", "must be a size like 1M or a percentage like 25%")
-        }
-        if action != "pause-at", members["pause-for"] != nil { throw bad(key, "pause-for requires pause-at") }
-        switch action {
-        case "kill-at": return .killAndRestart(at: threshold)
-        case "pause-at":
-            return .pause(at: threshold, for: try duration("\(key).pause-for", members["pause-for"]) ?? .seconds(1))
-        case "cancel-at": return .cancel(at: threshold)
-        default: return .prefill(threshold)
+    /// - Throws: `ConformanceError.invalidExpectation` as `FILE:LINE:COLUMN: expect.KEY: reason`.
+    public static func parse(
+        _ section: ScenarioSection?, scenario: String
+    ) throws(ConformanceError)
+        -> ScenarioExpectation
+    {
+        guard let section else { throw .invalidExpectation("\(scenario): no expect section") }
+        do {
+            return try section.decode(ScenarioExpectation.self)
+        } catch {
+            throw .invalidExpectation(error.message)
         }
     }
 

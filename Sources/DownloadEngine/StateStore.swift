@@ -106,7 +106,12 @@ struct StateStore: Sendable {
     func appendToLog(_ record: TaskRecord) throws {
         var record = record
         record.updated = Date()
-        let line = record.jsonLine
+        let line: [UInt8]
+        do {
+            line = try record.jsonLine()
+        } catch {
+            throw DownloadError.fileSystem("cannot encode record \(record.id): \(error)")
+        }
         let path = taskLogPath
         let fd = try FileIO.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC)
         defer { FileIO.close(fd) }

@@ -1,3 +1,5 @@
+import Foundation
+
 extension Router {
     /// `/_control/...`: the journal and scenario state, for loopback peers or bearers of the token.
     func control(_ request: IncomingRequest, segments: [Substring]) -> ResponsePlan {
@@ -23,13 +25,13 @@ extension Router {
             return .json(200, journal.encodedJSON(entries: journal.entries(run: run, scenario: scenario, since: since)))
         case ("DELETE", "journal"):
             journal.clear()
-            return .json(200, Array(#"{"cleared":true}"#.utf8))
+            return .json(200, Self.controlJSON(["cleared": true]))
         case ("POST", "reset"):
             journal.clear()
             counters.reset()
-            return .json(200, Array(#"{"reset":true}"#.utf8))
+            return .json(200, Self.controlJSON(["reset": true]))
         case ("GET", "scenarios"), ("HEAD", "scenarios"):
-            return .json(200, Array(scenarioListJSON().utf8))
+            return .json(200, Self.controlJSON(scenarioList()))
         case (_, "journal"):
             return .text(
                 405, "method \(request.method) not allowed", headers: [HeaderField("Allow", "GET, HEAD, DELETE")])
@@ -58,16 +60,35 @@ extension Router {
         return nil
     }
 
-    private func scenarioListJSON() -> String {
-        let items = scenarios.keys.sorted().map { name -> String in
-            let scenario = scenarios[name]!
-            let routes = scenario.routes.keys.sorted().map(TextEscaping.jsonQuoted).joined(separator: ",")
-            return
-                "{\"name\":\(TextEscaping.jsonQuoted(name)),\"description\":\(TextEscaping.jsonQuoted(scenario.description)),"
-                + "\"resource\":\(TextEscaping.jsonQuoted(scenario.resource)),\"routes\":[\(routes)],"
-                + "\"url\":\(TextEscaping.jsonQuoted("/scenario/\(name)/{run}"))}"
+    /// `GET /_control/scenarios`: every scenario by name, with the URL to start a run at.
+    private struct ScenarioList: Encodable {
+        struct Item: Encodable {
+            var name: String
+            var description: String
+            var resource: String
+            var routes: [String]
+            var url: String
         }
-        return "{\"scenarios\":[\(items.joined(separator: ","))]}"
+
+        var scenarios: [Item]
+    }
+
+    private func scenarioList() -> ScenarioList {
+        ScenarioList(
+            scenarios: scenarios.keys.sorted().map { name in
+                let scenario = scenarios[name]!
+                return ScenarioList.Item(
+                    name: name, description: scenario.description, resource: scenario.resource,
+                    routes: scenario.routes.keys.sorted(), url: "/scenario/\(name)/{run}")
+            })
+    }
+
+    /// A control API body: compact, keys sorted, slashes as they are.
+    private static func controlJSON(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Strings, booleans and arrays of strings only: encoding cannot fail.
+        return Array((try? encoder.encode(value)) ?? Data("{}".utf8))
     }
 }
 

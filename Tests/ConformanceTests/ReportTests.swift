@@ -1,4 +1,5 @@
 import Conformance
+import Foundation
 import Testing
 
 @Suite struct ReportTests {
@@ -30,7 +31,7 @@ import Testing
                 """)
     }
 
-    @Test func markdownJUnitJSONAndHTMLCarryEveryCell() {
+    @Test func markdownJUnitJSONAndHTMLCarryEveryCell() throws {
         let markdown = Report.markdown(Self.matrix)
         #expect(
             markdown.contains(
@@ -40,10 +41,18 @@ import Testing
         #expect(junit.contains("<failure message=\"took 31.000s, expected at most 25.000s\"/>"))
         #expect(junit.components(separatedBy: "<testcase").count == 5)
         let json = Report.json(Self.matrix)
-        #expect(json.contains("\"command\": \"rangecheck --scenario 'p*'\""))
-        #expect(
-            json.contains(
-                "{\"client\": \"engine\", \"passed\": 1, \"failed\": 1, \"skipped\": 0, \"notApplicable\": 0}"))
+        #expect(json.hasSuffix("}\n"))
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "\(json)")
+        #expect(document["command"] as? String == "rangecheck --scenario 'p*'")
+        let summaries = try #require(document["summaries"] as? [[String: Any]])
+        let engine = try #require(summaries.first { $0["client"] as? String == "engine" })
+        #expect(engine["passed"] as? Int == 1 && engine["failed"] as? Int == 1)
+        #expect(engine["skipped"] as? Int == 0 && engine["notApplicable"] as? Int == 0)
+        let cells = try #require(document["cells"] as? [[String: Any]])
+        #expect(cells.count == 4)
+        #expect(cells.contains { $0["reason"] as? String == "took 31.000s, expected at most 25.000s" })
+        #expect(cells.contains { $0["seconds"] as? Double == 0.12 })
         let html = Report.html(Self.matrix)
         #expect(html.contains("<td class=\"FAIL\""))
         #expect(html.contains("rangecheck --scenario &apos;p*&apos;"))

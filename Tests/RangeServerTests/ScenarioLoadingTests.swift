@@ -162,13 +162,11 @@ struct ScenarioLoadingTests {
         #expect(signed.resource == "/bytes/1M?seed=1")
         #expect(signed.attempts[0].version == 2)
         #expect(scenario.routes["empty"]?.resource == "/bytes/8M?seed=7")
+        let expect = try #require(scenario.expect).decode(OpaqueExpect.self)
         #expect(
-            scenario.expect
-                == .object([
-                    "outcome": .string("complete"), "maxAttempts": .number(3),
-                    "nested": .array([.number(1), .string("two"), .null, .bool(false)]),
-                ])
-        )
+            expect
+                == OpaqueExpect(
+                    outcome: "complete", maxAttempts: 3, nested: [.int(1), .text("two"), .none, .flag(false)]))
     }
 
     @Test("step(forAttempt:) is 1-based and repeats the last step; no steps means plain")
@@ -328,15 +326,67 @@ struct ScenarioLoadingTests {
         #expect(message.contains("nesting deeper"))
     }
 
-    @Test("JSONValue round-trips through Codable")
-    func jsonValueCodable() throws {
-        let value = JSONValue.object([
-            "a": .array([.number(1.5), .bool(true), .null, .string("x")]), "b": .object(["c": .number(-2)]),
-        ])
-        let data = try JSONEncoder().encode(value)
-        #expect(try JSONDecoder().decode(JSONValue.self, from: data) == value)
-        #expect(value.objectValue?["b"] == .object(["c": .number(-2)]))
-        #expect(JSONValue.null.objectValue == nil)
+    @Test("a section decodes straight from the parsed file; a bad value is reported at its line and column")
+    func sectionDecoding() throws {
+        let scenario = try parse(
+            """
+            {"description": "d", "resource": "/bytes/1K", "attempts": [],
+             "expect": {"outcome": "ok", "maxAttempts": 2.5, "nested": [1, {"deep": true}]}}
+            """)
+        let section = try #require(scenario.expect)
+        let error = try #require(throwsError { _ = try section.decode(OpaqueExpect.self) })
+        #expect(error == "test.json:2:45: expect.maxAttempts: must be an integer, found 2.5")
+        struct Deep: Decodable { var nested: [Int] }
+        #expect(
+            throwsError { _ = try section.decode(Deep.self) }
+                == "test.json:2:64: expect.nested[1]: must be an integer, found an object")
+        struct Missing: Decodable { var absent: String }
+        #expect(
+            throwsError { _ = try section.decode(Missing.self) }
+                == "test.json:2:12: expect.absent: is missing (a required key)")
+        struct Small: Decodable {
+            var outcome: String; var maxAttempts: Double; var nested: [Inner];
+            struct Inner: Decodable { var deep: Bool? }
+        }
+        let small = try section.decode(Small.self)
+        #expect(small.outcome == "ok" && small.maxAttempts == 2.5 && small.nested.count == 2)
+        #expect(
+            throwsError { _ = try ScenarioSection(parsing: "{\"a\": }", source: "x.json", path: "expect") }
+                == "x.json:1:7: expected a JSON value, found '}'")
+    }
+}
+
+/// An `expect` section's shape for the loader tests (the harness owns the real one).
+private struct OpaqueExpect: Decodable, Equatable {
+    enum Item: Decodable, Equatable {
+        case int(Int), text(String), flag(Bool), none
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if c.decodeNil() {
+                self = .none
+            } else if let flag = try? c.decode(Bool.self) {
+                self = .flag(flag)
+            } else if let number = try? c.decode(Int.self) {
+                self = .int(number)
+            } else {
+                self = .text(try c.decode(String.self))
+            }
+        }
+    }
+
+    var outcome: String
+    var maxAttempts: Int
+    var nested: [Item]
+}
+
+/// The message of the `RangeServerError` that `body` throws, or nil.
+private func throwsError(_ body: () throws -> Void) -> String? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return (error as? RangeServerError)?.message ?? "\(error)"
     }
 }
 

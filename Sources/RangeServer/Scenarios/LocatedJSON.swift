@@ -10,15 +10,15 @@ struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
 /// the line of a semantically bad value, not just of a syntax error.
 ///
 /// Foundation's parsers give neither lines nor duplicate-key detection, hence this small parser.
-struct LocatedJSON: Sendable {
+struct LocatedJSON: Hashable, Sendable {
     /// One object member; `keyLocation` is where the key's opening quote is.
-    struct Member: Sendable {
+    struct Member: Hashable, Sendable {
         var key: String
         var keyLocation: SourceLocation
         var value: LocatedJSON
     }
 
-    indirect enum Kind: Sendable {
+    indirect enum Kind: Hashable, Sendable {
         case null
         case bool(Bool)
         /// The number's text exactly as written, so `2400` reaches the fault parser as "2400".
@@ -41,19 +41,6 @@ struct LocatedJSON: Sendable {
         case .string: "a string"
         case .array: "an array"
         case .object: "an object"
-        }
-    }
-
-    /// The value without locations; numbers become `Double`.
-    var plainValue: JSONValue {
-        switch kind {
-        case .null: .null
-        case .bool(let value): .bool(value)
-        case .number(let text): .number(Double(text) ?? .nan)
-        case .string(let value): .string(value)
-        case .array(let items): .array(items.map(\.plainValue))
-        case .object(let members):
-            .object(Dictionary(members.map { ($0.key, $0.value.plainValue) }, uniquingKeysWith: { _, last in last }))
         }
     }
 }

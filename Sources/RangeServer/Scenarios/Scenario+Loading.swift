@@ -151,7 +151,7 @@ private struct ScenarioReader {
 
         let expect = try members["expect"].map { value in
             _ = try object(value, "expect")
-            return value.plainValue
+            return ScenarioSection(value: value, source: source, path: "expect")
         }
         return Scenario(name: name, description: description, resource: resource, routes: routes, expect: expect)
     }

@@ -16,8 +16,9 @@ public struct Scenario: Hashable, Sendable {
     public var resource: String
     /// The routes by name; `mainRoute` (`""`) always exists.
     public var routes: [String: Route]
-    /// The conformance harness's expectations, kept opaque here; always an object when present.
-    public var expect: JSONValue?
+    /// The conformance harness's expectations, kept as parsed for the harness to decode; always an object when
+    /// present.
+    public var expect: ScenarioSection?
 
     /// Makes a scenario from parts, without the loader's validation.
     ///
@@ -28,7 +29,7 @@ public struct Scenario: Hashable, Sendable {
     ///   - routes: the routes by name; include `mainRoute`.
     ///   - expect: the harness's expectations, if any.
     public init(
-        name: String, description: String, resource: String, routes: [String: Route], expect: JSONValue? = nil
+        name: String, description: String, resource: String, routes: [String: Route], expect: ScenarioSection? = nil
     ) {
         self.name = name
         self.description = description

@@ -1,16 +1,10 @@
-/// Escaping for the text formats the server and the harness write by hand (JSON, HTML, XML).
+/// Escaping for the text formats the server and the harness write by hand: the journal's JSON, HTML and XML.
 ///
-/// One implementation for the journal, the control API, the index page and the conformance reports.
+/// The package's one JSON string escaper (everything else goes through `JSONEncoder`), and the one markup
+/// escaper for the index page and the conformance reports.
 public enum TextEscaping {
-    /// `text` as a JSON string literal, quotes included.
-    public static func jsonQuoted(_ text: String) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count + 2)
-        appendJSONQuoted(text, to: &output)
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    /// Appends `text` as a JSON string literal to `output` (the journal's hot path works on bytes).
+    /// Appends `text` as a JSON string literal to `output`, for the journal's hand-written JSON (on the server's
+    /// hot path, see `JournalEntry`).
     public static func appendJSONQuoted(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
