@@ -87,8 +87,12 @@ struct CommandLineTests {
         #expect(String(decoding: response.body, as: UTF8.self) == "ok\n")
         kill(child.process.processIdentifier, signal)
         #expect(child.wait() == 0)
-        // One access-log line per request on stderr.
-        #expect(child.standardError.contains("\"GET /healthz HTTP/1.1\" 200"))
+        // One access-log line per request on stderr, then the stop notice: the format scripts and docs read.
+        let lines = child.standardError.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasPrefix("127.0.0.1 \"GET /healthz HTTP/1.1\" 200 3 complete ") == true)
+        #expect(lines.first?.hasSuffix("ms") == true)
+        #expect(lines.last == "rangeserver: stopped on signal \(signal)")
     }
 
     @Test("--quiet writes no access log")
