@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2", traits: []),
         .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -48,6 +49,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Its pthread-based lock is visible to ThreadSanitizer; Synchronization.Mutex is not on Linux.
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -77,6 +79,7 @@ let package = Package(
                 "RangeServer",
                 "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
@@ -119,6 +122,7 @@ let package = Package(
                 "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Subprocess", package: "swift-subprocess"),

@@ -1,3 +1,4 @@
+import Logging
 import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
@@ -46,8 +47,9 @@ public final class RangeServer: Sendable {
         public var journalFile: String? = nil
         /// When set, `/_control/` requires `Authorization: Bearer <token>` from every peer.
         public var controlToken: String? = nil
-        /// Called with one access-log line per request; nil logs nothing.
-        public var accessLog: (@Sendable (String) -> Void)? = nil
+        /// Where the access log (one `info` message per request, with its fields as metadata) goes. The default
+        /// discards everything, so an embedding test is silent unless it passes a logger of its own.
+        public var logger = Logger(label: "rangeserver", factory: { _ in SwiftLogNoOpLogHandler() })
 
         /// A configuration with every default.
         public init() {}
@@ -111,14 +113,14 @@ public final class RangeServer: Sendable {
 
         var running = configuration
         let router = Router(configuration: configuration, rootPath: rootPath, scenarios: scenarios, journal: journal)
-        let accessLog = configuration.accessLog
+        let logger = configuration.logger
         let daemon = try MicroHTTPDaemon(
             host: configuration.host, port: configuration.port, threads: configuration.threads,
             connectionLimit: configuration.connectionLimit, connectionTimeout: configuration.connectionTimeout,
             connectionMemory: configuration.connectionMemory,
             handler: { router.plan(for: $0) },
             completion: { exchange in
-                RangeServer.record(exchange, journal: journal, accessLog: accessLog)
+                RangeServer.record(exchange, journal: journal, logger: logger)
             }
         )
         running.port = daemon.port
@@ -135,25 +137,42 @@ public final class RangeServer: Sendable {
         daemon?.stop()
     }
 
-    private static func record(
-        _ exchange: CompletedExchange, journal: Journal, accessLog: (@Sendable (String) -> Void)?
-    ) {
+    private static func record(_ exchange: CompletedExchange, journal: Journal, logger: Logger) {
         let request = exchange.request
-        if let accessLog {
-            let milliseconds =
-                (ContinuousClock.now - exchange.startedAt).components.attoseconds / 1_000_000_000_000_000
-                + (ContinuousClock.now - exchange.startedAt).components.seconds * 1000
-            var line = "\(request.peerAddress) \"\(request.method) \(request.target) \(request.httpVersion)\" "
-            line += "\(exchange.plan.status) \(exchange.bodyBytesSent) \(exchange.outcome.rawValue) \(milliseconds)ms"
-            if !exchange.plan.faults.isEmpty { line += " faults=" + exchange.plan.faults.joined(separator: ",") }
-            accessLog(line)
-        }
+        // Asked first, so a logger that discards costs the request no formatting.
+        if logger.logLevel <= .info { logAccess(exchange, to: logger) }
         // Reading the journal must not fill the journal.
         guard !isControl(request) else { return }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         journal.append(exchange, endedAt: now)
     }
+}
+
+/// Logs one exchange at `info`: the message is the access-log line the `rangeserver` command prints, and the
+/// metadata carries its fields for handlers that format their own.
+private func logAccess(_ exchange: CompletedExchange, to logger: Logger) {
+    let request = exchange.request
+    let elapsed = (ContinuousClock.now - exchange.startedAt).components
+    let milliseconds = elapsed.attoseconds / 1_000_000_000_000_000 + elapsed.seconds * 1000
+    var line = "\(request.peerAddress) \"\(request.method) \(request.target) \(request.httpVersion)\" "
+    line += "\(exchange.plan.status) \(exchange.bodyBytesSent) \(exchange.outcome.rawValue) \(milliseconds)ms"
+    var metadata: Logger.Metadata = [
+        "peer": "\(request.peerAddress)",
+        "method": "\(request.method)",
+        "target": "\(request.target)",
+        "version": "\(request.httpVersion)",
+        "status": "\(exchange.plan.status)",
+        "bytes": "\(exchange.bodyBytesSent)",
+        "outcome": "\(exchange.outcome.rawValue)",
+        "milliseconds": "\(milliseconds)",
+    ]
+    if !exchange.plan.faults.isEmpty {
+        let faults = exchange.plan.faults.joined(separator: ",")
+        line += " faults=" + faults
+        metadata["faults"] = "\(faults)"
+    }
+    logger.info("\(line)", metadata: metadata)
 }
 
 /// Whether the request is for `/_control/...`; compares bytes, and looks for the path only in a target that is

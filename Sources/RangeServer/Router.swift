@@ -1,5 +1,4 @@
 import HTTPVocabulary
-import NIOConcurrencyHelpers
 import Synchronization
 
 #if canImport(Glibc)
@@ -17,8 +16,7 @@ final class Router: Sendable {
     let scenarios: [String: Scenario]
     let counters = ScenarioCounters()
     let journal: Journal
-    /// Each representation's `Repr-Digest` field value, serialized once; empty when the file could not be read.
-    private let digests = NIOLockedValueBox<[String: String]>([:])
+    private let digests = DigestCache()
     /// `/files/` representations already resolved, revalidated per request by one `stat`.
     let files = RepresentationCache(capacity: 256)
     /// The root, open, so files are opened beneath it (see `OpenFile.opening`); -1 if it could not be opened.
@@ -105,18 +103,6 @@ final class Router: Sendable {
             return plan
         }
         let fields = request.conditionalFields
-        if needsDigest(fields.wantReprDigest, representation) {
-            // Hash once, off the pool thread, then answer as if the digest had been cached all along.
-            var pending = ResponsePlan(status: 500)
-            pending.preparation = { [self] in
-                cacheDigest(representation)
-                return serveResource(
-                    request, resource: resource, query: query, base: base, versionOverride: versionOverride,
-                    scenario: scenario
-                )
-            }
-            return pending
-        }
         var plan = respond(request, fields: fields, with: representation.applying(effective), faults: effective)
         // Assigned only when there is one: overwriting the empty field costs an outlined destroy of it.
         if let scenario { plan.scenario = scenario }
@@ -209,6 +195,7 @@ final class Router: Sendable {
         if let date = representation.lastModifiedHeader { headers.append(HeaderField("Last-Modified", date)) }
 
         var plan: ResponsePlan
+        var pendingDigest: PendingDigest?
         switch RequestDecision.outcome(fields.conditional, representation: representation.metadata, options: options) {
         case .notModified:
             plan = ResponsePlan(status: 304, headers: headers)
@@ -223,7 +210,7 @@ final class Router: Sendable {
             )
         case .full:
             headers.append(HeaderField("Content-Type", representation.contentType))
-            if let digest = digestHeader(fields.wantReprDigest, representation) { headers.append(digest) }
+            pendingDigest = addDigest(fields.wantReprDigest, representation, to: &headers)
             plan = ResponsePlan(
                 status: 200, headers: headers,
                 body: .content(representation.source, offset: 0, length: representation.length))
@@ -234,7 +221,7 @@ final class Router: Sendable {
             headers.append(HeaderField("Content-Type", representation.contentType))
             headers.append(
                 HeaderField("Content-Range", ContentRange.headerValue(range, completeLength: representation.length)))
-            if let digest = digestHeader(fields.wantReprDigest, representation) { headers.append(digest) }
+            pendingDigest = addDigest(fields.wantReprDigest, representation, to: &headers)
             let length = range.upperBound - range.lowerBound + 1
             plan = ResponsePlan(
                 status: 206, headers: headers,
@@ -246,9 +233,10 @@ final class Router: Sendable {
                     seed: UInt64(truncatingIfNeeded: request.connectionID) &* 0x9E37_79B9 &+ UInt64(ranges.count))
             )
             headers.append(HeaderField("Content-Type", multipart.contentTypeHeader))
-            if let digest = digestHeader(fields.wantReprDigest, representation) { headers.append(digest) }
+            pendingDigest = addDigest(fields.wantReprDigest, representation, to: &headers)
             plan = ResponsePlan(status: 206, headers: headers, body: .multipart(multipart, representation.source))
         }
+        if let pendingDigest { plan.pendingDigest = pendingDigest }
         if hasFaults { apply(faults, named: faultNames, to: &plan) }
         return plan
     }
@@ -274,34 +262,20 @@ final class Router: Sendable {
         }
     }
 
-    /// `Repr-Digest` when the client asked for sha-256 (RFC 9530) and the digest is known.
+    /// Appends `Repr-Digest` when the client asked for sha-256 (RFC 9530) and the digest is known; when it is not
+    /// computed yet, returns where it goes, for the daemon to compute off the pool thread.
     ///
     /// - Parameters:
     ///   - want: the request's `Want-Repr-Digest` field, if any.
-    private func digestHeader(_ want: String?, _ representation: Representation) -> HeaderField? {
-        guard let want, wantsSHA256(want), let key = representation.digestKey,
-            let field = digests.withLockedValue({ $0[key] }), !field.isEmpty
-        else { return nil }
-        return HeaderField("Repr-Digest", field)
-    }
-
-    /// Whether the request wants a digest that has not been computed yet.
-    ///
-    /// - Parameters:
-    ///   - want: the request's `Want-Repr-Digest` field, if any.
-    private func needsDigest(_ want: String?, _ representation: Representation) -> Bool {
-        guard let want, wantsSHA256(want), let key = representation.digestKey else {
-            return false
+    private func addDigest(
+        _ want: String?, _ representation: Representation, to headers: inout [HeaderField]
+    ) -> PendingDigest? {
+        guard let want, wantsSHA256(want), let key = representation.digestKey else { return nil }
+        guard let digest = digests.digest(forKey: key) else {
+            return PendingDigest(representation: representation, key: key, cache: digests, headerIndex: headers.count)
         }
-        return digests.withLockedValue { $0[key] == nil }
-    }
-
-    /// Computes and caches the SHA-256 of a representation (computed once per key). A file that cannot be
-    /// read caches an empty marker, so the request is answered without a digest instead of hashing again.
-    private func cacheDigest(_ representation: Representation) {
-        guard let key = representation.digestKey else { return }
-        let field = representation.sha256().map { ReprDigest([("sha-256", $0)]).headerValue } ?? ""
-        digests.withLockedValue { $0[key] = field }
+        if !digest.isEmpty { headers.append(reprDigestField(digest)) }
+        return nil
     }
 
     /// Whether `Want-Repr-Digest` lists sha-256 with a preference above 0 ("not acceptable").

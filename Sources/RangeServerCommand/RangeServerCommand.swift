@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 import RangeServer
 import SystemCalls
 
@@ -78,7 +79,11 @@ struct RangeServerCommand: ParsableCommand {
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         signal(SIGPIPE, SIG_IGN)
 
+        // `--quiet` keeps errors and warnings and drops the access log (info) and the stop notice.
+        let logger = Logger(
+            label: "rangeserver", factory: { _ in StandardErrorLogHandler(logLevel: quiet ? .warning : .info) })
         var configuration = RangeServer.Configuration()
+        configuration.logger = logger
         configuration.host = host
         configuration.port = port
         configuration.root = root
@@ -93,20 +98,17 @@ struct RangeServerCommand: ParsableCommand {
         } else if isDirectory("fixtures/scenarios") {
             configuration.scenariosDirectory = "fixtures/scenarios"
         }
-        if !quiet {
-            configuration.accessLog = { line in printError(line) }
-        }
 
         let server: RangeServer
         do {
             server = try RangeServer.start(configuration)
         } catch {
-            printError("rangeserver: \(error)")
+            logger.error("rangeserver: \(error)")
             throw ExitCode.failure
         }
         let loopback = host.hasPrefix("127.") || host == "::1" || host == "localhost"
         if !loopback && controlToken == nil {
-            printError(
+            logger.warning(
                 "rangeserver: warning: bound to \(host) without --control-token; /_control/ answers loopback peers only"
             )
         }
@@ -116,11 +118,11 @@ struct RangeServerCommand: ParsableCommand {
         var received: Int32 = 0
         sigwait(&signals, &received)
         server.stop()
-        if !quiet { printError("rangeserver: stopped on signal \(received)") }
+        logger.notice("rangeserver: stopped on signal \(received)")
     }
 }
 
-private func printError(_ line: String) {
+func printError(_ line: String) {
     writeLine(STDERR_FILENO, line)
 }
 

@@ -57,8 +57,12 @@ struct CommandLineTests {
         #expect(String(decoding: response.body, as: UTF8.self) == "ok\n")
         child.send(signal)
         #expect(await Self.exitCode(child) == 0)
-        // One access-log line per request on stderr.
-        #expect(child.errors.contains("\"GET /healthz HTTP/1.1\" 200"))
+        // One access-log line per request on stderr, then the stop notice: the format scripts and docs read.
+        let lines = child.errors.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasPrefix("127.0.0.1 \"GET /healthz HTTP/1.1\" 200 3 complete ") == true)
+        #expect(lines.first?.hasSuffix("ms") == true)
+        #expect(lines.last == "rangeserver: stopped on signal \(signal)")
     }
 
     @Test("--quiet writes no access log")

@@ -75,8 +75,9 @@ struct ResponsePlan: Sendable {
     var faults: [String] = []
     /// Set when the request went through `/scenario/...`.
     var scenario: ScenarioContext?
-    /// Work too slow for a pool thread; when set, the daemon runs it elsewhere and sends its plan instead.
-    var preparation: (@Sendable () -> ResponsePlan)?
+    /// A `Repr-Digest` field still to compute; when set, the daemon calls ``completeDigest()`` off the pool
+    /// thread before sending.
+    var pendingDigest: PendingDigest?
 
     init(status: Int, headers: [HeaderField] = [], body: ResponseBody = .empty) {
         self.status = status

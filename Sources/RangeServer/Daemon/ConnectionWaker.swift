@@ -10,7 +10,7 @@ import Darwin
 /// trip through Dispatch's manager and a queue hop each; here a wait is one insertion into a heap, and one
 /// wake-up of this thread resumes every connection that is due, so hundreds of paced connections cost a few
 /// hundred wake-ups a second, batched, instead of thousands of timers.
-final class ResumeScheduler: @unchecked Sendable {
+final class ConnectionWaker: @unchecked Sendable {
     /// Waits due within this much of the one being served are served with it: a paced reader accepts being
     /// woken this early (its due line is absolute, so it never drifts), and grouping them saves wake-ups.
     static let coalescing: UInt64 = 1_000_000
@@ -30,7 +30,7 @@ final class ResumeScheduler: @unchecked Sendable {
 
     /// Starts the thread.
     ///
-    /// - Parameter fire: called on the scheduler's thread with the tokens that are due, earliest first.
+    /// - Parameter fire: called on the waker's thread with the tokens that are due, earliest first.
     init(fire: @escaping @Sendable ([UInt64]) -> Void) {
         self.fire = fire
         mutex = .allocate(capacity: 1)
@@ -47,11 +47,11 @@ final class ResumeScheduler: @unchecked Sendable {
         let rc = pthread_create(
             &created, nil,
             { raw in
-                let scheduler = Unmanaged<ResumeScheduler>.fromOpaque(raw!).takeRetainedValue()
-                scheduler.run()
+                let waker = Unmanaged<ConnectionWaker>.fromOpaque(raw!).takeRetainedValue()
+                waker.run()
                 return nil
             }, context)
-        precondition(rc == 0, "cannot start the resume thread: error \(rc)")
+        precondition(rc == 0, "cannot start the connection-waker thread: error \(rc)")
         thread = created
     }
 

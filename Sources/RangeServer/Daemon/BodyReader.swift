@@ -1,0 +1,182 @@
+import CMicroHTTPD
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+let readBody: @convention(c) (UnsafeMutableRawPointer?, UInt64, UnsafeMutablePointer<CChar>?, Int) -> Int = {
+    pointer, position, buffer, capacity in
+    let reader = Unmanaged<BodyReader>.fromOpaque(pointer!).takeUnretainedValue()
+    return reader.read(position: position, into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+}
+
+let freeBody: @convention(c) (UnsafeMutableRawPointer?) -> Void = { pointer in
+    guard let pointer else { return }
+    Unmanaged<BodyReader>.fromOpaque(pointer).release()
+}
+
+/// Bytes a paced body sends per wake-up: a twentieth of a second's worth at high rates, and at low rates up to
+/// 16 KiB but never more than a tenth of a second's worth.
+///
+/// Each wake-up costs a suspend, a resume and a pass of the event loop, so 3 KiB slices at 64 KiB/s (the old
+/// rate / 20) made 20 wake-ups a second per connection; a tenth of a second halves that, and still keeps any
+/// 2-second window within 5% of the rate (at most one slice early).
+func paceQuantum(rate: UInt64) -> UInt64 {
+    max(1, rate / 20, min(16 * 1024, rate / 10))
+}
+
+/// Produces a body for libmicrohttpd's content-reader callback and applies the delivery faults.
+final class BodyReader: @unchecked Sendable {
+    private let body: ResponseBody
+    private let delivery: Delivery
+    private let context: RequestContext
+    private let connection: OpaquePointer
+    private unowned let daemon: MicroHTTPDaemon
+    private var stalled = false
+    private var paceStart: ContinuousClock.Instant?
+    /// The body position at which pacing started (after a stall, pacing starts afresh).
+    private var paceOrigin: UInt64 = 0
+
+    init(plan: ResponsePlan, context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon) {
+        self.body = plan.body
+        self.delivery = plan.delivery
+        self.context = context
+        self.connection = connection
+        self.daemon = daemon
+    }
+
+    func read(position: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        // libmicrohttpd asks for `position` only once every byte before it has been written to the socket,
+        // so this, not what the previous call handed over (up to a block more), is what has been sent.
+        context.bodyBytesSent = position
+        if daemon.isStopping { return end(.stalled) }
+        let length = body.length
+        if position >= length { return cmhd_reader_end_of_stream() }
+        var allowed = UInt64(buffer.count)
+        allowed = min(allowed, length - position)
+
+        if let stallAfter = delivery.stallAfter, !stalled {
+            if position >= stallAfter {
+                stalled = true
+                paceStart = nil
+                if daemon.suspend(connection, for: delivery.stallFor) { return 0 }
+                return end(.stalled)
+            }
+            allowed = min(allowed, stallAfter - position)
+        }
+        if let dropAfter = delivery.dropAfter {
+            if position >= dropAfter { return end(.dropped) }
+            allowed = min(allowed, dropAfter - position)
+        }
+        if let resetAfter = delivery.resetAfter {
+            if position >= resetAfter { return reset() }
+            allowed = min(allowed, resetAfter - position)
+        }
+        if let rate = delivery.rate, rate > 0 {
+            let now = ContinuousClock.now
+            let start: ContinuousClock.Instant
+            if let paceStart {
+                start = paceStart
+            } else {
+                start = now
+                paceStart = now
+                paceOrigin = position
+            }
+            // Bytes are due on a straight line from the pace origin, so rounding never accumulates.
+            let sentSinceStart = position - paceOrigin
+            let due =
+                start + .nanoseconds(Int64(clamping: sentSinceStart.multipliedFullWidth(by: 1_000_000_000).low / rate))
+            if due > now + .milliseconds(1) {
+                if daemon.suspend(connection, for: due - now) { return 0 }
+                return end(.stalled)
+            }
+            allowed = min(allowed, paceQuantum(rate: rate))
+        }
+        let count = Int(allowed)
+        let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+        guard fill(target, position: position) else { return end(.dropped) }
+        return count
+    }
+
+    private func end(_ outcome: JournalOutcome) -> Int {
+        context.outcome = outcome
+        return cmhd_reader_end_with_error()
+    }
+
+    /// Ends the connection with a TCP RST once the bytes already written have left, so the peer sees
+    /// exactly `reset-after` bytes and then the reset.
+    private func reset() -> Int {
+        let fd = cmhd_connection_fd(connection)
+        if fd >= 0 {
+            let deadline = ContinuousClock.now + .seconds(2)
+            while cmhd_unsent_bytes(fd) > 0 && ContinuousClock.now < deadline {
+                usleep(1000)
+            }
+            _ = cmhd_abort_with_reset(fd)
+        }
+        return end(.reset)
+    }
+
+    private func fill(_ target: UnsafeMutableRawBufferPointer, position: UInt64) -> Bool {
+        switch body {
+        case .empty:
+            return target.isEmpty
+        case .literal(let bytes):
+            let start = Int(position)
+            bytes.withUnsafeBytes { source in
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[start..<start + target.count]))
+            }
+            return true
+        case .content(let source, let offset, _):
+            return copy(from: source, offset: offset + position, into: target)
+        case .multipart(let multipart, let source):
+            var written = 0
+            var segmentStart: UInt64 = 0
+            for segment in multipart.segments {
+                let segmentLength = segment.byteCount
+                let segmentEnd = segmentStart + segmentLength
+                let cursor = position + UInt64(written)
+                if cursor < segmentEnd && written < target.count {
+                    let inner = cursor - segmentStart
+                    let count = Int(min(UInt64(target.count - written), segmentEnd - cursor))
+                    let slice = UnsafeMutableRawBufferPointer(rebasing: target[written..<written + count])
+                    switch segment {
+                    case .literal(let bytes):
+                        bytes.withUnsafeBytes { source in
+                            slice.copyMemory(
+                                from: UnsafeRawBufferPointer(rebasing: source[Int(inner)..<Int(inner) + count]))
+                        }
+                    case .payload(let range):
+                        guard copy(from: source, offset: range.lowerBound + inner, into: slice) else { return false }
+                    }
+                    written += count
+                }
+                segmentStart = segmentEnd
+                if written == target.count { break }
+            }
+            return written == target.count
+        }
+    }
+
+    private func copy(from source: ContentSource, offset: UInt64, into target: UnsafeMutableRawBufferPointer) -> Bool {
+        switch source {
+        case .generated(let generator):
+            generator.fill(target, offset: offset)
+            return true
+        case .file(let file):
+            return file.read(offset: offset, into: target)
+        }
+    }
+}
+
+extension MultipartByteranges.Segment {
+    /// How many body bytes this segment contributes.
+    var byteCount: UInt64 {
+        switch self {
+        case .literal(let bytes): UInt64(bytes.count)
+        case .payload(let range): range.upperBound - range.lowerBound + 1
+        }
+    }
+}

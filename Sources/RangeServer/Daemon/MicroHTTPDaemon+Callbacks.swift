@@ -1,0 +1,235 @@
+import CMicroHTTPD
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// MARK: - libmicrohttpd callbacks
+
+func daemonFrom(_ pointer: UnsafeMutableRawPointer?) -> MicroHTTPDaemon {
+    Unmanaged<MicroHTTPDaemon>.fromOpaque(pointer!).takeUnretainedValue()
+}
+
+let uriLogged:
+    @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+        _, uri, _ in
+        let context = RequestContext(target: uri.map { String(cString: $0) } ?? "/")
+        return Unmanaged.passRetained(context).toOpaque()
+    }
+
+let connectionNotify:
+    @convention(c) (
+        UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+        MHD_ConnectionNotificationCode
+    ) -> Void = { daemonPointer, connection, socketContext, code in
+        guard let socketContext else { return }
+        switch code {
+        case .CONNECTION_NOTIFY_STARTED:
+            let id = daemonFrom(daemonPointer).connectionCounter.wrappingAdd(1, ordering: .relaxed).newValue
+            let (address, port) = connection.map(peer) ?? ("unknown", 0)
+            let state = ConnectionState(id: id, peerAddress: address, peerPort: port)
+            socketContext.pointee = Unmanaged.passRetained(state).toOpaque()
+        case .CONNECTION_NOTIFY_CLOSED:
+            guard let raw = socketContext.pointee else { return }
+            socketContext.pointee = nil
+            Unmanaged<ConnectionState>.fromOpaque(raw).release()
+        default:
+            return
+        }
+    }
+
+let requestCompleted:
+    @convention(c) (
+        UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+        MHD_RequestTerminationCode
+    ) -> Void = { daemonPointer, connection, contextPointer, code in
+        guard let contextPointer, let raw = contextPointer.pointee else { return }
+        contextPointer.pointee = nil
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+        // Moved out, not copied: the context dies here.
+        guard let request = context.request.take(), let plan = context.plan.take() else { return }
+        let outcome: JournalOutcome
+        if let recorded = context.outcome {
+            outcome = recorded
+        } else if code == .REQUEST_TERMINATED_COMPLETED_OK {
+            outcome = .complete
+        } else if code == .REQUEST_TERMINATED_DAEMON_SHUTDOWN && plan.delivery.stallAfter != nil {
+            outcome = .stalled
+        } else {
+            outcome = .clientClosed
+        }
+        // A sendfile body is not counted chunk by chunk; libmicrohttpd only says whether it all went out.
+        var sent = context.bodyBytesSent
+        if outcome == .complete && request.method != "HEAD" { sent = plan.body.length }
+        if outcome == .clientClosed, let connection {
+            // Written is not delivered: what still sits unacknowledged in the socket's send queue never reached
+            // the client. (A reset empties the queue, so this only helps when the peer closed in order.)
+            let unsent = cmhd_unsent_bytes(cmhd_connection_fd(connection))
+            if unsent > 0 { sent -= min(sent, UInt64(unsent)) }
+        }
+        let exchange = CompletedExchange(
+            request: consume request, plan: consume plan, bodyBytesSent: sent, outcome: outcome,
+            startedAt: context.startedAt
+        )
+        // Borrowed, not retained (see the access handler).
+        Unmanaged<MicroHTTPDaemon>.fromOpaque(daemonPointer!)._withUnsafeGuaranteedRef { $0.completion(exchange) }
+    }
+
+let headerCollector:
+    @convention(c) (UnsafeMutableRawPointer?, MHD_ValueKind, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> MHD_Result =
+        {
+            box, _, key, value in
+            guard let box, let key else { return .YES }
+            box.assumingMemoryBound(to: [HeaderField].self).pointee.append(
+                HeaderField(lowercasedName(key), value.map { String(cString: $0) } ?? ""))
+            return .YES
+        }
+
+/// A header name with ASCII letters lower-cased, decoded in one pass: no intermediate String, and none at all
+/// on the heap for names of up to 15 bytes.
+func lowercasedName(_ name: UnsafePointer<CChar>) -> String {
+    let length = strlen(name)
+    return String(unsafeUninitializedCapacity: length) { output in
+        for index in 0..<length {
+            output[index] = UInt8(bitPattern: name[index]).asciiLowercased
+        }
+        return length
+    }
+}
+
+let accessHandler:
+    @convention(c) (
+        UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+        UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeMutablePointer<Int>?,
+        UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    ) -> MHD_Result = { daemonPointer, connection, _, method, version, _, uploadSize, contextPointer in
+        guard let daemonPointer, let connection, let contextPointer, let raw = contextPointer.pointee else {
+            return .NO
+        }
+        // Borrowed, not retained: every pool thread retaining the one daemon object per call kept moving its
+        // reference count between cores. The daemon outlives its callbacks (`stop()` joins the threads).
+        return Unmanaged<MicroHTTPDaemon>.fromOpaque(daemonPointer)._withUnsafeGuaranteedRef { daemon in
+            handleAccess(
+                daemon: daemon, connection: connection, method: method, version: version, uploadSize: uploadSize,
+                context: Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue())
+        }
+    }
+
+/// The access handler's work, with the daemon borrowed.
+func handleAccess(
+    daemon: MicroHTTPDaemon, connection: OpaquePointer, method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
+    uploadSize: UnsafeMutablePointer<Int>?, context: RequestContext
+) -> MHD_Result {
+    switch context.phase {
+    case .receivingHeaders:
+        // Request bodies are read and discarded: no resource takes one.
+        if let uploadSize, uploadSize.pointee > 0 {
+            uploadSize.pointee = 0
+            return .YES
+        }
+        guard let arrival = context.arrival else {
+            context.arrival = daemon.arrivalCounter.wrappingAdd(1, ordering: .relaxed).newValue
+            // The first call only announces the headers; answering now would cost keep-alive.
+            return .YES
+        }
+        // Collected straight into the array, through a pointer: no object to carry it to the callback.
+        var headers: [HeaderField] = []
+        headers.reserveCapacity(4)
+        withUnsafeMutablePointer(to: &headers) { pointer in
+            _ = MHD_get_connection_values(
+                connection, .HEADER_KIND, headerCollector, UnsafeMutableRawPointer(pointer))
+        }
+        let state = ConnectionState.of(connection)
+        let request = IncomingRequest(
+            method: methodToken(method),
+            target: context.target,
+            httpVersion: versionToken(version),
+            headers: headers,
+            peerAddress: state?.peerAddress ?? "unknown",
+            peerPort: state?.peerPort ?? 0,
+            connectionID: state?.id ?? 0,
+            arrival: arrival
+        )
+        let plan = daemon.handler(request)
+        context.request = consume request
+        if plan.pendingDigest != nil, let token = daemon.suspend(connection) {
+            // Hashing a large representation runs off the pool; the connection waits suspended and holds no
+            // thread meanwhile. The plan is final apart from that one field.
+            context.phase = .completingDigest
+            context.plan = consume plan
+            let box = UncheckedBox(context)
+            DispatchQueue.global().async {
+                box.value.plan!.completeDigest()
+                daemon.resume(token)
+            }
+            return .YES
+        }
+        context.plan = consume plan
+        return delayOrQueue(context: context, connection: connection, daemon: daemon)
+    case .completingDigest:
+        return delayOrQueue(context: context, connection: connection, daemon: daemon)
+    case .delaying:
+        return queue(context: context, connection: connection, daemon: daemon)
+    case .queued:
+        return .YES
+    }
+}
+
+/// The request method as a string: a literal for the methods nearly every request uses (no copy, no UTF-8
+/// check), otherwise a copy; `GET` when libmicrohttpd passed none.
+func methodToken(_ token: UnsafePointer<CChar>?) -> String {
+    guard let token else { return "GET" }
+    if token.spells("GET") { return "GET" }
+    if token.spells("HEAD") { return "HEAD" }
+    return String(cString: token)
+}
+
+/// The HTTP version as a string, the same way as `methodToken`; `HTTP/1.1` when libmicrohttpd passed none.
+func versionToken(_ token: UnsafePointer<CChar>?) -> String {
+    guard let token else { return "HTTP/1.1" }
+    if token.spells("HTTP/1.1") { return "HTTP/1.1" }
+    if token.spells("HTTP/1.0") { return "HTTP/1.0" }
+    return String(cString: token)
+}
+
+extension UnsafePointer<CChar> {
+    /// Whether this C string is exactly `literal`. The `String` results above are literals of their own: turning a
+    /// `StaticString` into a `String` went through the runtime for every request.
+    func spells(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        for index in 0..<count where UInt8(bitPattern: self[index]) != literal.utf8Start[index] { return false }
+        return self[count] == 0
+    }
+}
+
+/// Waits out a `delay` fault, or queues the response at once.
+func delayOrQueue(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon) -> MHD_Result {
+    // Read in place: a copy of the plan would retain and release every field of it.
+    if let delay = context.plan!.delivery.delay, delay > .zero {
+        context.phase = .delaying
+        if daemon.suspend(connection, for: delay) { return .YES }
+    }
+    return queue(context: context, connection: connection, daemon: daemon)
+}
+
+/// Carries a request context to the worker that completes its plan's digest; the connection is suspended
+/// meanwhile, so nothing else touches the context.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+func peer(_ connection: OpaquePointer) -> (address: String, port: Int) {
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+        var port: UInt16 = 0
+        buffer.initialize(repeating: 0)
+        guard cmhd_connection_peer(connection, buffer.baseAddress!, buffer.count, &port) == 0 else {
+            return ("unknown", 0)
+        }
+        return (String(cString: buffer.baseAddress!), Int(port))
+    }
+}

@@ -1,0 +1,159 @@
+import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Resolved `/files/` representations by encoded request path, so a repeated request costs one `stat`
+/// instead of decoding, `realpath` (a `readlink` per component), `open`, and formatting the validators again.
+///
+/// An entry is only used while `stat` of its path reports the same device, inode, size and modification
+/// time as the descriptor it holds: a file replaced, rewritten or deleted between requests misses and is
+/// resolved afresh (containment checks included). Only successful resolutions are stored, so every key was
+/// checked once in full, and a hit serves the very inode that check opened.
+///
+/// The table is split in shards, and each thread keeps to one (threads are handed shards in turn): a hit
+/// retains the representation, its header strings and its file, and when every pool thread shares those
+/// objects each retain and release moves their cache lines between cores (swift_retain was 5% of the CPU of
+/// small Range requests, mostly waiting on those lines). A thread's own copies stay in its core's cache.
+final class RepresentationCache: Sendable {
+    /// How many shards; threads beyond this share them.
+    static let shardCount = 4
+
+    /// The most entries kept; each holds a descriptor open, so this also bounds the descriptors held.
+    let capacity: Int
+    private let shards: [Shard]
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        let perShard = max(1, capacity / Self.shardCount)
+        shards = (0..<Self.shardCount).map { _ in Shard(capacity: perShard) }
+    }
+
+    /// The calling thread's shard.
+    private var shard: Shard { shards[threadShardIndex() % shards.count] }
+
+    /// The cached representation for `key`, if the path still names the same file.
+    ///
+    /// - Parameters:
+    ///   - key: the encoded request path below `/files/`.
+    ///   - root: the served root, open, or -1 to look the file up by its full path.
+    func representation(forKey key: String, root: Int32) -> Representation? {
+        shard.representation(forKey: key, root: root)
+    }
+
+    /// Stores a freshly resolved file representation (in the calling thread's shard).
+    func store(
+        _ representation: Representation, file: OpenFile, lexicalPath: String, relativePath: String, forKey key: String
+    ) {
+        shard.store(representation, file: file, lexicalPath: lexicalPath, relativePath: relativePath, forKey: key)
+    }
+
+    private final class Shard: Sendable {
+        /// A class, so a hit takes one reference out of the table under the lock instead of copying every
+        /// string of the entry.
+        private final class Entry: Sendable {
+            /// The encoded request path below `/files/` this entry is stored under.
+            let key: String
+            /// `root/` + the decoded components: what the request names, symlinks unresolved.
+            let lexicalPath: String
+            /// The decoded components joined with `/`, NUL-terminated: the same file, looked up from the open
+            /// root.
+            let relativePath: [CChar]
+            let representation: Representation
+            let identity: FileIdentity
+
+            init(
+                key: String, lexicalPath: String, relativePath: String, representation: Representation,
+                identity: FileIdentity
+            ) {
+                self.key = key
+                self.lexicalPath = lexicalPath
+                self.relativePath = Array(relativePath.utf8CString)
+                self.representation = representation
+                self.identity = identity
+            }
+        }
+
+        /// The entries by key, and the one last found or stored.
+        private struct Table {
+            var entries: [Key: Entry] = [:]
+            /// A download asks for one file range after range, and comparing this entry's key is cheaper than
+            /// hashing the key into the table.
+            var recent: Entry?
+
+            /// The entry for `key`, which becomes the recent one.
+            mutating func entry(forKey key: String) -> Entry? {
+                if let recent, recent.key.hasSameUTF8(as: key) { return recent }
+                guard let entry = entries[Key(key)] else { return nil }
+                recent = entry
+                return entry
+            }
+        }
+
+        /// A key hashed and compared by its bytes. `String`'s own `==` and hash treat canonically equivalent
+        /// spellings as one, and two file names that differ only so ("café" precomposed and decomposed) are two
+        /// files: the second was served the first one's bytes.
+        private struct Key: Hashable {
+            let text: String
+
+            init(_ text: String) { self.text = text }
+
+            static func == (lhs: Key, rhs: Key) -> Bool { lhs.text.hasSameUTF8(as: rhs.text) }
+
+            func hash(into hasher: inout Hasher) {
+                let hashed: Void? = text.utf8.withContiguousStorageIfAvailable {
+                    hasher.combine(bytes: UnsafeRawBufferPointer($0))
+                }
+                if hashed == nil {
+                    // The same bytes fed the same way, whatever the string's storage.
+                    var copy = text
+                    copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+                }
+            }
+        }
+
+        let capacity: Int
+        private let table = NIOLockedValueBox(Table())
+
+        init(capacity: Int) {
+            self.capacity = capacity
+        }
+
+        func representation(forKey key: String, root: Int32) -> Representation? {
+            guard let entry = table.withLockedValue({ $0.entry(forKey: key) }) else { return nil }
+            // Outside the lock: the stat is the one system call of a hit. From the open root it walks only the
+            // components below the root, not the root's own path from `/` on every request.
+            let identity =
+                root >= 0
+                ? FileIdentity.current(relativePath: entry.relativePath, in: root)
+                : FileIdentity.current(path: entry.lexicalPath)
+            if identity == entry.identity { return entry.representation }
+            table.withLockedValue { table in
+                if table.entries[Key(key)] === entry { table.entries[Key(key)] = nil }
+                if table.recent === entry { table.recent = nil }
+            }
+            return nil
+        }
+
+        func store(
+            _ representation: Representation, file: OpenFile, lexicalPath: String, relativePath: String,
+            forKey key: String
+        ) {
+            let entry = Entry(
+                key: key, lexicalPath: lexicalPath, relativePath: relativePath, representation: representation,
+                identity: file.identity)
+            table.withLockedValue { table in
+                // Full: start over rather than track recency; a working set larger than this is not the case
+                // the cache is for, and a miss costs no more than an uncached request.
+                if table.entries.count >= capacity && table.entries[Key(key)] == nil {
+                    table.entries.removeAll(keepingCapacity: true)
+                }
+                table.entries[Key(key)] = entry
+                table.recent = entry
+            }
+        }
+    }
+}
