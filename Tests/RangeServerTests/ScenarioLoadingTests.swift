@@ -346,10 +346,21 @@ struct ScenarioLoadingTests {
                 == "test.json:2:12: expect.absent: is missing (a required key)")
         struct Small: Decodable {
             var outcome: String; var maxAttempts: Double; var nested: [Inner];
-            struct Inner: Decodable { var deep: Bool? }
+            enum Inner: Decodable {
+                case number(Int), deep(Bool)
+                init(from decoder: any Decoder) throws {
+                    if let number = try? decoder.singleValueContainer().decode(Int.self) {
+                        self = .number(number)
+                    } else {
+                        struct Deep: Decodable { var deep: Bool }
+                        self = .deep(try Deep(from: decoder).deep)
+                    }
+                }
+            }
         }
         let small = try section.decode(Small.self)
         #expect(small.outcome == "ok" && small.maxAttempts == 2.5 && small.nested.count == 2)
+        if case .deep(let flag) = small.nested[1] { #expect(flag) } else { Issue.record("nested[1] is not the object") }
         #expect(
             throwsError { _ = try ScenarioSection(parsing: "{\"a\": }", source: "x.json", path: "expect") }
                 == "x.json:1:7: expected a JSON value, found '}'")
