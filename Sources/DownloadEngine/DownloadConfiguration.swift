@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Engine-wide settings, a value type with defaults for everything.
 ///
@@ -42,6 +43,10 @@ public struct DownloadConfiguration: Sendable {
     /// when listed in ``RedirectPolicy/sensitiveHeaders``.
     public var headers: [(name: String, value: String)]
 
+    /// Where the engine logs what it does: each request sent (URL, range), each response status, each retry and
+    /// its reason, each resume decision (at `debug`, retries at `info`). Default: a logger that drops everything.
+    public var logger: Logger
+
     /// Creates a configuration with the defaults.
     public init(
         concurrency: Int = 4,
@@ -52,7 +57,8 @@ public struct DownloadConfiguration: Sendable {
         progressInterval: Duration = .milliseconds(200),
         writeBufferSize: Int = 64 * 1024,
         durability: Durability = .processCrash,
-        headers: [(name: String, value: String)] = []
+        headers: [(name: String, value: String)] = [],
+        logger: Logger = Logger(label: "DownloadEngine", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.concurrency = concurrency
         self.timeouts = timeouts
@@ -63,6 +69,12 @@ public struct DownloadConfiguration: Sendable {
         self.writeBufferSize = writeBufferSize
         self.durability = durability
         self.headers = headers
+        self.logger = logger
+    }
+
+    /// The transport's settings: connect timeout, one idle connection per transfer that may run at once.
+    var transport: TransportConfiguration {
+        TransportConfiguration(connectTimeout: timeouts.connect, connectionsPerHost: concurrency)
     }
 }
 

@@ -61,13 +61,7 @@ public actor DownloadEngine {
     /// - Throws: ``DownloadError/fileSystem(_:)`` when the directory cannot be created or written.
     public init(stateDirectory: String, configuration: DownloadConfiguration = .init()) throws {
         try self.init(stateDirectory: stateDirectory, configuration: configuration) {
-            SchemeTransport(
-                plain: SocketTransport(
-                    connectTimeout: configuration.timeouts.connect, connectionsPerHost: configuration.concurrency),
-                secure: {
-                    AsyncHTTPClientTransport(
-                        connectTimeout: configuration.timeouts.connect, connectionsPerHost: configuration.concurrency)
-                })
+            HTTPTransport(configuration: configuration.transport)
         }
     }
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTPVocabulary
+import Logging
 import NIOCore
 
 /// What a transfer tells the engine while it runs.
@@ -18,133 +19,6 @@ enum TransferOutcome: Sendable {
     case failed(TaskRecord, DownloadError)
     /// Stopped by cancellation (pause, cancel, shutdown); the record was persisted.
     case stopped(TaskRecord)
-}
-
-/// Last time bytes (or a response head) arrived, read by the idle watchdog, and the partial file's length as the
-/// body writer last left it, read by the progress ticker while the body drains on the transport's thread.
-final class ActivityClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var last = ContinuousClock.now
-    private var length: Int64 = 0
-    func touch() { lock.withLock { last = .now } }
-    func advance(to length: Int64) {
-        lock.withLock {
-            last = .now
-            self.length = length
-        }
-    }
-    var idleFor: Duration { lock.withLock { ContinuousClock.now - last } }
-    var bytes: Int64 { lock.withLock { length } }
-}
-
-/// SHA-256 of a body on a thread of its own, in order, while the transport's thread goes on reading and writing.
-///
-/// Hashing costs about as much CPU per byte as receiving and writing together (a profile of a 1 GiB download put
-/// half of all samples in SHA-256); on the transport's thread it would halve the rate at which the connection is
-/// read. The parts are the transport's buffers, retained until hashed, never copied. At most `limit` bytes wait:
-/// past that, ``submit(_:)`` blocks its caller (the transport's thread) until the hasher catches up, which bounds
-/// memory and slows the connection to the hashing rate.
-final class HashPipeline: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "rangefetch.sha256")
-    private let condition = NSCondition()
-    private let limit: Int
-    private var waiting = 0
-    /// Only touched on `queue`.
-    private var hasher: SHA256
-
-    init(_ hasher: SHA256, limit: Int = 8 << 20) {
-        self.hasher = hasher
-        self.limit = limit
-    }
-
-    /// Queues bytes that were just written, after every part submitted before.
-    func submit(_ part: ByteBuffer) {
-        let count = part.readableBytes
-        condition.lock()
-        while waiting >= limit { condition.wait() }
-        waiting += count
-        condition.unlock()
-        queue.async { [self] in
-            part.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-            condition.lock()
-            waiting -= count
-            condition.signal()
-            condition.unlock()
-        }
-    }
-
-    /// The hash state once every submitted part has been hashed.
-    func result() async -> SHA256 {
-        await withCheckedContinuation { continuation in
-            queue.async { [self] in continuation.resume(returning: hasher) }
-        }
-    }
-}
-
-/// The transfer's ``BodySink``: writes each body part into the partial file the moment it arrives, then hands it to
-/// a ``HashPipeline`` (when the digest is computed).
-///
-/// `pwrite` puts the bytes in the kernel's page cache, which outlives the process: once ``consume(_:)`` returned,
-/// a `kill -9` cannot take them back. Parts are written in place from the transport's buffer (no copy, no batching,
-/// at most ``DownloadConfiguration/writeBufferSize`` per call). The writer is used on the transport's thread
-/// while the body drains and by the transfer before and after, never both at once (``TransportBody/drain(into:)``
-/// returns after the last call), which is why it is `@unchecked Sendable`.
-final class PartialFileWriter: BodySink, @unchecked Sendable {
-    private let fd: Int32
-    private let path: String
-    private let chunkLimit: Int
-    private let activity: ActivityClock
-    /// Bytes at the start of the body that the partial file already holds (a truthful earlier range start).
-    private var skip: Int64
-    /// Where the body should end (the `Content-Range` end or the total); bytes past it are not written.
-    private let end: Int64?
-    private(set) var length: Int64
-    let hashes: HashPipeline?
-    /// The task's first record save, made before the partial file holds more than `owedSaveLimit` bytes.
-    private var owedSave: (@Sendable () throws -> Void)?
-    private let owedSaveLimit: Int64
-    private(set) var madeOwedSave = false
-
-    init(
-        fd: Int32, path: String, length: Int64, hasher: SHA256?, skip: Int64, end: Int64?, chunkLimit: Int,
-        activity: ActivityClock, owedSave: (@Sendable () throws -> Void)? = nil, owedSaveLimit: Int64 = 0
-    ) {
-        self.owedSave = owedSave
-        self.owedSaveLimit = owedSaveLimit
-        self.fd = fd
-        self.path = path
-        self.length = length
-        self.hashes = hasher.map { HashPipeline($0) }
-        self.skip = skip
-        self.end = end
-        self.chunkLimit = chunkLimit
-        self.activity = activity
-    }
-
-    func consume(_ part: ByteBuffer) throws -> Bool {
-        var start = 0
-        if skip > 0 {
-            start = Int(min(Int64(part.readableBytes), skip))
-            skip -= Int64(start)
-        }
-        var stop = part.readableBytes
-        if let end { stop = start + Int(max(0, min(end - length, Int64(stop - start)))) }
-        while start < stop {
-            let chunk = part.getSlice(at: part.readerIndex + start, length: min(stop - start, chunkLimit))!
-            if let save = owedSave, length + Int64(chunk.readableBytes) > owedSaveLimit {
-                try save()
-                owedSave = nil
-                madeOwedSave = true
-            }
-            try chunk.withUnsafeReadableBytes { try FileIO.writeAll(fd, path, $0, at: length) }
-            hashes?.submit(chunk)
-            length += Int64(chunk.readableBytes)
-            start += chunk.readableBytes
-        }
-        activity.advance(to: length)
-        // Bytes past the announced end: the response is not what it claimed, stop reading it.
-        return start == part.readableBytes
-    }
 }
 
 /// The thin I/O shell around ``ResumePlanner``: one task's request loop, partial file and digest.
@@ -332,6 +206,11 @@ final class Transfer: @unchecked Sendable {
                 }
                 record.recordedLength = length
                 try? save()
+                configuration.logger.info(
+                    "retrying",
+                    metadata: [
+                        "url": "\(url)", "attempt": "\(failures)", "delay": "\(delay)", "reason": "\(error.message)",
+                    ])
                 await report(.retrying(attempt: failures, delay: delay, error: error))
                 try await Task.sleep(for: delay)
             }
@@ -358,6 +237,9 @@ final class Transfer: @unchecked Sendable {
             headers.append(header)
         }
         let request = TransportRequest(url: url, headers: headers)
+        var range = "none"
+        if case .resume(let offset, _) = plan { range = "bytes=\(offset)-" }
+        configuration.logger.debug("request sent", metadata: ["url": "\(url)", "range": "\(range)"])
         activity.touch()
         return try await withWatchdog { [self] in
             let response = try await transport.execute(request)
@@ -385,10 +267,12 @@ final class Transfer: @unchecked Sendable {
         }
         // A body the decision does not stream must not hold the connection; after a drain this does nothing.
         defer { response.body.abandon() }
+        configuration.logger.debug("response", metadata: ["url": "\(url)", "status": "\(response.status)"])
         let decision = ResumePlanner.decide(
             head, request: plan, validators: record.validators, url: url, usingResolvedURL: usingResolvedURL,
             now: Date()
         )
+        configuration.logger.debug("resume decision", metadata: ["url": "\(url)", "decision": "\(decision)"])
         switch decision {
         case .redirect(let location):
             return .redirect(location, status: response.status)

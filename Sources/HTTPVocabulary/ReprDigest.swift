@@ -42,8 +42,10 @@ public struct ReprDigest: Hashable, Sendable {
         guard let dictionary = try? parser.parseDictionaryFieldValue() else { return nil }
         var entries: [Entry] = []
         for (key, member) in dictionary {
+            // Foundation's decoder on Linux accepts a misplaced '=' and returns other bytes than were meant, which
+            // would turn a malformed field into a digest mismatch: only the canonical encoding of its bytes counts.
             guard case .item(let item) = member, case .undecodedByteSequence(let encoded) = item.rfc9651BareItem,
-                let decoded = Data(base64Encoded: encoded)
+                let decoded = Data(base64Encoded: encoded), decoded.base64EncodedString() == encoded
             else { continue }
             entries.append(Entry(algorithm: key, bytes: Array(decoded)))
         }

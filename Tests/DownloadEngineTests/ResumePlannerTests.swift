@@ -206,6 +206,7 @@ struct HeaderValuesTests {
         // Structured-field keys are lower case (RFC 9651 §3.2): an upper-case key makes the whole field invalid.
         #expect(HeaderValues.sha256FromReprDigest("SHA-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:") == nil)
         #expect(HeaderValues.sha256FromReprDigest("sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU:") == nil)
+        // Foundation decodes a misplaced '=' to other bytes: a malformed field must count as absent, not as a mismatch.
         #expect(HeaderValues.sha256FromReprDigest("sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuF=U:") == nil)
         #expect(HeaderValues.sha256FromReprDigest("sha-256=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=") == nil)
         #expect(HeaderValues.sha256FromReprDigest("sha-2567=:AAAA:") == nil)

@@ -42,6 +42,9 @@ struct ReprDigestTests {
         #expect(field["sha-512"] == nil)
         #expect(field["md5"] == nil)
         #expect(field["crc32c"] == [0, 0, 0, 0])
+        // Foundation decodes this misplaced '=' to bytes that are not the digest's (…b814 for …b855).
+        let misplaced = try #require(ReprDigest(parsing: "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuF=U:"))
+        #expect(misplaced["sha-256"] == nil)
     }
 
     @Test("any bytes round-trip through serializing and parsing")

@@ -1,6 +1,5 @@
 import Foundation
 import NIOCore
-import PropertyBased
 import RangeServer
 import Testing
 
@@ -9,161 +8,6 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
-
-// MARK: Decoder
-
-/// Feeds `bytes` to a decoder in pieces cut at `cuts`, then the end of input; returns the heads, the body and
-/// whether the body ended.
-private func decode(
-    _ bytes: [UInt8], cuts: [Int]
-) throws -> (
-    heads: [HTTP1ResponseDecoder.Head], body: [UInt8], ended: Bool, reusable: Bool
-) {
-    var decoder = HTTP1ResponseDecoder()
-    var buffer = ByteBuffer()
-    var heads: [HTTP1ResponseDecoder.Head] = []
-    var body: [UInt8] = []
-    var ended = false
-    func drainEvents() throws {
-        while !ended, let event = try decoder.next(&buffer) {
-            switch event {
-            case .head(let head): heads.append(head)
-            case .body(let part): body += Array(part.readableBytesView)
-            case .end: ended = true
-            }
-        }
-    }
-    var start = 0
-    for cut in (cuts.map { min(max($0, 0), bytes.count) }.sorted() + [bytes.count]) where cut >= start {
-        buffer.writeBytes(bytes[start..<cut])
-        start = cut
-        try drainEvents()
-    }
-    if !ended, try decoder.endOfInput() != nil { ended = true }
-    return (heads, body, ended, decoder.isReusable)
-}
-
-private enum Framing: CaseIterable { case length, chunked, close }
-
-/// A response with `body` framed as asked, an interim 100 before it when `interim`, chunks cut at `chunkCuts`.
-private func response(_ body: [UInt8], framing: Framing, interim: Bool, chunkCuts: [Int]) -> [UInt8] {
-    var text = interim ? "HTTP/1.1 100 Continue\r\nX-Interim: 1\r\n\r\n" : ""
-    text += "HTTP/1.1 200 OK\r\nETag: \"abc\"\r\nX-Empty:\r\n"
-    switch framing {
-    case .length: text += "Content-Length: \(body.count)\r\n\r\n"
-    case .chunked: text += "Transfer-Encoding: chunked\r\n\r\n"
-    case .close: text += "Connection: close\r\n\r\n"
-    }
-    var bytes = Array(text.utf8)
-    guard framing == .chunked else { return bytes + body }
-    var start = 0
-    for cut in chunkCuts.map({ min(max($0, 0), body.count) }).sorted() + [body.count] where cut > start {
-        // Upper-case hex and an extension on odd chunks: both are allowed and must be ignored.
-        let size =
-            start % 2 == 0 ? String(cut - start, radix: 16) : String(cut - start, radix: 16).uppercased() + ";x=y"
-        bytes += Array("\(size)\r\n".utf8) + body[start..<cut] + Array("\r\n".utf8)
-        start = cut
-    }
-    return bytes + Array("0\r\nTrailer-Field: 1\r\n\r\n".utf8)
-}
-
-@Suite("HTTP/1.1 response decoder")
-struct HTTP1ResponseDecoderTests {
-    @Test("any split of a response gives the same head and body, whatever the framing")
-    func splits() async {
-        let input = zip(
-            Gen.uint8(in: 0...255).array(of: 0...3000), Gen.element(of: Framing.allCases), Gen.bool,
-            Gen.int(in: 0...3000).array(of: 0...8), Gen.int(in: 0...4000).array(of: 0...12))
-        await propertyCheck(count: 300, input: input) { body, framing, interim, chunkCuts, cuts in
-            let bytes = response(body, framing: framing ?? .length, interim: interim, chunkCuts: chunkCuts)
-            let result = try decode(bytes, cuts: cuts)
-            #expect(result.heads.count == 1)
-            #expect(result.heads.first?.status == 200)
-            #expect(result.heads.first?.headers.first { $0.name == "ETag" }?.value == "\"abc\"")
-            #expect(result.heads.first?.headers.first { $0.name == "X-Empty" }?.value == "")
-            #expect(result.body == body)
-            #expect(result.ended)
-            #expect(result.reusable == ((framing ?? .length) != .close))
-        }
-    }
-
-    @Test("every single-byte split of a chunked response with extensions and trailers")
-    func everyByte() throws {
-        let body = Array("hello, chunked world".utf8)
-        let bytes = response(body, framing: .chunked, interim: true, chunkCuts: [3, 7, 12])
-        for cut in 0...bytes.count {
-            let result = try decode(bytes, cuts: [cut, cut + 1, cut + 5])
-            #expect(result.body == body)
-            #expect(result.ended)
-            #expect(result.reusable)
-        }
-    }
-
-    @Test("204 and 304 have no body; Connection: close and HTTP/1.0 are not reused")
-    func noBodyAndClose() throws {
-        for status in [204, 304] {
-            let bytes = Array("HTTP/1.1 \(status) X\r\nContent-Length: 10\r\n\r\n".utf8)
-            let result = try decode(bytes, cuts: [])
-            #expect(result.body.isEmpty && result.ended && result.reusable)
-        }
-        let closing = try decode(
-            Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab".utf8), cuts: [])
-        #expect(closing.body == Array("ab".utf8) && closing.ended && !closing.reusable)
-        let old = try decode(Array("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nab".utf8), cuts: [])
-        #expect(old.body == Array("ab".utf8) && old.ended && !old.reusable)
-        let oldKept = try decode(
-            Array("HTTP/1.0 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nab".utf8), cuts: [])
-        #expect(oldKept.reusable)
-    }
-
-    @Test("malformed heads and framing are errors that name the problem")
-    func malformed() {
-        let cases: [(String, String)] = [
-            ("HTTP/2 200 OK\r\n\r\n", "status line"),
-            ("HTTP/1.1 2x0 OK\r\n\r\n", "status line"),
-            ("garbage\r\n\r\n", "status line"),
-            ("HTTP/1.1 200 OK\r\nNo colon here\r\n\r\n", "colon"),
-            ("HTTP/1.1 200 OK\r\nBad Name: 1\r\n\r\n", "header name"),
-            ("HTTP/1.1 200 OK\r\nA: 1\r\n folded\r\n\r\n", "folding"),
-            ("HTTP/1.1 200 OK\r\nContent-Length: 12x\r\n\r\n", "Content-Length"),
-            ("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "conflicting"),
-            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "chunk size"),
-            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n", "chunk"),
-            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\n", "too large"),
-            ("HTTP/1.1 101 Switching Protocols\r\n\r\n", "101"),
-        ]
-        for (text, problem) in cases {
-            #expect(throws: DownloadError.self, "\(problem)") { _ = try decode(Array(text.utf8), cuts: []) }
-            do {
-                _ = try decode(Array(text.utf8), cuts: [])
-            } catch let error as DownloadError {
-                #expect(error.message.contains(problem), "\(error.message) should name \(problem)")
-                #expect(error.kind == "network")
-            } catch {
-                Issue.record("unexpected \(error)")
-            }
-        }
-    }
-
-    @Test("an oversized head is an error, complete or still arriving, and so is an endless chunk-size line")
-    func oversized() {
-        let big = "HTTP/1.1 200 OK\r\nX-Big: " + String(repeating: "a", count: 70_000)
-        #expect(throws: DownloadError.self) { _ = try decode(Array((big + "\r\n\r\n").utf8), cuts: [1000, 40_000]) }
-        #expect(throws: DownloadError.self) { _ = try decode(Array(big.utf8), cuts: [100, 60_000]) }
-        let endless = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1" + String(repeating: "0", count: 70_000)
-        #expect(throws: DownloadError.self) { _ = try decode(Array(endless.utf8), cuts: []) }
-    }
-
-    @Test("a body cut short is an error after the bytes that came")
-    func cutShort() throws {
-        var decoder = HTTP1ResponseDecoder()
-        var buffer = ByteBuffer(string: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabcd")
-        guard case .head = try decoder.next(&buffer) else { throw CancellationError() }
-        guard case .body(let part) = try decoder.next(&buffer) else { throw CancellationError() }
-        #expect(part.readableBytes == 4)
-        #expect(throws: DownloadError.self) { _ = try decoder.endOfInput() }
-    }
-}
 
 // MARK: Transport against a scripted server
 
@@ -281,9 +125,11 @@ private final class CollectingSink: BodySink, @unchecked Sendable {
     }
 }
 
-private func transport() -> SocketTransport { SocketTransport(connectTimeout: .seconds(5), connectionsPerHost: 4) }
+private func transport() -> HTTPTransport {
+    HTTPTransport(configuration: TransportConfiguration(connectTimeout: .seconds(5), connectionsPerHost: 4))
+}
 
-private func get(_ transport: SocketTransport, _ url: String) async throws -> (Int, [UInt8]) {
+private func get(_ transport: HTTPTransport, _ url: String) async throws -> (Int, [UInt8]) {
     let response = try await transport.execute(TransportRequest(url: url, headers: [("Accept-Encoding", "identity")]))
     let sink = CollectingSink()
     try await response.body.drain(into: sink)
@@ -310,8 +156,8 @@ private func socketsConnected(to port: Int) -> Int {
     return count
 }
 
-@Suite("Socket transport")
-struct SocketTransportTests {
+@Suite("HTTP transport")
+struct HTTPTransportTests {
     @Test("a kept-alive connection the server closed before answering is replaced, the request sent again once")
     func staleConnectionRetried() async throws {
         let server = try ScriptedServer { index, fd, server in
@@ -428,7 +274,7 @@ struct SocketTransportTests {
             _ = try await get(client, "http://127.0.0.1:\(server.port)/")
             Issue.record("no error")
         } catch let error as DownloadError {
-            #expect(error.kind == "network" && error.message.contains("status line"))
+            #expect(error.kind == "network" && error.message.contains("malformed"))
         }
         let port = server.port
         server.stop()
@@ -506,8 +352,107 @@ struct SocketTransportTests {
             #expect(client.idleConnectionCount <= 4)
             await client.shutdown()
             #expect(socketsConnected(to: server.port) == 0)
-            try await eventually(.seconds(10), "the I/O threads to end") { client.threads.threadCount == 0 }
+            #expect(client.openConnectionCount == 0)
         }
+    }
+
+    @Test("interim 1xx responses are skipped; 204 and 304 have no body; chunk extensions and trailers are accepted")
+    func framingDetails() async throws {
+        let server = try ScriptedServer { _, fd, server in
+            guard server.readRequest(fd) else { return }
+            // Written a few bytes at a time, so heads and chunks arrive split.
+            let chunked = Array(
+                ("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "3;x=y\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: 1\r\n\r\n").utf8)
+            for start in stride(from: 0, to: chunked.count, by: 5) {
+                server.write(fd, Array(chunked[start..<min(start + 5, chunked.count)]))
+            }
+            guard server.readRequest(fd) else { return }
+            server.write(fd, "HTTP/1.1 204 No Content\r\n\r\n")
+            guard server.readRequest(fd) else { return }
+            server.write(fd, "HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n")
+            guard server.readRequest(fd) else { return }
+            server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        }
+        defer { server.stop() }
+        let client = transport()
+        let chunked = try await get(client, "http://127.0.0.1:\(server.port)/")
+        #expect(chunked.0 == 200 && chunked.1 == Array("abcde".utf8))
+        let noContent = try await get(client, "http://127.0.0.1:\(server.port)/")
+        #expect(noContent.0 == 204 && noContent.1.isEmpty)
+        let notModified = try await get(client, "http://127.0.0.1:\(server.port)/")
+        #expect(notModified.0 == 304 && notModified.1.isEmpty)
+        let last = try await get(client, "http://127.0.0.1:\(server.port)/")
+        #expect(last.0 == 200 && last.1 == Array("ok".utf8))
+        #expect(server.connections == 1)
+        await client.shutdown()
+    }
+
+    @Test("HTTP/1.0 responses are not reused; a body cut short is an error after the bytes that came")
+    func http10AndCutShort() async throws {
+        let server = try ScriptedServer { index, fd, server in
+            guard server.readRequest(fd) else { return }
+            if index == 0 {
+                server.write(fd, "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                _ = server.readRequest(fd)
+            } else {
+                server.write(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n8\r\nef")
+            }
+        }
+        defer { server.stop() }
+        let client = transport()
+        let old = try await get(client, "http://127.0.0.1:\(server.port)/")
+        #expect(old.0 == 200 && old.1 == Array("ok".utf8))
+        #expect(client.idleConnectionCount == 0)
+        let response = try await client.execute(TransportRequest(url: "http://127.0.0.1:\(server.port)/", headers: []))
+        let sink = CollectingSink()
+        await #expect(throws: DownloadError.self) { try await response.body.drain(into: sink) }
+        #expect(sink.received == Array("abcdef".utf8))
+        #expect(server.connections == 2)
+        await client.shutdown()
+    }
+
+    @Test("a request header with a line break is refused; a configured proxy is refused as unsupported")
+    func refusedRequests() async throws {
+        let client = transport()
+        await #expect(throws: DownloadError.self) {
+            _ = try await client.execute(TransportRequest(url: "http://127.0.0.1:9/", headers: [("X", "a\r\nB: c")]))
+        }
+        await client.shutdown()
+        var configuration = TransportConfiguration()
+        configuration.proxy = .init(host: "127.0.0.1", port: 9)
+        let proxied = HTTPTransport(configuration: configuration)
+        do {
+            _ = try await proxied.execute(TransportRequest(url: "http://127.0.0.1:9/", headers: []))
+            Issue.record("no error")
+        } catch let error as DownloadError {
+            #expect(error.message.contains("prox"))
+        }
+        await proxied.shutdown()
+    }
+
+    @Test("abandoning a body closes its connection")
+    func abandonCloses() async throws {
+        let closed = NSLock()
+        nonisolated(unsafe) var serverSawClose = false
+        let server = try ScriptedServer { _, fd, server in
+            guard server.readRequest(fd) else { return }
+            server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n")
+            server.write(fd, [UInt8](repeating: 1, count: 1000))
+            var byte: UInt8 = 0
+            let n = recv(fd, &byte, 1, 0)
+            closed.withLock { serverSawClose = n == 0 }
+        }
+        defer { server.stop() }
+        let client = transport()
+        let response = try await client.execute(TransportRequest(url: "http://127.0.0.1:\(server.port)/", headers: []))
+        #expect(!response.body.isComplete())
+        response.body.abandon()
+        try await eventually(.seconds(10), "the server to see the connection closed") {
+            closed.withLock { serverSawClose }
+        }
+        #expect(client.idleConnectionCount == 0)
+        await client.shutdown()
     }
 
     @Test("the URL parser: ports, IPv6 literals, user information, query and fragment")
@@ -525,7 +470,10 @@ struct SocketTransportTests {
         #expect(
             HTTPTarget("http://h/a b/%20?x=\"é\"&y={1|2}")?.requestTarget == "/a%20b/%20?x=%22%C3%A9%22&y=%7B1%7C2%7D")
         #expect(HTTPTarget("http://h/tab\there\u{7F}")?.requestTarget == "/tab%09here%7F")
-        #expect(HTTPTarget("https://example.com/") == nil)
+        let secure = HTTPTarget("https://example.com/")
+        #expect(secure?.isSecure == true && secure?.port == 443 && secure?.hostField == "example.com")
+        #expect(HTTPTarget("https://example.com:8443/")?.poolKey == "https://example.com:8443")
+        #expect(HTTPTarget("ftp://example.com/") == nil)
         #expect(HTTPTarget("http://host:99999/") == nil)
         #expect(HTTPTarget("http://:80/") == nil)
     }

@@ -1,0 +1,18 @@
+import Foundation
+
+/// Last time bytes (or a response head) arrived, read by the idle watchdog, and the partial file's length as the
+/// body writer last left it, read by the progress ticker while the body drains on the transport's thread.
+final class ActivityClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last = ContinuousClock.now
+    private var length: Int64 = 0
+    func touch() { lock.withLock { last = .now } }
+    func advance(to length: Int64) {
+        lock.withLock {
+            last = .now
+            self.length = length
+        }
+    }
+    var idleFor: Duration { lock.withLock { ContinuousClock.now - last } }
+    var bytes: Int64 { lock.withLock { length } }
+}
