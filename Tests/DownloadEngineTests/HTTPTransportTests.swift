@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import RangeServer
 import Testing
@@ -287,19 +288,26 @@ struct HTTPTransportTests {
         await client.shutdown()
     }
 
-    @Test("cancelling the draining task cancels the request and closes the connection")
-    func cancelMidBody() async throws {
-        let closed = NSLock()
-        nonisolated(unsafe) var serverSawClose = false
+    /// A server that promises a 100 MB body, sends `count` bytes of it, then only waits to see the client close.
+    ///
+    /// - Returns: The server, and whether it has seen the connection closed.
+    fileprivate static func stalledBodyServer(sending count: Int) throws -> (ScriptedServer, @Sendable () -> Bool) {
+        let closed = NIOLockedValueBox(false)
         let server = try ScriptedServer { _, fd, server in
             guard server.readRequest(fd) else { return }
             server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n")
-            server.write(fd, [UInt8](repeating: 1, count: 100_000))
-            // Then nothing: the client must be stopped by its cancellation, and its close seen here.
+            server.write(fd, [UInt8](repeating: 1, count: count))
+            // Then nothing: only the client's cancellation or abandonment can end the exchange, and its close is seen here.
             var byte: UInt8 = 0
             let n = recv(fd, &byte, 1, 0)
-            closed.withLock { serverSawClose = n == 0 }
+            closed.withLockedValue { $0 = n == 0 }
         }
+        return (server, { closed.withLockedValue { $0 } })
+    }
+
+    @Test("cancelling the draining task cancels the request and closes the connection")
+    func cancelMidBody() async throws {
+        let (server, serverSawClose) = try Self.stalledBodyServer(sending: 100_000)
         defer { server.stop() }
         let client = transport()
         let response = try await client.execute(TransportRequest(url: "http://127.0.0.1:\(server.port)/", headers: []))
@@ -310,7 +318,7 @@ struct HTTPTransportTests {
         drain.cancel()
         await #expect(throws: CancellationError.self) { try await drain.value }
         try await eventually(.seconds(10), "the server to see the connection closed") {
-            closed.withLock { serverSawClose }
+            serverSawClose()
         }
         #expect(client.idleConnectionCount == 0)
         await client.shutdown()
@@ -433,23 +441,14 @@ struct HTTPTransportTests {
 
     @Test("abandoning a body closes its connection")
     func abandonCloses() async throws {
-        let closed = NSLock()
-        nonisolated(unsafe) var serverSawClose = false
-        let server = try ScriptedServer { _, fd, server in
-            guard server.readRequest(fd) else { return }
-            server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n")
-            server.write(fd, [UInt8](repeating: 1, count: 1000))
-            var byte: UInt8 = 0
-            let n = recv(fd, &byte, 1, 0)
-            closed.withLock { serverSawClose = n == 0 }
-        }
+        let (server, serverSawClose) = try Self.stalledBodyServer(sending: 1000)
         defer { server.stop() }
         let client = transport()
         let response = try await client.execute(TransportRequest(url: "http://127.0.0.1:\(server.port)/", headers: []))
         #expect(!response.body.isComplete())
         response.body.abandon()
         try await eventually(.seconds(10), "the server to see the connection closed") {
-            closed.withLock { serverSawClose }
+            serverSawClose()
         }
         #expect(client.idleConnectionCount == 0)
         await client.shutdown()

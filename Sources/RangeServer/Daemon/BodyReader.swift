@@ -130,7 +130,7 @@ final class BodyReader: @unchecked Sendable {
             }
             return true
         case .content(let source, let offset, _):
-            return copy(from: source, offset: offset + position, into: target)
+            return source.read(offset: offset + position, into: target)
         case .multipart(let multipart, let source):
             var written = 0
             var segmentStart: UInt64 = 0
@@ -149,7 +149,7 @@ final class BodyReader: @unchecked Sendable {
                                 from: UnsafeRawBufferPointer(rebasing: source[Int(inner)..<Int(inner) + count]))
                         }
                     case .payload(let range):
-                        guard copy(from: source, offset: range.lowerBound + inner, into: slice) else { return false }
+                        guard source.read(offset: range.lowerBound + inner, into: slice) else { return false }
                     }
                     written += count
                 }
@@ -157,16 +157,6 @@ final class BodyReader: @unchecked Sendable {
                 if written == target.count { break }
             }
             return written == target.count
-        }
-    }
-
-    private func copy(from source: ContentSource, offset: UInt64, into target: UnsafeMutableRawBufferPointer) -> Bool {
-        switch source {
-        case .generated(let generator):
-            generator.fill(target, offset: offset)
-            return true
-        case .file(let file):
-            return file.read(offset: offset, into: target)
         }
     }
 }

@@ -105,14 +105,7 @@ final class Representation: Sendable {
         while offset < length {
             let count = Int(min(UInt64(chunk), length - offset))
             let ok = buffer.withUnsafeMutableBytes { raw -> Bool in
-                let target = UnsafeMutableRawBufferPointer(rebasing: raw[0..<count])
-                switch source {
-                case .generated(let generator):
-                    generator.fill(target, offset: offset)
-                    return true
-                case .file(let file):
-                    return file.read(offset: offset, into: target)
-                }
+                source.read(offset: offset, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<count]))
             }
             guard ok else { return nil }
             buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }

@@ -6,6 +6,20 @@ enum ContentSource: Hashable, Sendable {
     case generated(ContentGenerator)
     /// A regular file below the root, open; read with `pread`, sent with `sendfile` through a duplicate.
     case file(OpenFile)
+
+    /// Fills `target` with the bytes at `offset`: generated, or read from the file.
+    ///
+    /// - Returns: `false` when the file could not be read in full.
+    @inline(__always)
+    func read(offset: UInt64, into target: UnsafeMutableRawBufferPointer) -> Bool {
+        switch self {
+        case .generated(let generator):
+            generator.fill(target, offset: offset)
+            return true
+        case .file(let file):
+            return file.read(offset: offset, into: target)
+        }
+    }
 }
 
 /// The body of a planned response.
