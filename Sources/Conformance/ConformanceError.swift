@@ -22,7 +22,7 @@ public struct ConformanceError: Error, Hashable, Sendable, CustomStringConvertib
     /// A scenario's `expect` section is malformed.
     ///
     /// - Parameters:
-    ///   - message: `SCENARIO: expect.KEY: reason`.
+    ///   - message: `FILE:LINE:COLUMN: expect.KEY: reason`.
     /// - Returns: the error.
     public static func invalidExpectation(_ message: String) -> ConformanceError { .init(.invalidExpectation, message) }
 
