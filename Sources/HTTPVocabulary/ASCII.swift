@@ -14,6 +14,10 @@ public func asciiCaseInsensitiveEqual(_ bytes: some Collection<UInt8>, _ lowerCa
 }
 
 /// `OWS` characters (RFC 9110 §5.6.3): space and horizontal tab.
-func isOptionalWhitespace(_ byte: UInt8) -> Bool {
+///
+/// - Parameter byte: A byte of a field value.
+/// - Returns: Whether it is a space or a horizontal tab.
+@inlinable
+public func isOptionalWhitespace(_ byte: UInt8) -> Bool {
     byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
 }

@@ -1,3 +1,5 @@
+import HTTPVocabulary
+
 /// One element of a `Range: bytes=...` header, as written by the client and not yet resolved against a length.
 ///
 /// See RFC 9110 §14.1.1. Resolution against a representation happens in ``RangeHeader/evaluate(length:maxRanges:)``.
@@ -176,8 +178,4 @@ private struct RangeScanner {
 
 private func isDigit(_ byte: UInt8) -> Bool {
     byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-}
-
-private func isOptionalWhitespace(_ byte: UInt8) -> Bool {
-    byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
 }
