@@ -64,12 +64,10 @@ enum FileIO {
     }
 
     static func writeAll(_ fd: Int32, _ path: String, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        var done = 0
-        while done < bytes.count {
-            let n = try call("pwrite", path) {
-                pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            }
-            done += n
+        do throws(SystemCallError) {
+            try SystemCalls.writeAll(fd, bytes, at: offset)
+        } catch {
+            throw failure(error, path)
         }
     }
 

@@ -33,20 +33,33 @@ public func systemCall<Result: FixedWidthInteger>(
     }
 }
 
-/// Writes every byte to a descriptor, retrying interrupted and short writes.
+/// Writes every byte to a descriptor, retrying interrupted and short writes: with `write`, or with `pwrite` from
+/// `offset` on when one is given.
 ///
 /// - Parameters:
 ///   - descriptor: An open file descriptor.
 ///   - bytes: The bytes to write.
-/// - Throws: ``SystemCallError`` for `write`; a write that makes no progress reports `EIO`.
+///   - offset: Where in the file the bytes go; `nil` writes at the descriptor's position.
+/// - Throws: ``SystemCallError`` for `write` or `pwrite`; a write that makes no progress reports `EIO`.
 @inlinable
-public func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws(SystemCallError) {
+public func writeAll(
+    _ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64? = nil
+)
+    throws(SystemCallError)
+{
     guard let base = bytes.baseAddress else { return }
-    var offset = 0
-    while offset < bytes.count {
-        let written = try systemCall("write") { write(descriptor, base + offset, bytes.count - offset) }
-        if written == 0 { throw SystemCallError(call: "write", errno: .ioError) }
-        offset += written
+    var done = 0
+    while done < bytes.count {
+        let written: Int
+        if let offset {
+            written = try systemCall("pwrite") {
+                pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
+            }
+        } else {
+            written = try systemCall("write") { write(descriptor, base + done, bytes.count - done) }
+        }
+        if written == 0 { throw SystemCallError(call: offset == nil ? "write" : "pwrite", errno: .ioError) }
+        done += written
     }
 }
 
