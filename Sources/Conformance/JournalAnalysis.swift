@@ -27,7 +27,7 @@ struct JournalAnalysis {
 
     init(
         entries: [JournalEntry], multipleFiles: Bool, prefilled: UInt64, rangeRule: ScenarioExpectation.RangeRule,
-        ifRangeRule: ScenarioExpectation.IfRangeRule
+        ifRangeRule: ScenarioExpectation.IfRangeRule, segmented: Bool = false
     ) {
         var files: [String: FileState] = [:]
         var seen = Set<String>()
@@ -50,7 +50,7 @@ struct JournalAnalysis {
             if !(300...399).contains(entry.status) {
                 checkRequest(
                     entry, state: state, prefilled: prefilled, rangeRule: rangeRule, ifRangeRule: ifRangeRule,
-                    violate: violate)
+                    segmented: segmented, violate: violate)
             }
             if entry.status == 200 || entry.status == 206 {
                 let validators = Validators(
@@ -76,7 +76,7 @@ struct JournalAnalysis {
 
     private func checkRequest(
         _ entry: JournalEntry, state: FileState, prefilled: UInt64, rangeRule: ScenarioExpectation.RangeRule,
-        ifRangeRule: ScenarioExpectation.IfRangeRule, violate: (String) -> Void
+        ifRangeRule: ScenarioExpectation.IfRangeRule, segmented: Bool, violate: (String) -> Void
     ) {
         let ifRange = entry.requestHeaders["if-range"]
         if let ifRange, ifRange.hasPrefix("W/") { violate("If-Range carries a weak ETag \(ifRange)") }
@@ -94,7 +94,17 @@ struct JournalAnalysis {
         }
         // Only under a resume rule: a response is journalled when it ends, so a stalled first response
         // may be missing from the journal while its resume is already there.
-        if let start, rangeRule == .exact || rangeRule == .atMost, start > kept {
+        if segmented {
+            // Segments start wherever the client split the file; what must not happen is asking again for
+            // bytes of this representation it already has.
+            if let start, rangeRule == .exact || rangeRule == .atMost, let last = state.last,
+                let inside = (state.received[last.key] ?? []).first(where: { $0.contains(start) })
+            {
+                violate(
+                    "Range starts at \(start), inside bytes already received (\(inside.lowerBound)-\(inside.upperBound - 1))"
+                )
+            }
+        } else if let start, rangeRule == .exact || rangeRule == .atMost, start > kept {
             violate("Range starts at \(start), past the \(kept) bytes received")
         } else if let start, rangeRule == .exact, state.last != nil, start != kept {
             violate("Range starts at \(start), expected \(kept) (the bytes received)")

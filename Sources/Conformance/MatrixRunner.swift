@@ -216,7 +216,8 @@ public enum MatrixRunner {
         let facts = RunFacts(
             entries: entries, outputs: outputs, resourceLength: entry.reference.length,
             expectedVersion: entry.expectedVersion, exit: exit ?? .failure("no exit"), elapsed: elapsed,
-            observedPeakConnections: peak, prefilledBytes: prefilled)
+            observedPeakConnections: peak, prefilledBytes: prefilled,
+            segmented: client.capabilities.contains(.segmented))
         return cell(Judge.verdict(of: expectation, in: facts))
     }
 

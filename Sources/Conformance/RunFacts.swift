@@ -73,6 +73,8 @@ public struct RunFacts: Sendable {
     public var observedPeakConnections: Int?
     /// Bytes the harness wrote into the output before starting (a `prefill` step).
     public var prefilledBytes: UInt64
+    /// Whether the client fetches segments over several connections (judged by the segment rule).
+    public var segmented: Bool
 
     /// Makes the facts of a run.
     ///
@@ -85,9 +87,11 @@ public struct RunFacts: Sendable {
     ///   - elapsed: how long the run took.
     ///   - observedPeakConnections: the sampled peak of connections.
     ///   - prefilledBytes: bytes prefilled before the start.
+    ///   - segmented: whether the client fetches one file over several connections.
     public init(
         entries: [JournalEntry], outputs: [OutputFacts], resourceLength: UInt64, expectedVersion: Int,
-        exit: ClientExit, elapsed: Duration, observedPeakConnections: Int? = nil, prefilledBytes: UInt64 = 0
+        exit: ClientExit, elapsed: Duration, observedPeakConnections: Int? = nil, prefilledBytes: UInt64 = 0,
+        segmented: Bool = false
     ) {
         self.entries = entries
         self.outputs = outputs
@@ -97,5 +101,6 @@ public struct RunFacts: Sendable {
         self.elapsed = elapsed
         self.observedPeakConnections = observedPeakConnections
         self.prefilledBytes = prefilledBytes
+        self.segmented = segmented
     }
 }

@@ -114,6 +114,45 @@ import Testing
                 == "Range starts at 2000000, past the 1048576 bytes received")
     }
 
+    /// Four segments of 1 MiB, the second dropped at 512K and resumed: correct for a segmented client, whose
+    /// segment starts are past the bytes received so far; asking again for received bytes is still caught.
+    @Test func aSegmentedClientIsJudgedBySegmentsNotByOneStream() {
+        let mebibyte: UInt64 = 1 << 20
+        func segment(
+            _ seq: Int, from start: UInt64, to end: UInt64, sent: UInt64, outcome: JournalOutcome = .complete
+        )
+            -> JournalEntry
+        {
+            Self.entry(
+                seq, status: 206, sent: sent, outcome: outcome,
+                request: ["range": "bytes=\(start)-\(end - 1)", "if-range": Self.etag],
+                response: ["etag": Self.etag, "content-range": "bytes \(start)-\(end - 1)/\(Self.length)"],
+                millisecond: seq * 10)
+        }
+        var entries = (0..<4).map { index in
+            segment(index + 1, from: UInt64(index) * mebibyte, to: UInt64(index + 1) * mebibyte, sent: mebibyte)
+        }
+        entries[1] = segment(2, from: mebibyte, to: 2 * mebibyte, sent: mebibyte / 2, outcome: .dropped)
+        entries.append(segment(5, from: mebibyte + mebibyte / 2, to: 2 * mebibyte, sent: mebibyte / 2))
+        var facts = Self.facts(entries)
+        facts.segmented = true
+        #expect(Judge.violations(of: Self.resume, in: facts) == [])
+        // The same journal from a single-stream client: its third request skipped the dropped one's rest.
+        #expect(
+            Judge.violations(of: Self.resume, in: Self.facts(entries)).first
+                == "Range starts at 2097152, past the 1572864 bytes received")
+        // The request bound is written for one stream: five requests are a split, not a storm.
+        var bounded = Self.resume
+        bounded.maxRequests = 1
+        #expect(Judge.violations(of: bounded, in: facts) == [])
+        #expect(Judge.violations(of: bounded, in: Self.facts(entries)).contains("5 requests, at most 1 allowed"))
+        // A segmented client that asks again for bytes it has.
+        facts.entries[4] = segment(5, from: mebibyte, to: 2 * mebibyte, sent: mebibyte)
+        #expect(
+            Judge.violations(of: Self.resume, in: facts).first
+                == "Range starts at 1048576, inside bytes already received (0-1572863)")
+    }
+
     /// Seen with a pooled client: the dropped response went out on a new connection 2 and was journalled
     /// late, while the resume reused the older idle connection 1. Only the arrival order is right.
     @Test func requestsAreJudgedInArrivalOrderNotJournalOrConnectionOrder() {

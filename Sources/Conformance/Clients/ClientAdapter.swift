@@ -19,6 +19,9 @@ public struct ClientCapabilities: OptionSet, Hashable, Sendable {
     public static let prefilledOutput = ClientCapabilities(rawValue: 1 << 3)
     /// It downloads several URLs in one run, with a concurrency limit.
     public static let multipleFiles = ClientCapabilities(rawValue: 1 << 4)
+    /// It fetches one file over several connections at once, each asking for its own segment, so a Range
+    /// that starts past the bytes received so far is a new segment, not a skipped gap.
+    public static let segmented = ClientCapabilities(rawValue: 1 << 5)
 }
 
 /// One download (or set of downloads) a client is asked to perform.

@@ -1,7 +1,9 @@
 /// The built-in clients by name, in the matrix's column order.
 public struct ClientCatalogue: Sendable {
     /// The built-in column names.
-    public static let builtInNames = ["engine", "rangefetch", "curl", "wget", "aria2c", "urlsession"]
+    public static let builtInNames = [
+        "engine", "rangefetch", "curl", "wget", "wget2", "aria2c", "aria2c-x4", "axel", "axel-n4", "urlsession",
+    ]
 
     /// Where `rangecheck` lives; `rangefetch` is looked for there before PATH.
     public var rangecheckDirectory: String?
@@ -25,7 +27,11 @@ public struct ClientCatalogue: Sendable {
         case "rangefetch": SubprocessClient.rangefetch(nextTo: rangecheckDirectory)
         case "curl": SubprocessClient.curl
         case "wget": SubprocessClient.wget
+        case "wget2": SubprocessClient.wget2
         case "aria2c": SubprocessClient.aria2c
+        case "aria2c-x4": SubprocessClient.aria2cSegmented
+        case "axel": SubprocessClient.axel
+        case "axel-n4": SubprocessClient.axelSegmented
         case "urlsession": URLSessionClient()
         default: nil
         }

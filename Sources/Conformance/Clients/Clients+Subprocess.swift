@@ -49,36 +49,95 @@ extension SubprocessClient {
     /// `aria2c -c -x1 -s1 --file-allocation=none --auto-file-renaming=false --max-tries=3 --retry-wait=1
     /// --timeout=IDLE --connect-timeout=5 --max-file-not-found=1 -d DIR -o NAME URL` (with several files:
     /// `-i LIST -j N`). Re-run on exit 2, 6, 7, 29 (timeout, network, unfinished, server busy).
-    public static let aria2c = SubprocessClient(
-        name: "aria2c", program: "aria2c", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
-        invocation: "aria2c -c -x1 -s1 --file-allocation=none --auto-file-renaming=false --max-tries=3 "
-            + "--retry-wait=1 --timeout=5 --connect-timeout=5 --max-file-not-found=1 -d DIR -o NAME URL; "
-            + "re-run on exit 2/6/7/29",
-        transientExitCodes: [2, 6, 7, 29]
+    public static let aria2c = aria2c(name: "aria2c", connections: 1)
+
+    /// The segmented aria2c column: like `aria2c`, with `-x4 -s4 -k1M`, so one file is fetched over up to four
+    /// connections in 1 MiB pieces and resumed from its `.aria2` control file (which records no validator).
+    public static let aria2cSegmented = aria2c(name: "aria2c-x4", connections: 4)
+
+    /// An aria2c column fetching each file over `connections` connections.
+    static func aria2c(name: String, connections: Int) -> SubprocessClient {
+        let split = connections == 1 ? "-x1 -s1" : "-x\(connections) -s\(connections) -k1M"
+        var capabilities: ClientCapabilities = [.killAndRestart, .prefilledOutput, .multipleFiles]
+        if connections > 1 { capabilities.insert(.segmented) }
+        return SubprocessClient(
+            name: name, program: "aria2c", capabilities: capabilities,
+            invocation: "aria2c -c \(split) --file-allocation=none --auto-file-renaming=false --max-tries=3 "
+                + "--retry-wait=1 --timeout=5 --connect-timeout=5 --max-file-not-found=1 -d DIR -o NAME URL; "
+                + "re-run on exit 2/6/7/29",
+            transientExitCodes: [2, 6, 7, 29]
+        ) { job in
+            var arguments = [
+                "--continue=true", "--max-connection-per-server=\(connections)", "--split=\(connections)",
+                "--file-allocation=none", "--auto-file-renaming=false", "--max-tries=3", "--retry-wait=1",
+                "--timeout=\(seconds(job.idleTimeout))", "--connect-timeout=5", "--max-file-not-found=1",
+                "--summary-interval=0", "--console-log-level=warn", "--download-result=hide",
+            ]
+            if connections > 1 { arguments.append("--min-split-size=1M") }
+            if job.transfers.count == 1 {
+                let output = job.transfers[0].output as NSString
+                arguments += [
+                    "--dir", output.deletingLastPathComponent, "--out", output.lastPathComponent, job.transfers[0].url,
+                ]
+            } else {
+                let list = job.transfers.map { transfer in
+                    let output = transfer.output as NSString
+                    return
+                        "\(transfer.url)\n  dir=\(output.deletingLastPathComponent)\n  out=\(output.lastPathComponent)\n"
+                }.joined()
+                let listPath = "\(job.stateDirectory)/aria2c-input.txt"
+                guard FileManager.default.createFile(atPath: listPath, contents: Data(list.utf8)) else {
+                    throw ConformanceError.io("cannot write \(listPath)")
+                }
+                arguments += ["--input-file", listPath, "--max-concurrent-downloads", String(job.concurrency)]
+            }
+            return arguments
+        }
+    }
+
+    /// `wget2 -q -c --tries=3 --waitretry=1 --timeout=IDLE --connect-timeout=5 --max-redirect=10 -O OUTPUT URL`
+    /// (with several files: `-P DIR` and the URLs). wget2 1.99 has no `--retry-on-http-error`. Re-run on exit 4
+    /// (network failure).
+    public static let wget2 = SubprocessClient(
+        name: "wget2", program: "wget2", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
+        invocation: "wget2 -q -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
+            + "-O OUTPUT URL; re-run on exit 4",
+        transientExitCodes: [4]
     ) { job in
         var arguments = [
-            "--continue=true", "--max-connection-per-server=1", "--split=1", "--file-allocation=none",
-            "--auto-file-renaming=false", "--max-tries=3", "--retry-wait=1",
-            "--timeout=\(seconds(job.idleTimeout))", "--connect-timeout=5", "--max-file-not-found=1",
-            "--summary-interval=0", "--console-log-level=warn", "--download-result=hide",
+            "--quiet", "--continue", "--tries=3", "--waitretry=1", "--timeout=\(seconds(job.idleTimeout))",
+            "--connect-timeout=5", "--max-redirect=10",
         ]
         if job.transfers.count == 1 {
-            let output = job.transfers[0].output as NSString
-            arguments += [
-                "--dir", output.deletingLastPathComponent, "--out", output.lastPathComponent, job.transfers[0].url,
-            ]
+            arguments += ["--output-document", job.transfers[0].output, job.transfers[0].url]
         } else {
-            let list = job.transfers.map { transfer in
-                let output = transfer.output as NSString
-                return "\(transfer.url)\n  dir=\(output.deletingLastPathComponent)\n  out=\(output.lastPathComponent)\n"
-            }.joined()
-            let listPath = "\(job.stateDirectory)/aria2c-input.txt"
-            guard FileManager.default.createFile(atPath: listPath, contents: Data(list.utf8)) else {
-                throw ConformanceError.io("cannot write \(listPath)")
-            }
-            arguments += ["--input-file", listPath, "--max-concurrent-downloads", String(job.concurrency)]
+            let directory = (job.transfers[0].output as NSString).deletingLastPathComponent
+            arguments += ["--directory-prefix", directory] + job.transfers.map(\.url)
         }
         return arguments
+    }
+
+    /// `axel -q -n 1 -T IDLE --max-redirect=10 -o OUTPUT URL`. axel resumes only from its own `OUTPUT.st` state
+    /// file, so a prefilled output is n/a; one file per run (several URLs are mirrors to axel). Re-run on exit 1
+    /// (every failure).
+    public static let axel = axel(name: "axel", connections: 1)
+
+    /// The segmented axel column: `axel -n 4`, whose state file records the segments' offsets but no validator.
+    public static let axelSegmented = axel(name: "axel-n4", connections: 4)
+
+    /// An axel column fetching each file over `connections` connections.
+    static func axel(name: String, connections: Int) -> SubprocessClient {
+        SubprocessClient(
+            name: name, program: "axel",
+            capabilities: connections > 1 ? [.killAndRestart, .segmented] : [.killAndRestart],
+            invocation: "axel -q -n \(connections) -T 5 --max-redirect=10 -o OUTPUT URL; re-run on exit 1",
+            transientExitCodes: [1]
+        ) { job in
+            [
+                "--quiet", "--num-connections=\(connections)", "--timeout=\(seconds(job.idleTimeout))",
+                "--max-redirect=10", "--output=\(job.transfers[0].output)", job.transfers[0].url,
+            ]
+        }
     }
 
     /// `rangefetch --output OUTPUT --state STATE --idle-timeout IDLE --connect-timeout 5s URL` (with several
