@@ -7,6 +7,7 @@
 //
 // Output: one JSON object per line, {"name":..., "nsPerOp":..., "opsPerRound":..., "rounds":..., ...}.
 
+import Foundation
 import RangeServer
 
 #if canImport(Glibc)
@@ -204,6 +205,14 @@ unlink(journalPath)
 results.append(
     measure("journal-entry-json", iterations: scaled(200_000), rounds: rounds) { count in
         for _ in 0..<count { consume(UInt64(entry.jsonBytes.count)) }
+    })
+
+// The same entry through Foundation's JSONEncoder (JournalEntry's Codable conformance, the form the control API
+// decodes), measured beside the hand-written writer the journal uses (docs/benchmarks.md, "Journal JSON").
+let encoder = JSONEncoder()
+results.append(
+    measure("journal-entry-jsonencoder", iterations: scaled(50_000), rounds: rounds) { count in
+        for _ in 0..<count { consume(UInt64((try? encoder.encode(entry))?.count ?? 0)) }
     })
 
 for result in results { print(result.json) }
