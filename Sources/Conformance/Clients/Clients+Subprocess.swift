@@ -33,17 +33,18 @@ extension SubprocessClient {
             + "--retry-on-http-error=429,500,502,503,504 -O OUTPUT URL; re-run on exit 4",
         transientExitCodes: [4]
     ) { job in
-        var arguments = [
+        let arguments = [
             "--no-verbose", "--continue", "--tries=3", "--waitretry=1", "--timeout=\(seconds(job.idleTimeout))",
             "--max-redirect=10", "--retry-on-http-error=429,500,502,503,504",
         ]
-        if job.transfers.count == 1 {
-            arguments += ["--output-document", job.transfers[0].output, job.transfers[0].url]
-        } else {
-            let directory = (job.transfers[0].output as NSString).deletingLastPathComponent
-            arguments += ["--directory-prefix", directory] + job.transfers.map(\.url)
-        }
-        return arguments
+        return arguments + wgetOutputs(job)
+    }
+
+    /// wget's and wget2's tail: `-O OUTPUT URL` for one file, `-P DIR URL...` for several (named by the URL).
+    static func wgetOutputs(_ job: ClientJob) -> [String] {
+        if job.transfers.count == 1 { return ["--output-document", job.transfers[0].output, job.transfers[0].url] }
+        let directory = (job.transfers[0].output as NSString).deletingLastPathComponent
+        return ["--directory-prefix", directory] + job.transfers.map(\.url)
     }
 
     /// `aria2c -c -x1 -s1 --file-allocation=none --auto-file-renaming=false --max-tries=3 --retry-wait=1
@@ -104,17 +105,11 @@ extension SubprocessClient {
             + "-O OUTPUT URL; re-run on exit 4",
         transientExitCodes: [4]
     ) { job in
-        var arguments = [
+        let arguments = [
             "--quiet", "--continue", "--tries=3", "--waitretry=1", "--timeout=\(seconds(job.idleTimeout))",
             "--connect-timeout=5", "--max-redirect=10",
         ]
-        if job.transfers.count == 1 {
-            arguments += ["--output-document", job.transfers[0].output, job.transfers[0].url]
-        } else {
-            let directory = (job.transfers[0].output as NSString).deletingLastPathComponent
-            arguments += ["--directory-prefix", directory] + job.transfers.map(\.url)
-        }
-        return arguments
+        return arguments + wgetOutputs(job)
     }
 
     /// `axel -q -n 1 -T IDLE --max-redirect=10 -o OUTPUT URL`. axel resumes only from its own `OUTPUT.st` state
