@@ -273,6 +273,13 @@ extension JournalEntry {
 }
 
 /// A minimal JSON emitter: containers, commas and string escaping; nothing more is needed here.
+///
+/// The package's one hand-written JSON writer and one string escaper, kept because it is on two hot paths: with
+/// `--journal-file`, every request's line is written under the journal's lock (so its cost serialises the
+/// server's threads), and a control-API journal read encodes every entry it returns. Measured (RangeBench,
+/// release, 2026-11-24, same entry, same run): this writer 4,758 ns per entry (`journal-entry-json`), Foundation's
+/// `JSONEncoder` through `JournalEntry`'s `Codable` conformance 19,402 ns (`journal-entry-jsonencoder`), 4.1 times
+/// as long; an earlier run under load, 7,776 vs 29,256 ns. Readers decode the same text with `JSONDecoder`.
 struct JSONWriter {
     var output: [UInt8]
     /// Whether the next value in the current container needs a comma first.
