@@ -126,6 +126,24 @@ struct ServerVariantFaultTests {
         }
     }
 
+    @Test("chunked with drop-after at the very end sends every byte but no last chunk (a complete partial)")
+    func chunkedDropAtTheEnd() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let response = try await FaultWire.get(server, "/bytes/64K?seed=4&chunked=1&drop-after=64K")
+            #expect(response.status == 200)
+            #expect(response.header("transfer-encoding") == "chunked")
+            #expect(response.body == FaultWire.expected(seed: 4, count: 65_536))
+            #expect(response.ending == .closed, "the last chunk is withheld")
+            let entry = try #require(
+                try await FaultWire.entries(server, target: "/bytes/64K?seed=4&chunked=1&drop-after=64K").first)
+            #expect(entry.outcome == .dropped)
+            #expect(entry.bodyBytesSent == 65_536)
+            // With a Content-Length the same drop point is simply the end of a complete response.
+            let plain = try await FaultWire.get(server, "/bytes/64K?seed=4&drop-after=64K")
+            #expect(plain.ending == .complete)
+        }
+    }
+
     @Test("head=405 refuses HEAD with Allow: GET and serves GET as usual")
     func headRefused() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
