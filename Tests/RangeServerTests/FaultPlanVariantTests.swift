@@ -65,7 +65,8 @@ struct FaultPlanVariantTests {
     @Test(
         "an unknown value is a 400 naming the parameter and the value",
         arguments: [
-            "etag-salt=", "etag-salt=has space", "etag-salt=\"quoted\"", "etag-salt=" + String(repeating: "x", count: 33),
+            "etag-salt=", "etag-salt=has space", "etag-salt=\"quoted\"",
+            "etag-salt=" + String(repeating: "x", count: 33),
             "if-range=etag-only", "if-range=1", "416-shape=empty", "416-shape=", "content-range-on-200=yes",
             "head=404", "head=1", "probability=0", "probability=1.5", "probability=0.5.5", "probability=-0.5",
             "probability=0.1234567", "probability=1e-3", "probability=.", "probability=", "fault-seed=-1",
