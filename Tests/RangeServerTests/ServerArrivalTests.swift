@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import RangeServer
@@ -125,5 +126,26 @@ struct JournalArrivalTimeTests {
         #expect(JournalSlot.timestamp(nanosecondsSince1970: 0) == "1970-01-01T00:00:00.000Z")
         #expect(JournalSlot.timestamp(nanosecondsSince1970: 1_795_478_731_123_999_999) == "2026-11-24T00:05:31.123Z")
         #expect(JournalSlot.timestamp(nanosecondsSince1970: -1) == "1969-12-31T23:59:59.999Z")
+    }
+}
+
+@Suite("ScenarioCounters: attempts with arrival numbers")
+struct ScenarioCountersArrivalTests {
+    @Test("attempts taken with arrival numbers from many threads follow the arrival numbers")
+    func attemptsFollowArrival() {
+        let counters = ScenarioCounters()
+        let arrivals = Atomic<Int>(0)
+        let results = Mutex<[(arrival: Int, attempt: Int)]>([])
+        DispatchQueue.concurrentPerform(iterations: 400) { index in
+            // Another route's requests take arrival numbers in between without disturbing the order.
+            let route = index % 3 == 0 ? "other" : ""
+            let taken = counters.nextAttempt(scenario: "s", run: "r", route: route) {
+                arrivals.wrappingAdd(1, ordering: .relaxed).newValue
+            }
+            if route.isEmpty { results.withLock { $0.append(taken) } }
+        }
+        let ordered = results.withLock { $0 }.sorted { $0.arrival < $1.arrival }
+        #expect(ordered.map(\.attempt) == Array(1...ordered.count))
+        #expect(counters.currentAttempt(scenario: "s", run: "r", route: "other") == 134)
     }
 }
