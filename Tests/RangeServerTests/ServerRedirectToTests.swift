@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import RangeServer
@@ -49,6 +50,34 @@ struct ServerRedirectToTests {
             #expect(text.contains(named), "\(text)")
             #expect(text.split(separator: "\n").count == 1)
             #expect(response.header("location") == nil)
+        }
+    }
+
+    @Test("a scenario step's redirect-host makes the Location absolute on that host and the server's port")
+    func scenarioRedirectHost() async throws {
+        let directory = try FaultWire.temporaryDirectory("redirect-host")
+        let scenario = """
+            {
+              "description": "Another origin.",
+              "resource": "/bytes/4K",
+              "attempts": [ { "redirect": "edge", "redirect-host": "localhost", "redirect-code": 307 },
+                            { "redirect": "/bytes/1K", "redirect-host": "[::1]" } ],
+              "routes": { "edge": { "attempts": [] } }
+            }
+            """
+        try scenario.write(toFile: directory + "/origin.json", atomically: true, encoding: .utf8)
+        try await withRangeServer(Fixtures.configuration { $0.scenariosDirectory = directory }) { server in
+            let first = try await FaultWire.get(server, "/scenario/origin/r1")
+            #expect(first.status == 307)
+            #expect(first.header("location") == "http://localhost:\(server.port)/scenario/origin/r1/edge")
+            let second = try await FaultWire.get(server, "/scenario/origin/r1")
+            #expect(second.header("location") == "http://[::1]:\(server.port)/bytes/1K")
+            let edge = try await FaultWire.get(server, "/scenario/origin/r1/edge")
+            #expect(edge.status == 200)
+            #expect(edge.body.count == 4096)
+            let entries = try await FaultWire.waitForJournal(server) { $0.filter { $0.run == "r1" }.count >= 3 }
+            let redirect = try #require(entries.first { $0.run == "r1" && $0.attempt == 1 && $0.route == "" })
+            #expect(redirect.faults == ["redirect=edge", "redirect-host=localhost"])
         }
     }
 
