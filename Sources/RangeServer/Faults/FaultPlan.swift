@@ -136,7 +136,8 @@ public struct FaultPlan: Hashable, Sendable {
     /// - Returns: the plan, and the resource parameters (`passthroughKeys`) in their original order.
     /// - Throws: `RangeServerError.invalidFault` for an unknown key, a repeated fault key, a bad value,
     ///   or an inconsistent combination (`stall-for` without `stall-after`, `retry-after` without
-    ///   `status`, `drop-after` with `reset-after`, `no-etag` with `weak-etag`). The one-line message
+    ///   `status`, `drop-after` with `reset-after`, `no-etag` with `weak-etag` or `etag-salt`, `if-range` with
+    ///   `ignore-if-range`, `fault-seed` without `probability`, `probability` alone). The one-line message
     ///   names the key and the value, and is meant to be the body of a 400.
     public static func parse(
         query: [(key: String, value: String)]
