@@ -124,7 +124,8 @@ public final class RangeServer: Sendable {
             handler: { router.plan(for: $0) },
             completion: { exchange in
                 RangeServer.record(exchange, journal: journal, logger: logsAccess ? logger : nil)
-            }
+            },
+            admission: { router.admit(method: $0, target: $1, takeArrival: $2) }
         )
         running.port = daemon.port
         router.boundPort.store(daemon.port, ordering: .relaxed)

@@ -29,6 +29,7 @@ extension Router {
         case ("POST", "reset"):
             journal.clear()
             counters.reset()
+            faultDraws.reset()
             return .json(200, Self.controlJSON(["reset": true]))
         case ("GET", "scenarios"), ("HEAD", "scenarios"):
             return .json(200, Self.controlJSON(scenarioList()))

@@ -12,6 +12,8 @@ enum Route {
     case redirect
     /// `/redirect-loop`.
     case redirectLoop
+    /// `/redirect-to?url=ABSOLUTE&status_code=30x`: a redirect to any origin.
+    case redirectTo
     /// `/scenario/{name}/{run}[/{route}]`.
     case scenario
     /// `/_control/...`, with any method and any number of segments.
@@ -57,6 +59,7 @@ enum Route {
         if named("healthz") { return segments == 1 ? .healthz : nil }
         if named("redirect") { return segments >= 3 ? .redirect : nil }
         if named("redirect-loop") { return segments == 1 ? .redirectLoop : nil }
+        if named("redirect-to") { return segments == 1 ? .redirectTo : nil }
         if named("scenario") { return segments == 3 || segments == 4 ? .scenario : nil }
         if named("_control") { return .control }
         return nil

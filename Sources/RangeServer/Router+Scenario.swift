@@ -1,4 +1,28 @@
 extension Router {
+    /// Numbers a request to `/scenario/...` as its headers arrive: a GET of an existing scenario route takes its
+    /// arrival number and its attempt under the counters' lock, so the attempts of one run follow the arrival order
+    /// the journal shows, whichever request is planned first.
+    ///
+    /// A GET counted here spends its attempt even when the plan then refuses its query (400).
+    ///
+    /// - Parameters:
+    ///   - method: the request method.
+    ///   - target: the request target, starting with `/scenario/`.
+    ///   - takeArrival: takes the server's next arrival number.
+    /// - Returns: the arrival number, and the attempt when one was counted.
+    func admit(method: String, target: String, takeArrival: () -> Int) -> (arrival: Int, attempt: Int?) {
+        guard method == "GET" else { return (takeArrival(), nil) }
+        let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target[...]
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2)
+        guard segments.count == 2 || segments.count == 3, let scenario = scenarios[String(segments.first!)] else {
+            return (takeArrival(), nil)
+        }
+        let run = String(segments.dropFirst().first!)
+        let route = segments.count == 3 ? String(segments.last!) : Scenario.mainRoute
+        guard scenario.routes[route] != nil else { return (takeArrival(), nil) }
+        return counters.nextAttempt(scenario: scenario.name, run: run, route: route, arrival: takeArrival)
+    }
+
     /// `/scenario/{name}/{run}[/{route}]`: the attempt's step decides the faults, version or redirect.
     func serveScenario(_ request: IncomingRequest, segments: [Substring]) -> ResponsePlan {
         let name = String(segments[0])
@@ -20,19 +44,21 @@ extension Router {
         } catch {
             return .text(400, "bad request: \(error)")
         }
-        // HEAD looks without spending an attempt.
+        // HEAD looks without spending an attempt. A GET's attempt was normally counted as it arrived (`admit`).
         let attempt =
             request.method == "GET"
-            ? counters.nextAttempt(scenario: name, run: run, route: routeName)
+            ? request.reservedAttempt ?? counters.nextAttempt(scenario: name, run: run, route: routeName)
             : counters.currentAttempt(scenario: name, run: run, route: routeName) + 1
         let step = route.step(forAttempt: attempt)
         let context = ScenarioContext(
             scenario: name, run: run, route: routeName, attempt: request.method == "GET" ? attempt : nil)
         if let target = step.redirect {
             let location = target.hasPrefix("/") ? target : "/scenario/\(name)/\(run)/\(target)"
-            var plan = redirect(request, to: location, code: step.redirectCode ?? 302, absolute: false)
+            // `redirect-host` sends the client to another origin of this server (same port, another host name).
+            let origin = step.redirectHost.map { "http://\($0):\(boundPort.load(ordering: .relaxed))" } ?? ""
+            var plan = redirect(request, to: origin + location, code: step.redirectCode ?? 302, absolute: false)
             plan.scenario = context
-            plan.faults = ["redirect=\(target)"]
+            plan.faults = ["redirect=\(target)"] + (step.redirectHost.map { ["redirect-host=\($0)"] } ?? [])
             return plan
         }
         let version = route.effectiveVersion(forAttempt: attempt, base: 0)

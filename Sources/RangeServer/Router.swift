@@ -15,6 +15,8 @@ final class Router: Sendable {
     let rootPath: String
     let scenarios: [String: Scenario]
     let counters = ScenarioCounters()
+    /// Numbers the requests carrying `probability`, per target, for their draws.
+    let faultDraws = FaultDrawCounter()
     let journal: Journal
     private let digests = DigestCache()
     /// `/files/` representations already resolved, revalidated per request by one `stat`.
@@ -66,6 +68,8 @@ final class Router: Sendable {
             return redirectChain(request, segments: laterSegments)
         case .redirectLoop:
             return redirectLoop(request)
+        case .redirectTo:
+            return redirectTo(request)
         case .scenario:
             return serveScenario(request, segments: laterSegments)
         case .control:
@@ -80,7 +84,7 @@ final class Router: Sendable {
         _ request: IncomingRequest, resource: ResourcePath, query: Substring, base: FaultPlan = FaultPlan(),
         versionOverride: UInt64? = nil, scenario: ScenarioContext? = nil
     ) -> ResponsePlan {
-        let effective: FaultPlan
+        var effective: FaultPlan
         let passthrough: [(key: String, value: String)]
         if query.isEmpty {
             // Most requests carry no query: skip the parse and its allocations, and the merge (no faults over
@@ -102,10 +106,18 @@ final class Router: Sendable {
             plan.scenario = scenario
             return plan
         }
+        var faultsApplied: Bool?
+        if let probability = effective.probability {
+            let draw = faultDraws.next(for: request.target)
+            let applies = FaultChance.applies(millionths: probability, seed: effective.faultSeed ?? 0, draw: draw)
+            faultsApplied = applies
+            if !applies { effective = effective.chanceOnly }
+        }
         let fields = request.conditionalFields
         var plan = respond(request, fields: fields, with: representation.applying(effective), faults: effective)
         // Assigned only when there is one: overwriting the empty field costs an outlined destroy of it.
         if let scenario { plan.scenario = scenario }
+        if let faultsApplied { plan.faultsApplied = faultsApplied }
         return plan
     }
 
@@ -184,8 +196,16 @@ final class Router: Sendable {
             plan.delivery.delay = faults.delay
             return plan
         }
+        if faults.refuseHead && request.method == "HEAD" {
+            var plan = ResponsePlan.text(
+                405, "method HEAD not allowed (injected)", headers: [HeaderField("Allow", "GET")])
+            plan.faults = faultNames
+            plan.delivery.delay = faults.delay
+            return plan
+        }
         let options = DecisionOptions(
-            maxRanges: configuration.maxRanges, ignoreRange: faults.ignoreRange, ignoreIfRange: faults.ignoreIfRange
+            maxRanges: configuration.maxRanges, ignoreRange: faults.ignoreRange, ignoreIfRange: faults.ignoreIfRange,
+            ifRangeDateOnly: faults.ifRangeDateOnly
         )
         // Room for every field a 200 or single-part 206 carries, so the list is allocated once.
         var headers: [HeaderField] = []
@@ -201,14 +221,15 @@ final class Router: Sendable {
         case .preconditionFailed:
             plan = .text(412, "precondition failed", headers: headers)
         case .rangeNotSatisfiable:
-            plan = .text(
-                416, "range not satisfiable",
-                headers: headers + [
-                    HeaderField("Content-Range", ContentRange.unsatisfied(completeLength: representation.length))
-                ]
-            )
+            plan = unsatisfiable(representation, shape: faults.unsatisfiableShape, headers: headers)
         case .full:
             headers.append(HeaderField("Content-Type", representation.contentType))
+            if faults.contentRangeOn200 && representation.length > 0 {
+                headers.append(
+                    HeaderField(
+                        "Content-Range",
+                        ContentRange.headerValue(0...representation.length - 1, completeLength: representation.length)))
+            }
             plan = ResponsePlan(
                 status: 200, headers: headers,
                 body: .content(representation.source, offset: 0, length: representation.length))
@@ -241,6 +262,33 @@ final class Router: Sendable {
         return plan
     }
 
+    /// A 416 for `representation`: `Content-Range: bytes */LENGTH` and a text body, or the `416-shape` fault's.
+    private func unsatisfiable(
+        _ representation: Representation, shape: FaultPlan.UnsatisfiableShape?, headers: [HeaderField]
+    ) -> ResponsePlan {
+        let contentRange = HeaderField("Content-Range", ContentRange.unsatisfied(completeLength: representation.length))
+        switch shape {
+        case nil:
+            return .text(416, "range not satisfiable", headers: headers + [contentRange])
+        case .noContentRange:
+            return .text(416, "range not satisfiable", headers: headers)
+        case .htmlBody:
+            return ResponsePlan(
+                status: 416,
+                headers: [HeaderField("Content-Type", "text/html; charset=utf-8")] + headers + [contentRange],
+                body: .literal(Array(Self.unsatisfiablePage.utf8)))
+        }
+    }
+
+    /// The error page of `416-shape=html-body`, like a CDN's: a client that appends it to a file corrupts the file.
+    static let unsatisfiablePage = """
+        <!DOCTYPE html>
+        <html><head><title>416 Requested Range Not Satisfiable</title></head>
+        <body><h1>416 Requested Range Not Satisfiable</h1><p>The requested range is not available.</p>
+        <hr><address>rangeserver (416-shape=html-body)</address></body></html>
+
+        """
+
     /// Adds the delivery faults to a 200 or 206 plan (any other status keeps only the delay) and records the
     /// applied faults, `names`, in the plan.
     private func apply(_ faults: FaultPlan, named names: [String], to plan: inout ResponsePlan) {
@@ -257,7 +305,10 @@ final class Router: Sendable {
     }
 
     private func isBodyFault(_ name: String) -> Bool {
-        ["drop-after", "reset-after", "stall-after", "stall-for", "rate", "chunked", "misalign-range"].contains {
+        [
+            "drop-after", "reset-after", "stall-after", "stall-for", "rate", "chunked", "misalign-range",
+            "content-range-on-200",
+        ].contains {
             name.hasPrefix($0)
         }
     }

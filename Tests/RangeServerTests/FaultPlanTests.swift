@@ -59,6 +59,18 @@ struct FaultPlanTests {
         }
     }
 
+    /// A valid value for each key.
+    static func sampleValue(_ key: FaultPlan.Key) -> String {
+        switch key {
+        case .stallFor, .delay: "1s"
+        case .status: "503"
+        case .ifRange: "date-only"
+        case .unsatisfiableShape: "html-body"
+        case .head: "405"
+        default: "1"
+        }
+    }
+
     @Test("an empty plan is empty and names nothing")
     func emptyPlan() throws {
         let plan = FaultPlan()
@@ -73,13 +85,7 @@ struct FaultPlanTests {
     func isEmptyNoticesEveryFault() throws {
         for key in FaultPlan.Key.allCases {
             var plan = FaultPlan()
-            let value =
-                switch key {
-                case .stallFor, .delay: "1s"
-                case .status: "503"
-                default: "1"
-                }
-            try plan.set(key, from: value)
+            try plan.set(key, from: Self.sampleValue(key))
             #expect(!plan.isEmpty, "\(key)")
             #expect(plan.isEmpty == (plan == FaultPlan()), "\(key)")
         }
@@ -249,15 +255,11 @@ struct FaultPlanTests {
     @Test("every fault key is accepted by the parser")
     func everyKeyKnown() throws {
         for key in FaultPlan.Key.allCases {
-            let value =
-                switch key {
-                case .stallFor, .delay: "1s"
-                case .status: "503"
-                default: "1"
-                }
-            var query = "\(key.rawValue)=\(value)"
+            var query = "\(key.rawValue)=\(Self.sampleValue(key))"
             if key == .stallFor { query += "&stall-after=1" }
             if key == .retryAfter { query += "&status=503" }
+            if key == .probability { query += "&drop-after=1" }
+            if key == .faultSeed { query += "&probability=0.5&drop-after=1" }
             #expect(try !parse(query).plan.isEmpty, "\(key)")
         }
     }

@@ -147,6 +147,21 @@ struct RequestDecisionTests {
         #expect(decide(request) == .full)
     }
 
+    @Test("ifRangeDateOnly: an If-Range entity tag never matches, a date is evaluated as usual")
+    func ifRangeDateOnly() {
+        let options = DecisionOptions(ifRangeDateOnly: true)
+        let tagged = ConditionalRequest(range: "bytes=0-9", ifRange: "\"v1\"")
+        #expect(decide(tagged) == .partial([0...9]))
+        #expect(decide(tagged, options: options) == .full)
+        let dated = ConditionalRequest(range: "bytes=0-9", ifRange: Self.lastModified)
+        #expect(decide(dated, options: options) == .partial([0...9]))
+        let otherDate = ConditionalRequest(range: "bytes=0-9", ifRange: "Sun, 06 Nov 1994 08:49:38 GMT")
+        #expect(decide(otherDate, options: options) == .full)
+        // Without If-Range the range is served, and an unsatisfiable one is still a 416.
+        #expect(decide(ConditionalRequest(range: "bytes=0-9"), options: options) == .partial([0...9]))
+        #expect(decide(ConditionalRequest(range: "bytes=5000-"), options: options) == .rangeNotSatisfiable)
+    }
+
     @Test("If-Range without Range has no effect")
     func ifRangeAlone() {
         #expect(decide(ConditionalRequest(ifRange: "\"old\"")) == .full)

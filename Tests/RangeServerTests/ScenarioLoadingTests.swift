@@ -88,7 +88,10 @@ struct ScenarioLoadingTests {
         let step = try #require(defs["step"] as? [String: Any])
         let stepKeys = Set(try #require((step["properties"] as? [String: Any])?.keys))
         // The schema documents exactly the keys the loader accepts.
-        #expect(stepKeys == Set(FaultPlan.Key.allCases.map(\.rawValue) + ["version", "redirect", "redirect-code"]))
+        #expect(
+            stepKeys
+                == Set(
+                    FaultPlan.Key.allCases.map(\.rawValue) + ["version", "redirect", "redirect-code", "redirect-host"]))
         let expect = try #require((schema["properties"] as? [String: Any])?["expect"] as? [String: Any])
         #expect(expect["type"] as? String == "object")
 
@@ -275,6 +278,17 @@ struct ScenarioLoadingTests {
             (document("[]", then: #""routes": { "r": { "resource": "/x" } }"#), 5, 20, #"required key "attempts""#),
             (document("[]", then: #""expect": [1]"#), 5, 13, "expect must be an object"),
             ("[\n]", 1, 1, "must be an object"),
+            // Issue 15's validator, status-variant and probability keys.
+            (document(#"[ { "if-range": "etag" } ]"#), 4, 31, "if-range=etag"),
+            (document(#"[ { "416-shape": "teapot" } ]"#), 4, 32, "416-shape=teapot"),
+            (document(#"[ { "head": 404 } ]"#), 4, 27, "head=404"),
+            (document(#"[ { "etag-salt": "a b" } ]"#), 4, 32, "etag-salt=a b"),
+            (document(#"[ { "probability": 2, "drop-after": 1 } ]"#), 4, 34, "probability=2"),
+            (document(#"[ { "probability": 0.5 } ]"#), 4, 19, "probability=0.5 requires another fault"),
+            (document(#"[ { "fault-seed": 3, "drop-after": 1 } ]"#), 4, 19, "fault-seed=3 requires probability"),
+            (document(#"[ { "etag-salt": "e", "no-etag": true } ]"#), 4, 19, "cannot be combined with no-etag"),
+            (document(#"[ { "redirect-host": "localhost" } ]"#), 4, 19, "redirect-host requires redirect"),
+            (document(#"[ { "redirect": "/a", "redirect-host": "a b" } ]"#), 4, 54, "redirect-host=a b"),
         ] as [(String, Int, Int, String)]
     )
     func malformedFiles(text: String, line: Int, column: Int, reason: String) throws {

@@ -24,7 +24,7 @@ public func requestDecisionFuzzTarget(_ start: UnsafeRawPointer?, _ count: Int) 
                 let representation = RepresentationMetadata(length: length, entityTag: tag, lastModified: date)
                 for options in [
                     DecisionOptions(), DecisionOptions(maxRanges: 1), DecisionOptions(ignoreRange: true),
-                    DecisionOptions(ignoreIfRange: true),
+                    DecisionOptions(ignoreIfRange: true), DecisionOptions(ifRangeDateOnly: true),
                 ] {
                     check(request, representation, options)
                 }
@@ -56,6 +56,9 @@ private func check(_ request: ConditionalRequest, _ representation: Representati
             }
             let dateMatches = HTTPDate(parsing: ifRange).map { $0 == representation.lastModified }
             fuzzCheck(tagMatches == true || dateMatches == true, "206 behind If-Range needs a strong match")
+            if options.ifRangeDateOnly {
+                fuzzCheck(dateMatches == true, "date-only: 206 behind If-Range needs the date to match")
+            }
         }
     case .rangeNotSatisfiable:
         fuzzCheck(isGet && !options.ignoreRange, "416 only for GET with ranges honoured")

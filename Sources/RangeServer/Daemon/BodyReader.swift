@@ -53,7 +53,15 @@ final class BodyReader: @unchecked Sendable {
         context.bodyBytesSent = position
         if daemon.isStopping { return end(.stalled) }
         let length = body.length
-        if position >= length { return cmhd_reader_end_of_stream() }
+        if position >= length {
+            // Chunked, a drop or reset exactly at the end still withholds the last chunk (the documented meaning of
+            // chunked with drop-after): the client holds every byte but cannot tell that the body is complete.
+            if delivery.chunked {
+                if delivery.dropAfter == length { return end(.dropped) }
+                if delivery.resetAfter == length { return reset() }
+            }
+            return cmhd_reader_end_of_stream()
+        }
         var allowed = UInt64(buffer.count)
         allowed = min(allowed, length - position)
 

@@ -16,6 +16,10 @@ struct IncomingRequest: Sendable {
     var connectionID: Int
     /// The server-wide order in which requests arrived (see `JournalEntry.arrival`).
     var arrival: Int = 0
+    /// When the headers arrived, in nanoseconds since 1970 (wall clock; see `JournalEntry.arrivalTime`).
+    var arrivalTime: Int64 = 0
+    /// The scenario attempt counted at arrival, for a GET of an existing scenario route (see `RequestContext`).
+    var reservedAttempt: Int?
 
     /// `address:port`, with IPv6 addresses in brackets, as the journal records the peer.
     var peerDescription: String { Self.peerDescription(address: peerAddress, port: peerPort) }

@@ -132,7 +132,17 @@ func handleAccess(
             return .YES
         }
         guard let arrival = context.arrival else {
-            context.arrival = daemon.arrivalCounter.wrappingAdd(1, ordering: .relaxed).newValue
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            context.arrivalTime = Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec)
+            let takeArrival = { daemon.arrivalCounter.wrappingAdd(1, ordering: .relaxed).newValue }
+            // A scenario GET counts its attempt now, under the same lock as its arrival number, so attempts follow
+            // arrival order even when a later request is planned first (its body came sooner, its thread ran first).
+            if let admission = daemon.admission, context.target.hasUTF8Prefix("/scenario/") {
+                (context.arrival, context.reservedAttempt) = admission(methodToken(method), context.target, takeArrival)
+            } else {
+                context.arrival = takeArrival()
+            }
             // The first call only announces the headers; answering now would cost keep-alive.
             return .YES
         }
@@ -152,7 +162,9 @@ func handleAccess(
             peerAddress: state?.peerAddress ?? "unknown",
             peerPort: state?.peerPort ?? 0,
             connectionID: state?.id ?? 0,
-            arrival: arrival
+            arrival: arrival,
+            arrivalTime: context.arrivalTime,
+            reservedAttempt: context.reservedAttempt
         )
         let plan = daemon.handler(request)
         context.request = consume request

@@ -26,6 +26,13 @@ struct CompletedExchange: Sendable {
 final class MicroHTTPDaemon: @unchecked Sendable {
     typealias Handler = @Sendable (IncomingRequest) -> ResponsePlan
     typealias Completion = @Sendable (CompletedExchange) -> Void
+    /// Numbers a scenario request as its headers arrive: given the method, the target and a function that takes the
+    /// next arrival number, returns that number and the scenario attempt counted with it, if any (see
+    /// `Router.admit(method:target:takeArrival:)`).
+    typealias Admission =
+        @Sendable (_ method: String, _ target: String, _ takeArrival: () -> Int) -> (
+            arrival: Int, attempt: Int?
+        )
 
     /// The bound port (the real one when 0 was asked for).
     let port: Int
@@ -34,6 +41,7 @@ final class MicroHTTPDaemon: @unchecked Sendable {
 
     let handler: Handler
     let completion: Completion
+    let admission: Admission?
     let connectionCounter = Atomic<Int>(0)
     let arrivalCounter = Atomic<Int>(0)
     let suspensions: NIOLockedValueBox<SuspensionTable>
@@ -51,12 +59,14 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     ///   - connectionMemory: each connection's libmicrohttpd pool, in bytes (see ``defaultConnectionMemory``).
     ///   - handler: decides the response; called on a pool thread, must not block for long.
     ///   - completion: called once per answered request, when libmicrohttpd is done with it.
+    ///   - admission: numbers `/scenario/` requests as they arrive; nil numbers them like every other request.
     init(
         host: String, port: Int, threads: Int, connectionLimit: Int, connectionTimeout: Int, connectionMemory: Int,
-        handler: @escaping Handler, completion: @escaping Completion
+        handler: @escaping Handler, completion: @escaping Completion, admission: Admission? = nil
     ) throws {
         self.handler = handler
         self.completion = completion
+        self.admission = admission
         let suspensions = NIOLockedValueBox(SuspensionTable())
         self.suspensions = suspensions
         waker = ConnectionWaker { due in

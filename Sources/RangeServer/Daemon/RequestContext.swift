@@ -8,6 +8,11 @@ final class RequestContext: @unchecked Sendable {
     /// Set when the headers are announced (the first handler call), so the request value is built once,
     /// complete, when they have all arrived.
     var arrival: Int?
+    /// When the headers were announced, in nanoseconds since 1970 (wall clock), for the journal's `arrivalTime`.
+    var arrivalTime: Int64 = 0
+    /// The scenario attempt counted when the headers were announced, so attempts follow arrival order (see
+    /// `Router.admit(target:method:takeArrival:)`).
+    var reservedAttempt: Int?
     var request: IncomingRequest?
     var plan: ResponsePlan?
     var bodyBytesSent: UInt64 = 0

@@ -49,6 +49,31 @@ public struct FaultPlan: Hashable, Sendable {
     public var chunked = false
     /// Start a 206 body this many bytes before the requested start, with a truthful Content-Range.
     public var misalignRange: UInt64?
+    /// Change the ETag (only the ETag: not the bytes, not Last-Modified) by appending this token to it, as
+    /// another edge of a CDN would; 1 to 32 letters, digits, `.`, `_` or `-`.
+    public var etagSalt: String?
+    /// Treat an `If-Range` that carries an entity tag as a mismatch (200), and evaluate a date normally: a CDN
+    /// that honours If-Range for dates only (`if-range=date-only`).
+    public var ifRangeDateOnly = false
+    /// How an unsatisfiable range is answered instead of a 416 with `Content-Range: bytes */LENGTH`.
+    public var unsatisfiableShape: UnsatisfiableShape?
+    /// Add `Content-Range: bytes 0-LAST/LENGTH` to a 200 that carries the whole representation.
+    public var contentRangeOn200 = false
+    /// Refuse HEAD with 405 and `Allow: GET` (`head=405`); GET is served as usual.
+    public var refuseHead = false
+    /// Apply the other faults to a request only with this probability, in millionths (1...1_000_000); see
+    /// `FaultChance`.
+    public var probability: UInt32?
+    /// The seed of the draws `probability` makes; 0 when not given.
+    public var faultSeed: UInt64?
+
+    /// The shapes of a 416 for `416-shape`.
+    public enum UnsatisfiableShape: String, CaseIterable, Hashable, Sendable {
+        /// 416 without `Content-Range`, as some servers send.
+        case noContentRange = "no-content-range"
+        /// 416 with an HTML error page as its body (`Content-Type: text/html`), the kind a CDN sends.
+        case htmlBody = "html-body"
+    }
 
     /// A plan with no faults.
     public init() {}
@@ -61,6 +86,8 @@ public struct FaultPlan: Hashable, Sendable {
         dropAfter == nil && resetAfter == nil && stallAfter == nil && explicitStallFor == nil && rate == nil
             && delay == nil && status == nil && retryAfter == nil && !ignoreRange && !ignoreIfRange && !noETag
             && !weakETag && !noLastModified && !noAcceptRanges && !chunked && misalignRange == nil
+            && etagSalt == nil && !ifRangeDateOnly && unsatisfiableShape == nil && !contentRangeOn200 && !refuseHead
+            && probability == nil && faultSeed == nil
     }
 
     /// The fault parameters, one per query key, in canonical order (the order of `Key.allCases`).
@@ -81,6 +108,13 @@ public struct FaultPlan: Hashable, Sendable {
         case noLastModified = "no-last-modified"
         case noAcceptRanges = "no-accept-ranges"
         case chunked
+        case etagSalt = "etag-salt"
+        case ifRange = "if-range"
+        case unsatisfiableShape = "416-shape"
+        case contentRangeOn200 = "content-range-on-200"
+        case head
+        case probability
+        case faultSeed = "fault-seed"
     }
 
     /// Query keys that are resource parameters, not faults: `parse(query:)` hands them back untouched.
@@ -102,7 +136,8 @@ public struct FaultPlan: Hashable, Sendable {
     /// - Returns: the plan, and the resource parameters (`passthroughKeys`) in their original order.
     /// - Throws: `RangeServerError.invalidFault` for an unknown key, a repeated fault key, a bad value,
     ///   or an inconsistent combination (`stall-for` without `stall-after`, `retry-after` without
-    ///   `status`, `drop-after` with `reset-after`, `no-etag` with `weak-etag`). The one-line message
+    ///   `status`, `drop-after` with `reset-after`, `no-etag` with `weak-etag` or `etag-salt`, `if-range` with
+    ///   `ignore-if-range`, `fault-seed` without `probability`, `probability` alone). The one-line message
     ///   names the key and the value, and is meant to be the body of a 400.
     public static func parse(
         query: [(key: String, value: String)]
@@ -139,7 +174,8 @@ public struct FaultPlan: Hashable, Sendable {
     ///
     /// Each fault set here wins over the same fault in `base`. Coupled faults move as a unit so the
     /// result stays consistent: `stall-after` with its `stall-for`, `status` with its `retry-after`,
-    /// `drop-after`/`reset-after` (the connection ends one way only) and `no-etag`/`weak-etag`.
+    /// `drop-after`/`reset-after` (the connection ends one way only), `no-etag`/`weak-etag` and
+    /// `probability`/`fault-seed`.
     /// A boolean can only be switched on this way: `ignore-range=0` cannot cancel a step's `ignore-range`.
     ///
     /// - Parameters:
@@ -171,6 +207,15 @@ public struct FaultPlan: Hashable, Sendable {
         result.noLastModified = noLastModified || base.noLastModified
         result.noAcceptRanges = noAcceptRanges || base.noAcceptRanges
         result.chunked = chunked || base.chunked
+        if probability != nil {
+            result.probability = probability
+            result.faultSeed = faultSeed
+        }
+        result.etagSalt = etagSalt ?? base.etagSalt
+        result.ifRangeDateOnly = ifRangeDateOnly || base.ifRangeDateOnly
+        result.unsatisfiableShape = unsatisfiableShape ?? base.unsatisfiableShape
+        result.contentRangeOn200 = contentRangeOn200 || base.contentRangeOn200
+        result.refuseHead = refuseHead || base.refuseHead
         return result
     }
 }
@@ -222,7 +267,53 @@ extension FaultPlan {
         case .noLastModified: noLastModified = try need(Self.flag(value), flagHelp)
         case .noAcceptRanges: noAcceptRanges = try need(Self.flag(value), flagHelp)
         case .chunked: chunked = try need(Self.flag(value), flagHelp)
+        case .etagSalt:
+            guard Self.isSaltToken(value) else {
+                throw bad("a token of 1 to 32 letters, digits, '.', '_' or '-', like edge2")
+            }
+            etagSalt = value
+        case .ifRange:
+            guard value == "date-only" else { throw bad("date-only") }
+            ifRangeDateOnly = true
+        case .unsatisfiableShape:
+            unsatisfiableShape = try need(UnsatisfiableShape(rawValue: value), "no-content-range or html-body")
+        case .contentRangeOn200: contentRangeOn200 = try need(Self.flag(value), flagHelp)
+        case .head:
+            guard value == "405" else { throw bad("405") }
+            refuseHead = true
+        case .probability:
+            probability = try need(FaultChance.parseMillionths(value), "a probability above 0 and at most 1, like 0.5")
+        case .faultSeed:
+            let digitsOnly = value.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            faultSeed = try need(digitsOnly ? UInt64(value) : nil, "a non-negative integer below 2^64")
         }
+    }
+
+    /// Whether `text` is an `etag-salt` value: 1 to 32 ASCII letters, digits, `.`, `_` or `-` (all valid inside
+    /// an entity tag, and safe in a URL and a file name).
+    static func isSaltToken(_ text: String) -> Bool {
+        (1...32).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2E
+                    || byte == 0x5F || byte == 0x2D
+            }
+    }
+
+    /// This plan without `probability` and `fault-seed`: the faults a successful draw applies.
+    var withoutChance: FaultPlan {
+        var plan = self
+        plan.probability = nil
+        plan.faultSeed = nil
+        return plan
+    }
+
+    /// This plan's `probability` and `fault-seed` alone: what a request gets when the draw says its faults do not
+    /// apply (the journal still shows the probability it was drawn with).
+    public var chanceOnly: FaultPlan {
+        var plan = FaultPlan()
+        plan.probability = probability
+        plan.faultSeed = faultSeed
+        return plan
     }
 
     /// Rejects combinations that have no single sensible meaning, blaming the dependent key.
@@ -238,6 +329,19 @@ extension FaultPlan {
         }
         if weakETag, noETag {
             throw conflict(.weakETag, "cannot be combined with no-etag", "1")
+        }
+        if let etagSalt, noETag {
+            throw conflict(.etagSalt, "cannot be combined with no-etag (there is no ETag to change)", etagSalt)
+        }
+        if ifRangeDateOnly, ignoreIfRange {
+            throw conflict(.ifRange, "cannot be combined with ignore-if-range", "date-only")
+        }
+        if let faultSeed, probability == nil {
+            throw conflict(.faultSeed, "requires probability", String(faultSeed))
+        }
+        if let probability, withoutChance.isEmpty {
+            throw conflict(
+                .probability, "requires another fault to apply", FaultChance.formatMillionths(probability))
         }
     }
 
@@ -264,6 +368,13 @@ extension FaultPlan {
         case .noLastModified: noLastModified ? "1" : nil
         case .noAcceptRanges: noAcceptRanges ? "1" : nil
         case .chunked: chunked ? "1" : nil
+        case .etagSalt: etagSalt.map { $0 }
+        case .ifRange: ifRangeDateOnly ? "date-only" : nil
+        case .unsatisfiableShape: unsatisfiableShape?.rawValue
+        case .contentRangeOn200: contentRangeOn200 ? "1" : nil
+        case .head: refuseHead ? "405" : nil
+        case .probability: probability.map(FaultChance.formatMillionths)
+        case .faultSeed: faultSeed.map { String($0) }
         }
     }
 

@@ -78,6 +78,9 @@ public struct DecisionOptions: Hashable, Sendable {
     public var ignoreRange: Bool
     /// Honour `Range` even when `If-Range` does not match, as some broken servers do.
     public var ignoreIfRange: Bool
+    /// Treat an `If-Range` entity tag as a mismatch (so the whole representation is sent) and evaluate only dates,
+    /// as some CDNs do.
+    public var ifRangeDateOnly: Bool
 
     /// Creates options; the defaults are a conforming server that honours up to 64 ranges.
     ///
@@ -85,10 +88,14 @@ public struct DecisionOptions: Hashable, Sendable {
     ///   - maxRanges: The most range specs honoured in one request.
     ///   - ignoreRange: Whether to ignore `Range` altogether.
     ///   - ignoreIfRange: Whether to skip the `If-Range` check.
-    public init(maxRanges: Int = 64, ignoreRange: Bool = false, ignoreIfRange: Bool = false) {
+    ///   - ifRangeDateOnly: Whether an `If-Range` entity tag never matches.
+    public init(
+        maxRanges: Int = 64, ignoreRange: Bool = false, ignoreIfRange: Bool = false, ifRangeDateOnly: Bool = false
+    ) {
         self.maxRanges = maxRanges
         self.ignoreRange = ignoreRange
         self.ignoreIfRange = ignoreIfRange
+        self.ifRangeDateOnly = ifRangeDateOnly
     }
 }
 
@@ -117,7 +124,8 @@ public enum RequestDecision {
     /// 3. `If-None-Match`: `*` or a weak match gives 304 for GET and HEAD, 412 otherwise. A malformed field is ignored.
     /// 4. Without `If-None-Match` (even a malformed one), for GET and HEAD, `If-Modified-Since`: 304 when
     ///    `Last-Modified` is not later. Skipped when unparsable or when there is no `Last-Modified`.
-    /// 5. `Range`, for GET only, guarded by `If-Range`, then resolved by ``RangeHeader/evaluate(length:maxRanges:)``.
+    /// 5. `Range`, for GET only, guarded by `If-Range` (an entity tag never matches with
+    ///    ``DecisionOptions/ifRangeDateOnly``), then resolved by ``RangeHeader/evaluate(length:maxRanges:)``.
     ///
     /// - Parameters:
     ///   - request: The method and raw fields.
@@ -196,7 +204,7 @@ public enum RequestDecision {
         else { return .full }
 
         if let ifRange = request.ifRange, !options.ignoreIfRange,
-            !ifRangeMatches(ifRange, representation: representation)
+            !ifRangeMatches(ifRange, representation: representation, dateOnly: options.ifRangeDateOnly)
         {
             return .full
         }
@@ -237,10 +245,15 @@ public enum RequestDecision {
     }
 
     /// RFC 9110 §13.1.5: only a strong validator can vouch that byte ranges of old and new representation line up.
-    private static func ifRangeMatches(_ value: String, representation: RepresentationMetadata) -> Bool {
+    /// With `dateOnly`, an entity tag never matches (a CDN that compares dates only).
+    private static func ifRangeMatches(
+        _ value: String, representation: RepresentationMetadata, dateOnly: Bool
+    ) -> Bool {
         let trimmed = value.drop { $0 == " " || $0 == "\t" }
         if trimmed.hasPrefix("\"") || trimmed.hasPrefix("W/") {
-            guard let tag = EntityTag(parsing: value), let current = representation.entityTag else { return false }
+            guard !dateOnly, let tag = EntityTag(parsing: value), let current = representation.entityTag else {
+                return false
+            }
             return tag.matchesStrongly(current)
         }
         guard let date = HTTPDate(parsing: value), let lastModified = representation.lastModified else {

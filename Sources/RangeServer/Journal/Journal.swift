@@ -144,9 +144,13 @@ public final class Journal: Sendable {
             status: Int32(truncatingIfNeeded: exchange.plan.status), outcome: exchange.outcome,
             peerPort: UInt16(truncatingIfNeeded: exchange.request.peerPort),
             bodyBytesPlanned: exchange.plan.body.length, bodyBytesSent: exchange.bodyBytesSent,
-            connection: exchange.request.connectionID, arrival: exchange.request.arrival, textStart: 0, textLength: 0,
-            hasExtras: hasExtras)
-        let extras = hasExtras ? Extras(faults: exchange.plan.faults, scenario: exchange.plan.scenario) : nil
+            connection: exchange.request.connectionID, arrival: exchange.request.arrival,
+            arrivalTime: exchange.request.arrivalTime, textStart: 0, textLength: 0, hasExtras: hasExtras)
+        let extras =
+            hasExtras
+            ? Extras(
+                faults: exchange.plan.faults, scenario: exchange.plan.scenario,
+                faultsApplied: exchange.plan.faultsApplied) : nil
         guard fileDescriptor < 0 else {
             let size = JournalText.encodedSize(request: exchange.request, responseHeaders: exchange.plan.headers)
             slot.textLength = UInt32(size)

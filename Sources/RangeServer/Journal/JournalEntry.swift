@@ -72,6 +72,12 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// older connection, so `connection` does not order requests either. Sort by `arrival` to see
     /// requests in the order the client made them.
     public var arrival: Int
+    /// When the server received the request's headers, RFC 3339 UTC with milliseconds like `time`: with `time` (the
+    /// response's end) it shows how long a stalled or slow response kept its request open.
+    public var arrivalTime: String
+    /// With the `probability` fault, whether this request's draw applied the other faults (`true`) or not
+    /// (`false`, and `faults` then lists only `probability` and `fault-seed`); `null` without `probability`.
+    public var faultsApplied: Bool?
 
     /// Makes an entry; `seq` is normally 0 here and assigned by `Journal.append`.
     ///
@@ -93,11 +99,15 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     ///   - faults: the applied faults.
     ///   - connection: the connection identifier.
     ///   - peer: the client's address.
+    ///   - arrival: the arrival order number.
+    ///   - arrivalTime: when the request arrived; `time` when not given.
+    ///   - faultsApplied: with `probability`, whether the faults applied.
     public init(
         seq: Int = 0, time: String, method: String, target: String, scenario: String? = nil, run: String? = nil,
         route: String? = nil, attempt: Int? = nil, requestHeaders: [String: String] = [:], status: Int,
         responseHeaders: [String: String] = [:], bodyBytesPlanned: UInt64, bodyBytesSent: UInt64,
-        outcome: JournalOutcome, faults: [String] = [], connection: Int, peer: String, arrival: Int = 0
+        outcome: JournalOutcome, faults: [String] = [], connection: Int, peer: String, arrival: Int = 0,
+        arrivalTime: String? = nil, faultsApplied: Bool? = nil
     ) {
         self.seq = seq
         self.time = time
@@ -117,11 +127,13 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.connection = connection
         self.peer = peer
         self.arrival = arrival
+        self.arrivalTime = arrivalTime ?? time
+        self.faultsApplied = faultsApplied
     }
 
     private enum CodingKeys: String, CodingKey {
         case seq, time, method, target, scenario, run, route, attempt, requestHeaders, status, responseHeaders
-        case bodyBytesPlanned, bodyBytesSent, outcome, faults, connection, peer, arrival
+        case bodyBytesPlanned, bodyBytesSent, outcome, faults, connection, peer, arrival, arrivalTime, faultsApplied
     }
 
     /// Encodes every key, writing `null` for absent scenario fields rather than leaving them out
@@ -149,6 +161,8 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         try container.encode(connection, forKey: .connection)
         try container.encode(peer, forKey: .peer)
         try container.encode(arrival, forKey: .arrival)
+        try container.encode(arrivalTime, forKey: .arrivalTime)
+        try container.encode(faultsApplied, forKey: .faultsApplied)
     }
 
     /// Builds a header dictionary the journal's way: lower-case names, repeated headers joined with `", "`
@@ -261,6 +275,10 @@ extension JournalEntry {
         writer.string(peer)
         writer.key("arrival")
         writer.number(arrival)
+        writer.key("arrivalTime")
+        writer.string(arrivalTime)
+        writer.key("faultsApplied")
+        if let faultsApplied { writer.raw(faultsApplied ? "true" : "false") } else { writer.raw("null") }
         writer.close("}")
     }
 

@@ -18,18 +18,22 @@ struct JournalSlot: Sendable, BitwiseCopyable {
     final class Extras: Sendable {
         let faults: [String]
         let scenario: ScenarioContext?
+        /// With `probability`: whether the faults applied.
+        let faultsApplied: Bool?
         /// Set for entries appended as `JournalEntry` values; the slot's numbers and text are unused then.
         let entry: JournalEntry?
 
-        init(faults: [String], scenario: ScenarioContext?) {
+        init(faults: [String], scenario: ScenarioContext?, faultsApplied: Bool?) {
             self.faults = faults
             self.scenario = scenario
+            self.faultsApplied = faultsApplied
             self.entry = nil
         }
 
         init(entry: JournalEntry) {
             self.faults = []
             self.scenario = nil
+            self.faultsApplied = nil
             self.entry = entry
         }
 
@@ -40,7 +44,7 @@ struct JournalSlot: Sendable, BitwiseCopyable {
         var scenarioName: String? { entry?.scenario ?? scenario?.scenario }
     }
 
-    // The eight-byte fields first and the narrow ones packed after them: 72 bytes a slot.
+    // The eight-byte fields first and the narrow ones packed after them: 80 bytes a slot.
 
     /// The sequence number; while the slot is staged, the index of its extras in the shard's list instead.
     var seq: Int
@@ -51,6 +55,8 @@ struct JournalSlot: Sendable, BitwiseCopyable {
     var bodyBytesSent: UInt64
     var connection: Int
     var arrival: Int
+    /// When the request's headers arrived, in nanoseconds since 1970.
+    var arrivalTime: Int64
     /// Where the slot's text starts in `JournalText` (a position that only grows) and how long it is.
     var textStart: UInt64
     var textLength: UInt32
@@ -63,8 +69,8 @@ struct JournalSlot: Sendable, BitwiseCopyable {
 
     init(
         seq: Int, seconds: Int64, nanoseconds: Int32, status: Int32, outcome: JournalOutcome, peerPort: UInt16,
-        bodyBytesPlanned: UInt64, bodyBytesSent: UInt64, connection: Int, arrival: Int, textStart: UInt64,
-        textLength: UInt32, hasExtras: Bool
+        bodyBytesPlanned: UInt64, bodyBytesSent: UInt64, connection: Int, arrival: Int, arrivalTime: Int64 = 0,
+        textStart: UInt64, textLength: UInt32, hasExtras: Bool
     ) {
         self.seq = seq
         self.seconds = seconds
@@ -72,6 +78,7 @@ struct JournalSlot: Sendable, BitwiseCopyable {
         self.bodyBytesSent = bodyBytesSent
         self.connection = connection
         self.arrival = arrival
+        self.arrivalTime = arrivalTime
         self.textStart = textStart
         self.textLength = textLength
         self.nanoseconds = nanoseconds
@@ -124,8 +131,18 @@ struct JournalSlot: Sendable, BitwiseCopyable {
             faults: extras?.faults ?? [],
             connection: connection,
             peer: IncomingRequest.peerDescription(address: peerAddress, port: Int(peerPort)),
-            arrival: arrival
+            arrival: arrival,
+            arrivalTime: Self.timestamp(nanosecondsSince1970: arrivalTime),
+            faultsApplied: extras?.faultsApplied
         )
+    }
+
+    /// `JournalEntry.timestamp` for a time in nanoseconds since 1970.
+    static func timestamp(nanosecondsSince1970 time: Int64) -> String {
+        // Floor division, so a time before 1970 keeps its milliseconds positive.
+        let (seconds, rest) = time.quotientAndRemainder(dividingBy: 1_000_000_000)
+        let (wholeSeconds, nanoseconds) = rest < 0 ? (seconds - 1, rest + 1_000_000_000) : (seconds, rest)
+        return JournalEntry.timestamp(secondsSince1970: wholeSeconds, milliseconds: Int(nanoseconds / 1_000_000))
     }
 }
 

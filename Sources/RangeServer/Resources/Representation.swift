@@ -83,13 +83,16 @@ final class Representation: Sendable {
     }
 
     /// Applies the validator faults: they change what is advertised, never the bytes.
+    ///
+    /// `etag-salt=S` appends `-S` to the opaque tag (`"b100000-0-v1-edge2"`), and `weak-etag` then makes it weak.
     func applying(_ faults: FaultPlan) -> Representation {
-        guard faults.noETag || faults.weakETag || faults.noLastModified else { return self }
+        guard faults.noETag || faults.weakETag || faults.noLastModified || faults.etagSalt != nil else { return self }
         var tag = entityTag
         if faults.noETag {
             tag = nil
-        } else if faults.weakETag, let current = entityTag {
-            tag = EntityTag(opaqueTag: current.opaqueTag, isWeak: true)
+        } else if let current = entityTag {
+            let opaque = faults.etagSalt.map { current.opaqueTag + "-" + $0 } ?? current.opaqueTag
+            tag = EntityTag(opaqueTag: opaque, isWeak: faults.weakETag || current.isWeak)
         }
         return Representation(
             source: source, length: length, contentType: contentType, entityTag: tag,

@@ -89,6 +89,8 @@ struct ResponsePlan: Sendable {
     var faults: [String] = []
     /// Set when the request went through `/scenario/...`.
     var scenario: ScenarioContext?
+    /// With `probability`: whether the draw applied the other faults; nil without `probability`.
+    var faultsApplied: Bool?
     /// A `Repr-Digest` field still to compute; when set, the daemon calls ``completeDigest()`` off the pool
     /// thread before sending.
     var pendingDigest: PendingDigest?

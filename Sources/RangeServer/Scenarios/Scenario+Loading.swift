@@ -94,7 +94,8 @@ private struct ScenarioReader {
     private static let topLevelKeys = ["description", "resource", "attempts", "routes", "expect"]
     private static let requiredTopLevelKeys = ["description", "resource", "attempts"]
     private static let routeKeys = ["resource", "attempts"]
-    private static let stepKeys = FaultPlan.Key.allCases.map(\.rawValue) + ["version", "redirect", "redirect-code"]
+    private static let stepKeys =
+        FaultPlan.Key.allCases.map(\.rawValue) + ["version", "redirect", "redirect-code", "redirect-host"]
 
     let source: String
 
@@ -198,6 +199,15 @@ private struct ScenarioReader {
                         )
                     }
                     step.redirectCode = code
+                case "redirect-host":
+                    guard ScenarioStep.isRedirectHost(text) else {
+                        throw fail(
+                            member.value.location,
+                            "\(stepPath): redirect-host=\(text): expected a host name, an IPv4 address or a bracketed "
+                                + "IPv6 address, like localhost"
+                        )
+                    }
+                    step.redirectHost = text
                 default:
                     // checkKeys guarantees every other key is a fault key.
                     do {
@@ -214,6 +224,9 @@ private struct ScenarioReader {
             }
             if step.redirectCode != nil, step.redirect == nil {
                 throw fail(members.location(of: "redirect-code")!, "\(stepPath): redirect-code requires redirect")
+            }
+            if step.redirectHost != nil, step.redirect == nil {
+                throw fail(members.location(of: "redirect-host")!, "\(stepPath): redirect-host requires redirect")
             }
             if step.redirect != nil, step.faults.status != nil {
                 throw fail(members.location(of: "status")!, "\(stepPath): status cannot be combined with redirect")

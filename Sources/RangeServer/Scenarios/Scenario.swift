@@ -104,6 +104,9 @@ public struct ScenarioStep: Hashable, Sendable {
     public var redirect: String?
     /// The redirect status as written; `nil` means `defaultRedirectCode`.
     public var redirectCode: Int?
+    /// Makes the redirect's Location absolute with this host and the server's own port, so the client is sent to
+    /// another origin of the same server (`localhost` where it asked `127.0.0.1`); `nil` keeps it relative.
+    public var redirectHost: String?
 
     /// Makes a step; with no arguments, a plain step that serves the resource normally.
     ///
@@ -112,13 +115,28 @@ public struct ScenarioStep: Hashable, Sendable {
     ///   - version: the resource version from this attempt on.
     ///   - redirect: a route name or an absolute path to redirect to.
     ///   - redirectCode: the redirect status.
+    ///   - redirectHost: the host of an absolute redirect Location, on the server's own port.
     public init(
-        faults: FaultPlan = FaultPlan(), version: Int? = nil, redirect: String? = nil, redirectCode: Int? = nil
+        faults: FaultPlan = FaultPlan(), version: Int? = nil, redirect: String? = nil, redirectCode: Int? = nil,
+        redirectHost: String? = nil
     ) {
         self.faults = faults
         self.version = version
         self.redirect = redirect
         self.redirectCode = redirectCode
+        self.redirectHost = redirectHost
+    }
+
+    /// Whether `host` may be a `redirect-host`: a name or IPv4 address of letters, digits, `.` and `-`, or an IPv6
+    /// address in brackets.
+    public static func isRedirectHost(_ host: String) -> Bool {
+        let bytes = Array(host.utf8)
+        guard !bytes.isEmpty, bytes.count <= 253 else { return false }
+        if bytes.first == UInt8(ascii: "[") {
+            return bytes.count > 2 && bytes.last == UInt8(ascii: "]")
+                && bytes.dropFirst().dropLast().allSatisfy { $0.isHexDigitOrColonOrDot }
+        }
+        return bytes.allSatisfy { $0.isHostCharacter } && bytes.first != UInt8(ascii: "-")
     }
 
     /// Where a redirect step points.
@@ -137,4 +155,16 @@ public struct ScenarioStep: Hashable, Sendable {
 
     /// The redirect status to send: `redirectCode`, or `defaultRedirectCode`.
     public var effectiveRedirectCode: Int { redirectCode ?? Self.defaultRedirectCode }
+}
+
+extension UInt8 {
+    /// A letter, digit, `.` or `-`.
+    fileprivate var isHostCharacter: Bool {
+        (self >= 0x30 && self <= 0x39) || (self | 0x20 >= 0x61 && self | 0x20 <= 0x7A) || self == 0x2E || self == 0x2D
+    }
+
+    /// A hexadecimal digit, `:` or `.` (an IPv6 address, possibly with an IPv4 tail).
+    fileprivate var isHexDigitOrColonOrDot: Bool {
+        (self >= 0x30 && self <= 0x39) || (self | 0x20 >= 0x61 && self | 0x20 <= 0x66) || self == 0x3A || self == 0x2E
+    }
 }

@@ -32,6 +32,26 @@ public final class ScenarioCounters: Sendable {
         }
     }
 
+    /// Takes an arrival number and counts one more attempt under one lock, so that for every (scenario, run,
+    /// route) the attempts follow the arrival numbers.
+    ///
+    /// - Parameters:
+    ///   - scenario: the scenario name.
+    ///   - run: the run identifier.
+    ///   - route: the route name.
+    ///   - arrival: takes the next arrival number; called once, under the lock.
+    /// - Returns: the arrival number and the attempt number.
+    public func nextAttempt(
+        scenario: String, run: String, route: String, arrival: () -> Int
+    ) -> (arrival: Int, attempt: Int) {
+        counts.withLockedValue { counts in
+            let key = Key(scenario: scenario, run: run, route: route)
+            let next = counts[key, default: 0] + 1
+            counts[key] = next
+            return (arrival(), next)
+        }
+    }
+
     /// The number of the latest attempt (how many were counted), without counting one.
     ///
     /// - Parameters:
