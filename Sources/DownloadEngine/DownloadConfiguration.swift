@@ -74,7 +74,7 @@ public struct DownloadConfiguration: Sendable {
 
     /// The transport's settings: connect timeout, one idle connection per transfer that may run at once.
     var transport: TransportConfiguration {
-        TransportConfiguration(connectTimeout: timeouts.connect, connectionsPerHost: concurrency)
+        TransportConfiguration(connectTimeout: timeouts.connect, connectionsPerHost: concurrency, logger: logger)
     }
 }
 

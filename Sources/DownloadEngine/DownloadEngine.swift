@@ -61,18 +61,19 @@ public actor DownloadEngine {
     /// - Throws: ``DownloadError/fileSystem(_:)`` when the directory cannot be created or written.
     public init(stateDirectory: String, configuration: DownloadConfiguration = .init()) throws {
         try self.init(stateDirectory: stateDirectory, configuration: configuration) {
-            HTTPTransport(configuration: configuration.transport)
+            try HTTPTransport(configuration: configuration.transport)
         }
     }
 
     init(
-        stateDirectory: String, configuration: DownloadConfiguration, transport makeTransport: () -> any Transport
+        stateDirectory: String, configuration: DownloadConfiguration,
+        transport makeTransport: () throws -> any Transport
     ) throws {
         let store = try StateStore(directory: stateDirectory, syncsToDisk: configuration.durability.syncsToDisk)
         self.store = store
         self.stateDirectory = store.directory
         self.configuration = configuration
-        self.transport = makeTransport()
+        self.transport = try makeTransport()
         let (records, logged, problems) = store.loadAll()
         self.loadProblems = problems
         let loggedIDs = Set(logged.map(\.id))

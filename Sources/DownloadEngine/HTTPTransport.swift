@@ -1,178 +1,163 @@
+import AsyncHTTPClient
 import Foundation
+import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// The engine's HTTP/1.1 client for `http://` and `https://`, on SwiftNIO: `ClientBootstrap` on the shared event
-/// loops, NIOHTTP1's encoder and decoder, NIOSSL for `https://`, and a keep-alive pool (``HTTPConnectionPool``).
+/// The engine's HTTP/1.1 client for `http://` and `https://`: AsyncHTTPClient, one `HTTPClient` per transport (so
+/// one per trust and proxy configuration), redirects and decompression off, each body streamed through a
+/// ``ResponseBodyStream`` delegate.
 ///
-/// Why not AsyncHTTPClient: measured on benchmark case 6 (500 × 256 KiB, `-j 8`) its per-request cost made
-/// rangefetch slower than curl and aria2c; this client, like the blocking-socket one it replaced, is not. The
-/// numbers are in docs/benchmarks.md, "Transport choice (issue 14)".
+/// AsyncHTTPClient, not a client of our own: measured on benchmark case 6 (500 × 256 KiB, `-j 8`), carrying
+/// `http://` through it made no difference against a lean NIOHTTP1 client (medians 1.11 and 1.10 of curl in
+/// alternating runs; docs/benchmarks.md, "Transport choice (issue 14)").
 ///
-/// Each response is streamed by an ``HTTPExchange``: reads on demand, each part handed to the sink on the event
-/// loop before the next read, parts before an error delivered before it. Nothing is decompressed and redirects are
-/// returned, not followed (the engine handles both). A pooled connection that fails before the first byte of the
-/// response is replaced by a new one and the request sent again, once: the engine only sends `GET`, which is
-/// idempotent.
+/// What the settings are for:
+/// - HTTP/1.1 only: AsyncHTTPClient negotiates HTTP/2 over TLS by default, and the segments of one file must each
+///   get a connection of their own.
+/// - No connect retries inside the client: AsyncHTTPClient would otherwise retry a refused connect with backoff
+///   until the connect timeout, hiding a down server from the engine's own retry policy (which counts and logs it).
+/// - A request on a kept-alive connection that the server closes before answering fails with a network error and
+///   is retried by the engine's retry policy like any other; AsyncHTTPClient does not send it again by itself, and
+///   the transport cannot tell a reused connection from a new one, whose silent close is a fault to report.
 final class HTTPTransport: Transport, @unchecked Sendable {
+    private let client: HTTPClient
     private let configuration: TransportConfiguration
-    private let group: any EventLoopGroup
-    private let pool: HTTPConnectionPool
     private let lock = NSLock()
-    private var tlsContext: NIOSSLContext?
-    /// Every connection opened and not yet closed: `shutdown()` closes those in flight too.
-    private var open: [ObjectIdentifier: HTTPConnection] = [:]
     private var isShutDown = false
+    private static let silent = Logger(
+        label: "DownloadEngine.HTTPTransport", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    init(configuration: TransportConfiguration, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    /// Creates the client.
+    ///
+    /// - Throws: ``DownloadError`` when the trust settings cannot be used (certificates that are not valid PEM).
+    init(configuration: TransportConfiguration) throws {
         self.configuration = configuration
-        self.group = group
-        self.pool = HTTPConnectionPool(limit: configuration.connectionsPerHost)
+        var settings = HTTPClient.Configuration(
+            tlsConfiguration: try Self.tlsConfiguration(configuration.trust),
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: configuration.connectTimeAmount, read: nil),
+            decompression: .disabled)
+        settings.httpVersion = .http1Only
+        // One kept-alive connection for each transfer that may run at once, so none queues behind another.
+        settings.connectionPool = .init(
+            idleTimeout: .seconds(60),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.connectionsPerHost))
+        settings.connectionPool.retryConnectionEstablishment = false
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
+    }
+
+    deinit {
+        // A transport dropped without `shutdown()` must not trap in HTTPClient's check that it was shut down.
+        if !isShutDown { client.shutdown { _ in } }
     }
 
     func execute(_ request: TransportRequest) async throws -> TransportResponse {
         guard configuration.proxy == nil else {
             throw DownloadError.invalidState("HTTP proxies are not supported yet (a proxy was configured)")
         }
-        guard let target = HTTPTarget(request.url) else { throw DownloadError.invalidURL(request.url) }
-        let head = try Self.requestHead(request, target)
-        var mayReuse = true
-        while true {
-            let pooled = mayReuse ? pool.take(target.poolKey) : nil
-            let connection: HTTPConnection
-            if let pooled { connection = pooled } else { connection = try await connect(target, url: request.url) }
-            let exchange = HTTPExchange(connection: connection, url: request.url, reused: pooled != nil, pool: pool)
-            let responseHead: HTTPResponseHead
-            do {
-                responseHead = try await exchange.head(sending: head)
-            } catch HTTPExchange.Failure.stale {
-                // The server closed the kept-alive connection before it read the request: nothing of the response
-                // arrived, so nothing is lost or repeated by sending it again on a new one.
-                mayReuse = false
-                continue
-            }
-            return TransportResponse(
-                status: Int(responseHead.status.code),
-                headers: responseHead.headers.map { ($0.name, $0.value) },
-                body: TransportBody(
-                    drain: { sink in try await exchange.drain(into: sink) },
-                    abandon: { exchange.abandon() },
-                    isComplete: { exchange.isComplete }))
+        let outgoing = try Self.request(request)
+        let peer =
+            outgoing.host.contains(":") ? "[\(outgoing.host)]:\(outgoing.port)" : "\(outgoing.host):\(outgoing.port)"
+        let stream = ResponseBodyStream()
+        let task = client.execute(
+            request: outgoing, delegate: stream, logger: configuration.logger ?? Self.silent)
+        stream.attach(task)
+        let url = request.url
+        let head: HTTPResponseHead
+        do {
+            head = try await stream.head()
+        } catch {
+            throw Self.translate(error, url: url, peer: peer)
         }
+        return TransportResponse(
+            status: Int(head.status.code),
+            headers: head.headers.map { ($0.name, $0.value) },
+            body: TransportBody(
+                drain: { sink in
+                    do {
+                        try await stream.drain(into: sink)
+                    } catch {
+                        throw Self.translate(error, url: url, peer: peer)
+                    }
+                },
+                abandon: { stream.abandon() },
+                isComplete: { stream.isComplete }))
     }
 
     func shutdown() async {
-        let connections = lock.withLock {
-            isShutDown = true
-            return Array(open.values)
+        let first = lock.withLock {
+            defer { isShutDown = true }
+            return !isShutDown
         }
-        await pool.shutdown()
-        for connection in connections { try? await connection.channel.close() }
+        if first { try? await client.shutdown() }
     }
 
-    /// The number of idle pooled connections (for tests).
-    var idleConnectionCount: Int { pool.idleCount }
+    // MARK: Pure parts
 
-    /// The number of connections open, idle or in use (for tests).
-    var openConnectionCount: Int { lock.withLock { open.count } }
-
-    // MARK: Connections
-
-    private func connect(_ target: HTTPTarget, url: String) async throws -> HTTPConnection {
-        try Task.checkCancellation()
-        let tls = target.isSecure ? try makeTLSContext() : nil
-        let peer = target.hostField
-        let serverName = target.hostIsAddress ? nil : target.host
-        let bootstrap = ClientBootstrap(group: group)
-            .connectTimeout(configuration.connectTimeAmount)
-            .channelOption(ChannelOptions.autoRead, value: false)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    if let tls {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
-                    }
-                    try pipeline.addHTTPClientHandlers()
-                    try pipeline.addHandler(HTTPResponseHandler(peer: peer))
-                }
-            }
-        let channel: any Channel
-        do {
-            channel = try await bootstrap.connect(host: target.host, port: target.port).get()
-        } catch ChannelError.connectTimeout {
-            throw DownloadError.connectTimeout(url)
-        } catch {
-            throw DownloadError.network("connect \(peer): \(error)")
-        }
-        let handler = try await channel.eventLoop.submit {
-            try channel.pipeline.syncOperations.handler(type: HTTPResponseHandler.self)
-        }.get()
-        let connection = HTTPConnection(channel: channel, handler: handler, key: target.poolKey, peer: peer)
-        let id = ObjectIdentifier(connection)
-        let accepted = lock.withLock {
-            guard !isShutDown else { return false }
-            open[id] = connection
-            return true
-        }
-        guard accepted else {
-            try? await channel.close()
-            throw DownloadError.invalidState("the engine is shut down")
-        }
-        channel.closeFuture.whenComplete { _ in self.lock.withLock { _ = self.open.removeValue(forKey: id) } }
-        // The TLS handshake reads before the first request asks to.
-        if tls != nil { channel.read() }
-        if Task.isCancelled {
-            try? await channel.close()
-            throw CancellationError()
-        }
-        return connection
-    }
-
-    private func makeTLSContext() throws -> NIOSSLContext {
-        try lock.withLock {
-            if let tlsContext { return tlsContext }
-            var tls = TLSConfiguration.makeClientConfiguration()
-            // HTTP/1.1 only: the segments of one file each need a connection of their own.
-            tls.applicationProtocols = ["http/1.1"]
-            switch configuration.trust {
-            case .system:
-                break
-            case .certificates(let pem):
-                do {
-                    tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
-                } catch {
-                    throw DownloadError.invalidState("the trusted certificates are not valid PEM: \(error)")
-                }
-            case .insecure:
-                tls.certificateVerification = .none
-            }
-            let context: NIOSSLContext
-            do {
-                context = try NIOSSLContext(configuration: tls)
-            } catch {
-                throw DownloadError.network("TLS setup: \(error)")
-            }
-            tlsContext = context
-            return context
-        }
-    }
-
-    // MARK: Requests
-
-    /// The request head: `GET`, the `Host` field, the engine's fields, nothing else.
-    static func requestHead(_ request: TransportRequest, _ target: HTTPTarget) throws -> HTTPRequestHead {
+    /// The request AsyncHTTPClient sends: `GET`, the engine's fields, nothing else (AsyncHTTPClient adds `Host`).
+    ///
+    /// - Throws: ``DownloadError/invalidURL(_:)`` for anything but an `http://` or `https://` URL with a host;
+    ///   ``DownloadError/invalidState(_:)`` for a field name or value that could smuggle in fields or a second
+    ///   request.
+    static func request(_ request: TransportRequest) throws -> HTTPClient.Request {
+        let scheme = request.url.prefix { $0 != ":" }.lowercased()
+        guard scheme == "http" || scheme == "https" else { throw DownloadError.invalidURL(request.url) }
         var headers = HTTPHeaders()
-        headers.reserveCapacity(request.headers.count + 1)
-        headers.add(name: "Host", value: target.hostField)
+        headers.reserveCapacity(request.headers.count)
         for (name, value) in request.headers {
-            // A line break in a field would let a configured header smuggle in fields or a second request.
             guard !name.isEmpty, !name.utf8.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: ":") }),
                 !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
             else { throw DownloadError.invalidState("invalid request header '\(name)'") }
             headers.add(name: name, value: value)
         }
-        return HTTPRequestHead(version: .http1_1, method: .GET, uri: target.requestTarget, headers: headers)
+        do {
+            return try HTTPClient.Request(url: request.url, method: .GET, headers: headers)
+        } catch {
+            throw DownloadError.invalidURL(request.url)
+        }
+    }
+
+    /// The TLS settings for `https://`: HTTP/1.1 by ALPN, and the configured trust.
+    static func tlsConfiguration(_ trust: TransportConfiguration.TLSTrust) throws -> TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.applicationProtocols = ["http/1.1"]
+        switch trust {
+        case .system:
+            break
+        case .certificates(let pem):
+            do {
+                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
+            } catch {
+                throw DownloadError.invalidState("the trusted certificates are not valid PEM: \(error)")
+            }
+        case .insecure:
+            tls.certificateVerification = .none
+        }
+        return tls
+    }
+
+    /// The engine's error for what AsyncHTTPClient or NIO reported.
+    static func translate(_ error: any Error, url: String, peer: String) -> any Error {
+        switch error {
+        case is CancellationError, is DownloadError:
+            return error
+        case let error as HTTPClientError:
+            // Compared with `==`: in a `switch`, `.cancelled` does not match AsyncHTTPClient's static member.
+            if error == HTTPClientError.connectTimeout { return DownloadError.connectTimeout(url) }
+            if error == HTTPClientError.cancelled { return CancellationError() }
+            if error == HTTPClientError.remoteConnectionClosed {
+                return DownloadError.network("connection to \(peer) closed")
+            }
+            return DownloadError.network("\(peer): \(error)")
+        case let error as HTTPParserError:
+            return DownloadError.malformedResponse("\(error) from \(peer)")
+        case is NIOConnectionError:
+            return DownloadError.network("connect \(peer): \(error)")
+        default:
+            return DownloadError.network("\(peer): \(error)")
+        }
     }
 }

@@ -1,12 +1,14 @@
+import Logging
 import NIOCore
 
 /// What the engine's ``HTTPTransport`` needs to know besides the request: timeouts, pooling, TLS trust and a proxy.
 ///
-/// Built from ``DownloadConfiguration``. The trust and proxy settings are shaped for what comes next (a custom CA,
-/// an insecure mode for test servers, an HTTP proxy plain or through `CONNECT`); a setting the transport does not
-/// implement yet makes ``HTTPTransport/execute(_:)`` throw a line naming it rather than be ignored.
+/// Built from ``DownloadConfiguration``. One configuration is one AsyncHTTPClient `HTTPClient`, since the client sets
+/// trust and proxy for all its requests. The proxy setting is shaped for what comes next (an HTTP proxy, plain or
+/// through `CONNECT`); until the transport implements it, ``HTTPTransport/execute(_:)`` throws a line naming it
+/// rather than ignore it.
 struct TransportConfiguration: Sendable {
-    /// How long a TCP connect (and, for `https://`, nothing more) may take.
+    /// How long establishing a connection (TCP connect, and for `https://` the TLS handshake) may take.
     var connectTimeout: Duration = .seconds(10)
     /// Idle kept-alive connections kept per scheme, host and port, at most.
     var connectionsPerHost: Int = 8
@@ -14,6 +16,8 @@ struct TransportConfiguration: Sendable {
     var trust: TLSTrust = .system
     /// The proxy every request goes through; `nil` connects directly.
     var proxy: ProxyConfiguration?
+    /// Where AsyncHTTPClient logs (the engine's logger); `nil` logs nothing.
+    var logger: Logger?
 
     /// Which server certificates are trusted.
     enum TLSTrust: Sendable, Hashable {

@@ -1,0 +1,231 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// One response of ``HTTPTransport``: AsyncHTTPClient's delegate callbacks bridged to the engine, the head to an
+/// awaiting task and the body to a ``BodySink`` called on the connection's event loop.
+///
+/// Order of events: ``head()`` returns once the head arrived. Body parts that arrive before the engine has decided
+/// what to do with the body wait in `early` (normally nothing, or a small body in full); past ``highWater`` bytes the
+/// delegate's future stays pending, which stops AsyncHTTPClient reading from the connection. ``drain(into:)`` hands
+/// the waiting parts to the sink on the event loop, in order, and every later part goes straight from the delegate
+/// callback to the sink: no queue and no hop to another thread, so a part is written before the next one is read,
+/// which is both the backpressure and what bounds the bytes a `kill -9` costs.
+///
+/// The delegate API, not the streaming `HTTPClientResponse.body`: when a connection drops mid-body the streaming API
+/// fails at once and discards parts it had buffered, while a delegate is handed every part that arrived before it
+/// hears of the error. Those bytes are paid for; a resume keeps them. For the same reason parts are taken without
+/// delay once the drain started: AsyncHTTPClient drops parts it holds back behind a pending future when the
+/// connection fails.
+///
+/// The drain is resolved only on the event loop (by the end of the body, an error, the sink's error or the sink
+/// declining more), after the sink's last call: once it returns, the sink is no longer in use. Cancelling the
+/// draining task cancels the request; AsyncHTTPClient then reports the error on the event loop, which resolves the
+/// drain.
+final class ResponseBodyStream: HTTPClientResponseDelegate, @unchecked Sendable {
+    typealias Response = Void
+
+    /// Bytes held before the drain starts, at most (then reading stops until the drain takes them).
+    static let highWater = 4 << 20
+
+    private let lock = NSLock()
+    private var task: HTTPClient.Task<Void>?
+    private var headResult: Result<HTTPResponseHead, any Error>?
+    private var headWaiter: CheckedContinuation<HTTPResponseHead, any Error>?
+    private var early: [ByteBuffer] = []
+    private var earlyBytes = 0
+    private var backpressure: EventLoopPromise<Void>?
+    private var sink: (any BodySink)?
+    /// AsyncHTTPClient's last word on the request: finished, or failed.
+    private var ending: Result<Void, any Error>?
+    private var drainWaiter: CheckedContinuation<Void, any Error>?
+    /// The drain's result, once known; from then on no part reaches the sink.
+    private var resolution: Result<Void, any Error>?
+    private var cancelRequested = false
+
+    /// Remembers the request, so that cancelling the consumer or abandoning the body can cancel it.
+    func attach(_ task: HTTPClient.Task<Void>) {
+        let cancelNow = lock.withLock {
+            self.task = task
+            return cancelRequested
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    deinit {
+        // A promise must not be dropped unfulfilled.
+        backpressure?.succeed()
+    }
+
+    // MARK: Consumer side
+
+    /// Waits for the response head; cancelling the calling task cancels the request.
+    func head() async throws -> HTTPResponseHead {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                lock.withLock {
+                    if let headResult {
+                        continuation.resume(with: headResult)
+                    } else {
+                        headWaiter = continuation
+                    }
+                }
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    /// Feeds the early parts, then every later one, to `sink`; returns when the body ended or the sink declined
+    /// more, after the sink's last call.
+    func drain(into sink: any BodySink) async throws {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let eventLoop = lock.withLock {
+                    drainWaiter = continuation
+                    return task?.eventLoop
+                }
+                // The early parts go to the sink on the event loop, so no later part can overtake them.
+                if let eventLoop {
+                    eventLoop.execute { self.start(sink) }
+                } else {
+                    start(sink)
+                }
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    /// Whether the whole body has arrived (and waits in `early` unless the drain took it).
+    var isComplete: Bool {
+        lock.withLock {
+            guard case .success = ending else { return false }
+            return true
+        }
+    }
+
+    /// Gives the body up: a request still running is cancelled, and its connection closed by AsyncHTTPClient.
+    func abandon() {
+        let unfinished = lock.withLock { ending == nil }
+        if unfinished { cancel() }
+    }
+
+    private func cancel() {
+        let task = lock.withLock {
+            cancelRequested = true
+            return self.task
+        }
+        task?.cancel()
+    }
+
+    // MARK: Event loop side
+
+    /// Hands the early parts to the sink, then lets the delegate deliver straight to it.
+    private func start(_ sink: any BodySink) {
+        let (parts, release, ended) = lock.withLock {
+            self.sink = sink
+            let parts = early
+            early = []
+            earlyBytes = 0
+            defer { backpressure = nil }
+            return (parts, backpressure, ending)
+        }
+        for part in parts {
+            guard deliver(part, to: sink) else {
+                release?.succeed()
+                return
+            }
+        }
+        if let ended {
+            resolve(ended)
+        } else {
+            release?.succeed()
+        }
+    }
+
+    /// Gives one part to the sink; resolves the drain and cancels the request when the sink is done or failed.
+    private func deliver(_ part: ByteBuffer, to sink: any BodySink) -> Bool {
+        do {
+            if try sink.consume(part) { return true }
+            resolve(.success(()))
+        } catch {
+            resolve(.failure(error))
+        }
+        cancel()
+        return false
+    }
+
+    private func resolve(_ result: Result<Void, any Error>) {
+        let waiter: CheckedContinuation<Void, any Error>? = lock.withLock {
+            guard resolution == nil else { return nil }
+            resolution = result
+            defer { drainWaiter = nil }
+            return drainWaiter
+        }
+        waiter?.resume(with: result)
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        lock.withLock {
+            headResult = .success(head)
+            headWaiter?.resume(returning: head)
+            headWaiter = nil
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        enum Route {
+            case sink(any BodySink)
+            case held
+            case wait(EventLoopFuture<Void>)
+            case ignored
+        }
+        let route: Route = lock.withLock {
+            if resolution != nil { return .ignored }
+            if let sink { return .sink(sink) }
+            early.append(buffer)
+            earlyBytes += buffer.readableBytes
+            guard earlyBytes >= Self.highWater else { return .held }
+            let promise = task.eventLoop.makePromise(of: Void.self)
+            backpressure = promise
+            return .wait(promise.futureResult)
+        }
+        switch route {
+        case .sink(let sink): _ = deliver(buffer, to: sink)
+        case .wait(let future): return future
+        case .held, .ignored: break
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+        finish(.failure(error))
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        finish(.success(()))
+    }
+
+    private func finish(_ result: Result<Void, any Error>) {
+        let (release, attached): (EventLoopPromise<Void>?, Bool) = lock.withLock {
+            guard ending == nil else { return (nil, false) }
+            ending = result
+            if let waiter = headWaiter {
+                headWaiter = nil
+                switch result {
+                case .success: waiter.resume(throwing: HTTPClientError.remoteConnectionClosed)
+                case .failure(let error): waiter.resume(throwing: error)
+                }
+            }
+            if headResult == nil, case .failure(let error) = result { headResult = .failure(error) }
+            defer { backpressure = nil }
+            return (backpressure, sink != nil)
+        }
+        release?.succeed()
+        // Without a sink yet, `start` delivers the early parts first and then resolves with this ending.
+        if attached { resolve(result) }
+    }
+}
