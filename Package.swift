@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2", traits: []),
         .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     ],
     targets: [
         .systemLibrary(
@@ -50,6 +51,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Its pthread-based lock is visible to ThreadSanitizer; Synchronization.Mutex is not on Linux.
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // gzip for the `encoding` fault: zlib through NIOHTTPCompression's response compressor.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -73,6 +73,21 @@ public enum Judge {
                 return ["client reported \(facts.exit.summary) where success was expected"]
             }
             return facts.outputs.flatMap { contentViolations($0, expectation, facts) }
+        case .intact:
+            switch facts.exit {
+            case .success:
+                return facts.outputs.flatMap { contentViolations($0, expectation, facts) }
+            case .failure:
+                return facts.outputs.compactMap { output in
+                    guard output.exists, let bad = output.segments.first(where: { $0.version == nil }) else {
+                        return nil
+                    }
+                    return "failed, leaving bytes of \(output.name) that are not the representation at offset "
+                        + "\(bad.range.lowerBound)"
+                }
+            default:
+                return ["client reported \(facts.exit.summary) where success or a clean failure was expected"]
+            }
         case .cancelled:
             var reasons: [String] = []
             if facts.exit != .cancelled { reasons.append("client reported \(facts.exit.summary), not cancelled") }

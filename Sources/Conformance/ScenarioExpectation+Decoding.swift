@@ -52,8 +52,9 @@ extension ScenarioExpectation: Decodable {
         case "success": outcome = .success
         case "failure": outcome = .failure(kind: try string(.failure) ?? "any")
         case "cancelled": outcome = .cancelled
-        case nil: throw bad(.outcome, "is required: success, failure or cancelled")
-        case let other?: throw bad(.outcome, "\"\(other)\" is not success, failure or cancelled")
+        case "intact": outcome = .intact
+        case nil: throw bad(.outcome, "is required: success, failure, cancelled or intact")
+        case let other?: throw bad(.outcome, "\"\(other)\" is not success, failure, cancelled or intact")
         }
         if case .failure(let kind) = outcome, !Self.isFailureKind(kind) {
             throw bad(.failure, "\"\(kind)\" is not http-NNN, too-many-redirects or any")

@@ -14,6 +14,9 @@ public struct ScenarioExpectation: Hashable, Sendable {
         case failure(kind: String)
         /// The client reports the download as cancelled (after a `cancel-at` step).
         case cancelled
+        /// Either `success`, or a reported failure that leaves no output holding bytes other than the expected
+        /// ones: for a response a client may decode or refuse, never save as it is (`encoding=gzip-always`).
+        case intact
     }
 
     /// Where a resumed request must start.

@@ -63,10 +63,13 @@ enum ResumePlanner {
         var retryAfter: String?
         /// `Location`, raw.
         var location: String?
+        /// `Content-Encoding`, raw.
+        var contentEncoding: String?
 
         init(
             status: Int, contentRange: String? = nil, contentLength: String? = nil, etag: String? = nil,
-            lastModified: String? = nil, retryAfter: String? = nil, location: String? = nil
+            lastModified: String? = nil, retryAfter: String? = nil, location: String? = nil,
+            contentEncoding: String? = nil
         ) {
             self.status = status
             self.contentRange = contentRange
@@ -75,6 +78,7 @@ enum ResumePlanner {
             self.lastModified = lastModified
             self.retryAfter = retryAfter
             self.location = location
+            self.contentEncoding = contentEncoding
         }
     }
 
@@ -129,6 +133,14 @@ enum ResumePlanner {
         now: Date
     ) -> Decision {
         let offset = request.offset
+        // The engine asks for identity. Encoded bytes are not the file, and a range of them cannot extend a partial
+        // file of identity bytes: such a body is never written (the partial file stays as it was).
+        if head.status == 200 || head.status == 206, let coding = head.contentEncoding, !isIdentity(coding) {
+            return .fail(
+                .unexpectedResponse(
+                    "HTTP \(head.status) from \(url) is encoded (Content-Encoding: \(coding)) though identity was asked for;"
+                        + " encoded bytes are not saved as the file"))
+        }
         switch head.status {
         case 200:
             return .restartWithBody(total: head.contentLength.flatMap { HeaderValues.digits($0) })
@@ -178,6 +190,14 @@ enum ResumePlanner {
         default:
             return .fail(.permanentHTTPStatus(head.status, url: url))
         }
+    }
+}
+
+/// Whether a `Content-Encoding` value leaves the bytes as they are: empty, or only `identity` codings.
+private func isIdentity(_ contentEncoding: String) -> Bool {
+    contentEncoding.split(separator: ",").allSatisfy {
+        let coding = $0.trimmingCharacters(in: .whitespaces)
+        return coding.isEmpty || coding.lowercased() == "identity"
     }
 }
 

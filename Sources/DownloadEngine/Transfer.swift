@@ -258,7 +258,8 @@ final class Transfer: @unchecked Sendable {
             etag: response.header("etag"),
             lastModified: response.header("last-modified"),
             retryAfter: response.header("retry-after"),
-            location: response.header("location")
+            location: response.header("location"),
+            contentEncoding: response.header("content-encoding")
         )
         if let digest = response.header("repr-digest").flatMap(HeaderValues.sha256FromReprDigest),
             (200...299).contains(response.status)

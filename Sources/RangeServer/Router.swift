@@ -21,6 +21,8 @@ final class Router: Sendable {
     private let digests = DigestCache()
     /// `/files/` representations already resolved, revalidated per request by one `stat`.
     let files = RepresentationCache(capacity: 256)
+    /// The gzip encodings the `encoding` fault serves.
+    let gzipped = GzipEncoding()
     /// The root, open, so files are opened beneath it (see `OpenFile.opening`); -1 if it could not be opened.
     private let rootDescriptor: Int32
     /// The real port once bound, for absolute redirect locations when the request has no Host.
@@ -98,7 +100,7 @@ final class Router: Sendable {
                 return .text(400, "bad request: \(error)")
             }
         }
-        let representation: Representation
+        var representation: Representation
         do {
             representation = try resolve(resource, passthrough: passthrough, versionOverride: versionOverride)
         } catch {
@@ -113,8 +115,29 @@ final class Router: Sendable {
             faultsApplied = applies
             if !applies { effective = effective.chanceOnly }
         }
+        var encodingFields: [HeaderField] = []
+        var encodedIgnoresRange = false
+        if let encoding = effective.encoding {
+            // Every answer from a URL that negotiates says so, identity ones too, so caches keep them apart.
+            encodingFields.append(HeaderField("Vary", "Accept-Encoding"))
+            if encoding == .gzipAlways || AcceptEncoding.allowsGzip(request.header("accept-encoding")) {
+                guard let encoded = gzipped.encoded(representation) else {
+                    let limit = ByteSize.format(GzipEncoding.maximumIdentityLength)
+                    return .text(
+                        400, "bad request: encoding=\(encoding.rawValue) needs a representation of at most \(limit)")
+                }
+                representation = encoded
+                encodingFields.append(HeaderField("Content-Encoding", "gzip"))
+                encodedIgnoresRange = encoding == .gzipIgnoresRange
+            }
+        }
         let fields = request.conditionalFields
-        var plan = respond(request, fields: fields, with: representation.applying(effective), faults: effective)
+        var plan = respond(
+            request, fields: fields, with: representation.applying(effective), faults: effective,
+            ignoringRange: encodedIgnoresRange)
+        if !encodingFields.isEmpty, plan.status == 200 || plan.status == 206 || plan.status == 304 {
+            plan.headers += encodingFields
+        }
         // Assigned only when there is one: overwriting the empty field costs an outlined destroy of it.
         if let scenario { plan.scenario = scenario }
         if let faultsApplied { plan.faultsApplied = faultsApplied }
@@ -181,9 +204,10 @@ final class Router: Sendable {
     ///
     /// - Parameters:
     ///   - fields: `request.conditionalFields`, read once by the caller, which needs the digest field too.
+    ///   - ignoringRange: Serve the whole representation whatever `Range` asks (`encoding=gzip-ignores-range`).
     func respond(
         _ request: IncomingRequest, fields: (conditional: ConditionalRequest, wantReprDigest: String?),
-        with representation: Representation, faults: FaultPlan
+        with representation: Representation, faults: FaultPlan, ignoringRange: Bool = false
     ) -> ResponsePlan {
         // Most requests carry no fault: skip listing the sixteen keys' canonical values.
         let hasFaults = !faults.isEmpty
@@ -204,7 +228,8 @@ final class Router: Sendable {
             return plan
         }
         let options = DecisionOptions(
-            maxRanges: configuration.maxRanges, ignoreRange: faults.ignoreRange, ignoreIfRange: faults.ignoreIfRange,
+            maxRanges: configuration.maxRanges, ignoreRange: faults.ignoreRange || ignoringRange,
+            ignoreIfRange: faults.ignoreIfRange,
             ifRangeDateOnly: faults.ifRangeDateOnly
         )
         // Room for every field a 200 or single-part 206 carries, so the list is allocated once.

@@ -214,6 +214,20 @@ import Testing
             ])
     }
 
+    @Test func intactAcceptsADecodedFileOrACleanFailureAndCatchesEncodedBytes() {
+        let intact = ScenarioExpectation(outcome: .intact)
+        let one = [Self.entry(1)]
+        #expect(Judge.violations(of: intact, in: Self.facts(one)) == [])
+        let missing = OutputFacts(name: "out.bin", exists: false, size: 0, segments: [])
+        #expect(Judge.violations(of: intact, in: Self.facts(one, outputs: [missing], exit: .failure("encoded"))) == [])
+        let encoded = OutputFacts(
+            name: "out.bin", exists: true, size: 1000, segments: [ContentSegment(range: 0..<1000, version: nil)])
+        #expect(Judge.violations(of: intact, in: Self.facts(one, outputs: [encoded])).count >= 1)
+        let failedLeavingEncoded = Judge.violations(
+            of: intact, in: Self.facts(one, outputs: [encoded], exit: .failure("encoded")))
+        #expect(failedLeavingEncoded.first?.contains("not the representation") == true)
+    }
+
     @Test func successWhereFailureIsExpectedIsCaught() {
         let expectation = ScenarioExpectation(outcome: .failure(kind: "http-404"), maxRequests: 1)
         let reasons = Judge.violations(of: expectation, in: Self.facts([Self.entry(1, status: 404, sent: 10)]))

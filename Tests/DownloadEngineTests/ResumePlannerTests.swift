@@ -73,6 +73,29 @@ struct ResumePlannerTests {
         #expect(decide(Head(status: 206, contentRange: value), offset: 100) == .restart(.malformedContentRange))
     }
 
+    @Test func anEncodedBodyIsNeverWrittenAsTheFile() {
+        for status in [200, 206] {
+            for coding in ["gzip", "br", "identity, gzip", "GZIP"] {
+                let head = Head(
+                    status: status, contentRange: status == 206 ? "bytes 100-999/1000" : nil, etag: "\"e1\"",
+                    contentEncoding: coding)
+                guard case .fail(let error) = decide(head, offset: status == 206 ? 100 : 0) else {
+                    Issue.record("\(status) with Content-Encoding \(coding) was not refused")
+                    continue
+                }
+                #expect(error.message.contains("Content-Encoding: \(coding)"))
+            }
+        }
+        // identity, said outright or not at all, is the file's bytes.
+        let identity = Head(
+            status: 206, contentRange: "bytes 100-999/1000", etag: "\"e1\"", contentEncoding: "identity")
+        #expect(decide(identity, offset: 100) == .append(total: 1000))
+        #expect(decide(Head(status: 200, contentEncoding: ""), offset: 0, V()) == .restartWithBody(total: nil))
+        // A 304 or a redirect carries no body to write; the field does not matter there.
+        #expect(
+            decide(Head(status: 302, location: "/x", contentEncoding: "gzip"), offset: 0) == .redirect(location: "/x"))
+    }
+
     @Test func fullResponseToARangeRequestRestartsKeepingTheBody() {
         #expect(decide(Head(status: 200, contentLength: "1000"), offset: 100) == .restartWithBody(total: 1000))
         #expect(decide(Head(status: 200), offset: 0, V()) == .restartWithBody(total: nil))

@@ -67,6 +67,7 @@ struct FaultPlanTests {
         case .ifRange: "date-only"
         case .unsatisfiableShape: "html-body"
         case .head: "405"
+        case .encoding: "gzip-ignores-range"
         default: "1"
         }
     }

@@ -66,6 +66,22 @@ public struct FaultPlan: Hashable, Sendable {
     public var probability: UInt32?
     /// The seed of the draws `probability` makes; 0 when not given.
     public var faultSeed: UInt64?
+    /// Serve the representation gzip-encoded (`encoding=gzip`, `gzip-ignores-range`, `gzip-always`).
+    public var encoding: ContentEncodingFault?
+
+    /// How `encoding` serves the representation.
+    ///
+    /// The encoded bytes are a representation of their own: their own strong ETag, and ranges over the encoded
+    /// bytes, as RFC 9110 has it and CDNs that compress do.
+    public enum ContentEncodingFault: String, CaseIterable, Hashable, Sendable {
+        /// gzip when the request's `Accept-Encoding` allows it, identity otherwise.
+        case gzip
+        /// Like `gzip`, but a ranged request that accepts gzip gets 200 with the whole encoded body (a CDN that
+        /// ignores Range whenever it compresses).
+        case gzipIgnoresRange = "gzip-ignores-range"
+        /// gzip even when the request asked for identity or sent no `Accept-Encoding` (a broken server).
+        case gzipAlways = "gzip-always"
+    }
 
     /// The shapes of a 416 for `416-shape`.
     public enum UnsatisfiableShape: String, CaseIterable, Hashable, Sendable {
@@ -87,7 +103,7 @@ public struct FaultPlan: Hashable, Sendable {
             && delay == nil && status == nil && retryAfter == nil && !ignoreRange && !ignoreIfRange && !noETag
             && !weakETag && !noLastModified && !noAcceptRanges && !chunked && misalignRange == nil
             && etagSalt == nil && !ifRangeDateOnly && unsatisfiableShape == nil && !contentRangeOn200 && !refuseHead
-            && probability == nil && faultSeed == nil
+            && probability == nil && faultSeed == nil && encoding == nil
     }
 
     /// The fault parameters, one per query key, in canonical order (the order of `Key.allCases`).
@@ -113,6 +129,7 @@ public struct FaultPlan: Hashable, Sendable {
         case unsatisfiableShape = "416-shape"
         case contentRangeOn200 = "content-range-on-200"
         case head
+        case encoding
         case probability
         case faultSeed = "fault-seed"
     }
@@ -216,6 +233,7 @@ public struct FaultPlan: Hashable, Sendable {
         result.unsatisfiableShape = unsatisfiableShape ?? base.unsatisfiableShape
         result.contentRangeOn200 = contentRangeOn200 || base.contentRangeOn200
         result.refuseHead = refuseHead || base.refuseHead
+        result.encoding = encoding ?? base.encoding
         return result
     }
 }
@@ -281,6 +299,8 @@ extension FaultPlan {
         case .head:
             guard value == "405" else { throw bad("405") }
             refuseHead = true
+        case .encoding:
+            encoding = try need(ContentEncodingFault(rawValue: value), "gzip, gzip-ignores-range or gzip-always")
         case .probability:
             probability = try need(FaultChance.parseMillionths(value), "a probability above 0 and at most 1, like 0.5")
         case .faultSeed:
@@ -373,6 +393,7 @@ extension FaultPlan {
         case .unsatisfiableShape: unsatisfiableShape?.rawValue
         case .contentRangeOn200: contentRangeOn200 ? "1" : nil
         case .head: refuseHead ? "405" : nil
+        case .encoding: encoding?.rawValue
         case .probability: probability.map(FaultChance.formatMillionths)
         case .faultSeed: faultSeed.map { String($0) }
         }

@@ -6,6 +6,8 @@ enum ContentSource: Hashable, Sendable {
     case generated(ContentGenerator)
     /// A regular file below the root, open; read with `pread`, sent with `sendfile` through a duplicate.
     case file(OpenFile)
+    /// Bytes held in memory: a representation encoded by the `encoding` fault.
+    case bytes(SharedBytes)
 
     /// Fills `target` with the bytes at `offset`: generated, or read from the file.
     ///
@@ -18,6 +20,8 @@ enum ContentSource: Hashable, Sendable {
             return true
         case .file(let file):
             return file.read(offset: offset, into: target)
+        case .bytes(let shared):
+            return shared.read(offset: offset, into: target)
         }
     }
 }
