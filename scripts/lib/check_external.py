@@ -20,6 +20,8 @@ URLS = [
     ("/bytes/64K?rate=1M", "a paced body"),
     ("/bytes/64K?stall-after=16K&stall-for=200ms", "a short stall"),
     ("/bytes/64K?chunked=1", "chunked transfer coding"),
+    ("/bytes/64K?encoding=gzip", "gzip content coding"),
+    ("/files/sample.bin?encoding=gzip", "gzip content coding of a file"),
     ("/bytes/64K?no-last-modified=1", "no Last-Modified"),
     ("/bytes/64K?weak-etag=1", "a weak ETag"),
 ]
