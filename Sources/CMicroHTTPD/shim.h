@@ -31,6 +31,20 @@ static inline uint64_t cmhd_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 /// `MHD_CONTENT_READER_END_OF_STREAM`.
 static inline ssize_t cmhd_reader_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
 
+/// Lets a `Content-Length` field set by hand go out (`chunked-with-length`: beside the chunked coding
+/// libmicrohttpd applies to a body of unknown size). Call before adding any field. `MHD_set_response_options` is
+/// variadic, so it does not import.
+static inline enum MHD_Result cmhd_allow_manual_content_length(struct MHD_Response *response) {
+    return MHD_set_response_options(response, MHD_RF_INSANITY_HEADER_CONTENT_LENGTH, MHD_RO_END);
+}
+
+/// Like `cmhd_allow_manual_content_length`, and the body is sent unchunked and delimited by closing the
+/// connection, in an HTTP/1.1 status line (`length-delta`: the declared length is the only one there is).
+static inline enum MHD_Result cmhd_allow_manual_content_length_and_close(struct MHD_Response *response) {
+    return MHD_set_response_options(
+        response, MHD_RF_INSANITY_HEADER_CONTENT_LENGTH | MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
+}
+
 /// `MHD_CONTENT_READER_END_WITH_ERROR`: closes the connection without finishing the body.
 static inline ssize_t cmhd_reader_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }
 
@@ -121,6 +135,16 @@ static inline int cmhd_unsent_bytes(int fd) {
 #else
     (void)fd;
     return -1;
+#endif
+}
+
+/// Writes `length` bytes of `bytes` to the socket as they are, past libmicrohttpd's framing (plain HTTP only),
+/// without raising SIGPIPE if the peer has gone. Returns what `send` returns.
+static inline ssize_t cmhd_send_raw(int fd, const void *bytes, size_t length) {
+#ifdef MSG_NOSIGNAL
+    return send(fd, bytes, length, MSG_NOSIGNAL);
+#else
+    return send(fd, bytes, length, 0);
 #endif
 }
 

@@ -12,6 +12,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case tooManyRedirects
         case redirectWithoutLocation
         case network
+        case malformedResponse
         case connectTimeout
         case idleTimeout
         case deadlineExceeded
@@ -76,11 +77,12 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         .init(.network, "network error: \(detail)")
     }
 
-    /// The server's response could not be parsed (a bad status line or header, an oversized head, broken chunked
-    /// framing). A network error by kind (``kind`` `network`), retried like one: a proxy or a server may send
-    /// garbage once and a good response the next time.
+    /// The server's response could not be parsed (a bad status line or header, an oversized head, both
+    /// `Transfer-Encoding` and `Content-Length`, broken chunked framing). Retried like a network error: a proxy or a
+    /// server may send garbage once and a good response the next time; a task gives up after three in a row that
+    /// brought no byte (see ``unexpectedResponse(_:)``).
     public static func malformedResponse(_ detail: String) -> DownloadError {
-        .init(.network, "malformed HTTP response: \(detail)")
+        .init(.malformedResponse, "malformed HTTP response: \(detail)")
     }
 
     /// The TCP connection could not be established within the connect timeout.
@@ -164,6 +166,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     public static let corruptRecord = DownloadError(.corruptRecord, "")
     /// Pattern matching any ``retriesExhausted(_:last:)`` error.
     public static let retriesExhausted = DownloadError(.retriesExhausted, "")
+    /// Pattern matching any ``malformedResponse(_:)`` error.
+    public static let malformedResponse = DownloadError(.malformedResponse, "")
     /// Pattern matching any ``idleTimeout(_:)`` error.
     public static let idleTimeout = DownloadError(.idleTimeout, "")
     /// Pattern matching any ``deadlineExceeded(_:)`` error.
@@ -172,7 +176,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     /// Whether the engine retries after this error (from the current offset).
     public var isRetryable: Bool {
         switch code {
-        case .network, .connectTimeout, .idleTimeout, .prematureEndOfBody, .retryableHTTPStatus: true
+        case .network, .malformedResponse, .connectTimeout, .idleTimeout, .prematureEndOfBody, .retryableHTTPStatus:
+            true
         default: false
         }
     }
@@ -187,6 +192,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .tooManyRedirects: "too-many-redirects"
         case .redirectWithoutLocation: "redirect-without-location"
         case .network: "network"
+        case .malformedResponse: "malformed-response"
         case .connectTimeout: "connect-timeout"
         case .idleTimeout: "idle-timeout"
         case .deadlineExceeded: "deadline-exceeded"

@@ -90,6 +90,7 @@ enum ResumePlanner {
         case malformedContentRange = "malformed Content-Range"
         case unsatisfiable = "416 but the partial file is not complete"
         case preconditionFailed = "unexpected 304/412"
+        case digestMismatch = "the bytes received disagree with the server's Repr-Digest"
     }
 
     /// What to do with a response.

@@ -133,6 +133,8 @@ final class Transfer: @unchecked Sendable {
         try openPartial()
         var failures = 0
         var restarts = 0
+        // Responses in a row that could not be parsed and brought no byte: a server that always answers this way.
+        var malformedInARow = 0
         var hops = 0
         var url = record.resolvedURL ?? record.url
         var crossOrigin = !sameOrigin(url, record.url)
@@ -151,10 +153,30 @@ final class Transfer: @unchecked Sendable {
                 result = .retry(error, after: nil)
             }
             if length > before { failures = 0 }
+            if case .retry(let error, _) = result, DownloadError.malformedResponse ~= error, length == before {
+                malformedInARow += 1
+                if malformedInARow >= 3 {
+                    throw DownloadError.unexpectedResponse("\(error.message) (3 times in a row)")
+                }
+            } else {
+                malformedInARow = 0
+            }
 
             switch result {
             case .done:
-                return try finish()
+                let digest = hasher.map { HeaderValues.hex($0.finalize()) }
+                let verdict = ResumePlanner.verify(
+                    length: length, totalLength: record.totalLength, sha256: digest, expected: record.expectedSHA256,
+                    announced: reprDigest ?? record.reprDigestSHA256)
+                switch verdict {
+                case .verified:
+                    return try finish(digest: digest)
+                case .restart(let reason):
+                    try restartFromZero(reason, restarts: &restarts)
+                case .fail(let error):
+                    discardPartial()
+                    throw error
+                }
             case .moreToFetch:
                 continue
             case .redirect(let location, let status):
@@ -183,15 +205,7 @@ final class Transfer: @unchecked Sendable {
                 crossOrigin = false
                 record.resolvedURL = nil
             case .restart(let reason):
-                restarts += 1
-                if restarts > 3 {
-                    throw DownloadError.unexpectedResponse(
-                        "restarted from zero \(restarts - 1) times (\(reason.rawValue))")
-                }
-                // The partial file is empty now, so the validators on disk cannot be mistaken for its bytes'; the
-                // next response's validators are saved before any byte of it is written.
-                try truncate()
-                record.validators = .init()
+                try restartFromZero(reason, restarts: &restarts)
             case .retry(let error, let after):
                 failures += 1
                 guard
@@ -215,6 +229,28 @@ final class Transfer: @unchecked Sendable {
                 try await Task.sleep(for: delay)
             }
         }
+    }
+
+    /// Empties the partial file and forgets what it held, so the next request starts from zero; throws once this
+    /// has happened more than three times in one run.
+    private func restartFromZero(_ reason: ResumePlanner.RestartReason, restarts: inout Int) throws {
+        restarts += 1
+        if restarts > 3 {
+            let detail = "restarted from zero \(restarts - 1) times (\(reason.rawValue))"
+            if reason == .digestMismatch {
+                discardPartial()
+                throw DownloadError.verificationFailed(detail)
+            }
+            throw DownloadError.unexpectedResponse(detail)
+        }
+        configuration.logger.info(
+            "restarting from zero", metadata: ["url": "\(record.url)", "reason": "\(reason.rawValue)"])
+        // The partial file is empty now, so the validators on disk cannot be mistaken for its bytes'; the next
+        // response's validators (and digest) are saved before any byte of it is written.
+        try truncate()
+        record.validators = .init()
+        reprDigest = nil
+        record.reprDigestSHA256 = nil
     }
 
     private func sameOrigin(_ a: String, _ b: String) -> Bool {
@@ -440,22 +476,9 @@ final class Transfer: @unchecked Sendable {
         lastProgressBytes = 0
     }
 
-    /// Verifies length and digest, then moves the partial file into place.
-    private func finish() throws -> TransferOutcome {
+    /// Moves the verified partial file into place (see `ResumePlanner.verify`).
+    private func finish(digest: String?) throws -> TransferOutcome {
         let destination = store.destinationPath(record)
-        if let total = record.totalLength, total != length {
-            discardPartial()
-            throw DownloadError.verificationFailed("length \(length), expected \(total)")
-        }
-        let digest = hasher.map { HeaderValues.hex($0.finalize()) }
-        if let digest, let expected = record.expectedSHA256?.lowercased(), expected != digest {
-            discardPartial()
-            throw DownloadError.verificationFailed("SHA-256 \(digest), expected \(expected)")
-        }
-        if let digest, let announced = reprDigest ?? record.reprDigestSHA256, announced != digest {
-            discardPartial()
-            throw DownloadError.verificationFailed("SHA-256 \(digest), server's Repr-Digest says \(announced)")
-        }
         // Only for power-loss durability: the page cache already carries the bytes across a process death, and the
         // rename below is atomic either way.
         if configuration.durability.syncsToDisk { try FileIO.fsync(fd, partialPath) }

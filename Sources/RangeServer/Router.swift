@@ -320,7 +320,9 @@ final class Router: Sendable {
         if plan.status == 200 || plan.status == 206 {
             plan.delivery = Delivery(
                 delay: faults.delay, dropAfter: faults.dropAfter, resetAfter: faults.resetAfter,
-                stallAfter: faults.stallAfter, stallFor: faults.stallFor, rate: faults.rate, chunked: faults.chunked
+                stallAfter: faults.stallAfter, stallFor: faults.stallFor, rate: faults.rate, chunked: faults.chunked,
+                lengthDelta: faults.lengthDelta, chunkedWithLength: faults.chunkedWithLength,
+                garbageAfter: faults.garbageAfter, badChunkAfter: faults.badChunkAfter
             )
             plan.faults = names
         } else {
@@ -332,7 +334,7 @@ final class Router: Sendable {
     private func isBodyFault(_ name: String) -> Bool {
         [
             "drop-after", "reset-after", "stall-after", "stall-for", "rate", "chunked", "misalign-range",
-            "content-range-on-200",
+            "content-range-on-200", "length-delta", "garbage-after", "chunked-with-length", "bad-chunk-after",
         ].contains {
             name.hasPrefix($0)
         }

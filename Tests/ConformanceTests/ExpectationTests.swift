@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"outcome": "done"}"#, #"s.json:1:13: expect.outcome: "done" is not success, failure or cancelled"#),
+        (#"{"outcome": "done"}"#, #"s.json:1:13: expect.outcome: "done" is not success, failure, cancelled or intact"#),
         (#"{"outcome": "success", "colour": "red"}"#, "s.json:1:34: expect.colour: unknown key (expected one of: "),
         (#"{"outcome": "failure", "failure": "http-200"}"#, #"s.json:1:35: expect.failure: "http-200" is not"#),
         (#"{"outcome": "success", "failure": "any"}"#, #"s.json:1:35: expect.failure: requires "outcome": "failure""#),
@@ -57,7 +57,7 @@ import Testing
             "s.json:1:65: expect.steps[0].pause-for: requires pause-at"
         ),
         (#"{"outcome": "cancelled"}"#, #"s.json:1:13: expect.outcome: "cancelled" requires a cancel-at step"#),
-        (#"{"version": 2}"#, "s.json:1:1: expect.outcome: is required: success, failure or cancelled"),
+        (#"{"version": 2}"#, "s.json:1:1: expect.outcome: is required: success, failure, cancelled or intact"),
         (#"["success"]"#, "s.json:1:1: expect: must be an object, found an array"),
     ])
     func badSectionsNameTheFileLineColumnAndKey(json: String, prefix: String) {

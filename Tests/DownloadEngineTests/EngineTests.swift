@@ -529,6 +529,27 @@ struct EngineTests {
         }
     }
 
+    @Test("8b. bytes that disagree with the server's Repr-Digest are fetched again from zero, three times at most")
+    func digestMismatchRestarts() async throws {
+        try await withEngine { server, engine, dir in
+            // Every response replaces the bytes after 1K: each fetch fails the digest, so the task restarts three
+            // times and then fails, with nothing at the destination.
+            let url = server.baseURL + "/bytes/64K?seed=82&garbage-after=1K"
+            let id = try await engine.add(.init(url: url, destination: dir + "/g"))
+            let result = await engine.result(of: id)
+            guard case .failed(let error) = result else {
+                Issue.record("expected failure, got \(result)")
+                return
+            }
+            #expect(DownloadError.verificationFailed ~= error)
+            #expect(error.message.contains("restarted from zero 3 times"), "\(error.message)")
+            #expect(!FileManager.default.fileExists(atPath: dir + "/g"))
+            let fetches = requests(server, "/bytes/64K?seed=82&garbage-after=1K")
+            #expect(fetches.count == 4)
+            #expect(fetches.allSatisfy { $0.requestHeaders["range"] == nil }, "every fetch starts from zero")
+        }
+    }
+
     // MARK: 9. Bad input
 
     @Test("9. bad input fails that task alone; a corrupt record is set aside")

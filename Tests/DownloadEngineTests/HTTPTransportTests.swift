@@ -292,7 +292,8 @@ struct HTTPTransportTests {
             _ = try await get(client, "http://127.0.0.1:\(server.port)/")
             Issue.record("no error")
         } catch let error as DownloadError {
-            #expect(error.kind == "network" && error.message.contains("malformed"))
+            #expect(error.kind == "malformed-response" && error.message.contains("malformed"))
+            #expect(error.isRetryable)
         }
         let port = server.port
         server.stop()

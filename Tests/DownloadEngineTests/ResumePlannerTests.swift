@@ -255,6 +255,37 @@ struct HeaderValuesTests {
         #expect(LexicalPath.absolute("../x", relativeTo: "/a/b") == "/a/x")
     }
 
+    @Test(
+        "verify: a server digest that disagrees restarts; the user's checksum fails only bytes the server vouches for")
+    func verification() {
+        let a = String(repeating: "a", count: 64)
+        let b = String(repeating: "b", count: 64)
+        func verify(
+            _ sha: String?, expected: String? = nil, announced: String? = nil, total: Int64? = 10
+        )
+            -> ResumePlanner.Verdict
+        {
+            ResumePlanner.verify(length: 10, totalLength: total, sha256: sha, expected: expected, announced: announced)
+        }
+        #expect(verify(a) == .verified)
+        #expect(verify(a, expected: a.uppercased(), announced: a) == .verified)
+        #expect(verify(nil, expected: b, announced: b) == .verified)  // nothing hashed (lengthOnly): length only
+        #expect(verify(a, announced: b) == .restart(.digestMismatch))
+        // Both disagree: the bytes were damaged on the way; the user's checksum is not the reason.
+        #expect(verify(a, expected: b, announced: b) == .restart(.digestMismatch))
+        guard case .fail(let error) = verify(a, expected: b, announced: a) else {
+            Issue.record("a checksum the server's bytes fail must fail the task")
+            return
+        }
+        #expect(DownloadError.verificationFailed ~= error)
+        #expect(error.message.contains("expected " + b))
+        guard case .fail(let short) = verify(a, total: 11) else {
+            Issue.record("a length other than the declared one must fail")
+            return
+        }
+        #expect(short.message == "verification failed: length 10, expected 11")
+    }
+
     @Test("absolute paths: normal ones come back as they are, the others normalised")
     func absolutePaths() {
         for normal in ["/", "/a", "/a/b.bin", "/.hidden/x", "/a/..b", "/a/...", "/a/b./c"] {

@@ -69,7 +69,8 @@ struct ServerEncodingTests {
     func ignoresRange() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
             let target = "/bytes/64K?seed=6&encoding=gzip-ignores-range"
-            let ranged = try await FaultWire.get(server, target, headers: ["Accept-Encoding": "gzip", "Range": "bytes=10-"])
+            let ranged = try await FaultWire.get(
+                server, target, headers: ["Accept-Encoding": "gzip", "Range": "bytes=10-"])
             #expect(ranged.status == 200)
             #expect(ranged.header("content-encoding") == "gzip")
             #expect(try await gunzip(ranged.body) == FaultWire.expected(seed: 6, count: 65_536))

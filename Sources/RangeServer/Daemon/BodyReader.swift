@@ -53,6 +53,9 @@ final class BodyReader: @unchecked Sendable {
         context.bodyBytesSent = position
         if daemon.isStopping { return end(.stalled) }
         let length = body.length
+        if let badChunkAfter = delivery.badChunkAfter {
+            if position >= min(badChunkAfter, length) { return malformedChunk() }
+        }
         if position >= length {
             // Chunked, a drop or reset exactly at the end still withholds the last chunk (the documented meaning of
             // chunked with drop-after): the client holds every byte but cannot tell that the body is complete.
@@ -73,6 +76,9 @@ final class BodyReader: @unchecked Sendable {
                 return end(.stalled)
             }
             allowed = min(allowed, stallAfter - position)
+        }
+        if let badChunkAfter = delivery.badChunkAfter {
+            allowed = min(allowed, badChunkAfter - position)
         }
         if let dropAfter = delivery.dropAfter {
             if position >= dropAfter { return end(.dropped) }
@@ -105,13 +111,41 @@ final class BodyReader: @unchecked Sendable {
         let count = Int(allowed)
         let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
         guard fill(target, position: position) else { return end(.dropped) }
+        if let garbageAfter = delivery.garbageAfter, position + UInt64(count) > garbageAfter {
+            // The generator under a seed and version of its own: bytes that differ from the representation's.
+            let start = Int(min(UInt64(count), garbageAfter > position ? garbageAfter - position : 0))
+            Self.garbage.fill(
+                UnsafeMutableRawBufferPointer(rebasing: target[start...]), offset: position + UInt64(start))
+        }
         return count
     }
+
+    /// The source of `garbage-after`'s bytes.
+    private static let garbage = ContentGenerator(seed: 0xDEAD_BEEF_0BAD_F00D, version: 0x5EED)
 
     private func end(_ outcome: JournalOutcome) -> Int {
         context.outcome = outcome
         return cmhd_reader_end_with_error()
     }
+
+    /// `bad-chunk-after`: where the next chunk-size line belongs, one that is not hexadecimal, then a close.
+    ///
+    /// libmicrohttpd writes chunk framing itself and has no way to spoil it, so the line goes straight to the
+    /// socket: this reader is only asked for the next chunk once every byte of the previous one has been written
+    /// (see `read`), so nothing of libmicrohttpd's is still waiting to go out before it. A raw write like this is
+    /// possible on plain HTTP only.
+    private func malformedChunk() -> Int {
+        let fd = cmhd_connection_fd(connection)
+        if fd >= 0 {
+            let line = Array(Self.malformedChunkLine.utf8)
+            _ = line.withUnsafeBytes { cmhd_send_raw(fd, $0.baseAddress, $0.count) }
+        }
+        return end(.dropped)
+    }
+
+    /// Not a chunk size: `z` is no hexadecimal digit. A lenient parser that reads hex digits up to the first other
+    /// character reads 0 here, the last chunk, and takes the truncated body for complete: the fault catches that.
+    static let malformedChunkLine = "zz-not-a-chunk-size\r\n"
 
     /// Ends the connection with a TCP RST once the bytes already written have left, so the peer sees
     /// exactly `reset-after` bytes and then the reset.

@@ -25,13 +25,32 @@ func queue(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTP
         return .NO
     }
     defer { MHD_destroy_response(response) }
+    let delivery = context.plan!.delivery
+    // Before any field: the flags decide which fields libmicrohttpd adds itself.
+    if delivery.lengthDelta != nil {
+        _ = cmhd_allow_manual_content_length_and_close(response)
+    } else if delivery.chunkedWithLength {
+        _ = cmhd_allow_manual_content_length(response)
+    }
     // Ours, formatted once a second, so libmicrohttpd adds none of its own (see `ResponseDate`); first, as on a
     // kept response.
-    _ = MHD_add_response_header(response, dateFieldName.cString, ResponseDate.current())
+    // In its HTTP/1.0-compatible mode (`length-delta`) libmicrohttpd sends a Date of its own whatever the response
+    // holds, so there ours would make two.
+    if delivery.lengthDelta == nil {
+        _ = MHD_add_response_header(response, dateFieldName.cString, ResponseDate.current())
+    }
     _ = withCStrings(context.plan!.headers[...]) { name, value in
         _ = MHD_add_response_header(response, name, value)
         return true
     }
+    if let delta = delivery.lengthDelta {
+        // The body is still exactly the one planned (see `makeResponse`); only the declared length lies.
+        _ = MHD_add_response_header(
+            response, "Content-Length", String(max(0, Int64(clamping: context.plan!.body.length) + delta)))
+    } else if delivery.chunkedWithLength {
+        _ = MHD_add_response_header(response, "Content-Length", String(context.plan!.body.length))
+    }
+    if delivery.closesConnection { _ = MHD_add_response_header(response, "Connection", "close") }
     return MHD_queue_response(connection, status, response)
 }
 
@@ -117,7 +136,9 @@ func makeResponse(context: RequestContext, connection: OpaquePointer, daemon: Mi
     default:
         let plan = context.plan!
         let reader = BodyReader(plan: plan, context: context, connection: connection, daemon: daemon)
-        let size = plan.delivery.chunked ? cmhd_size_unknown() : plan.body.length
+        // `length-delta` and `chunked-with-length` declare a length of their own: libmicrohttpd, not told the size,
+        // adds none; it chunks the body unless the response's flags say otherwise (see `queue`).
+        let size = plan.delivery.hasUnknownSize ? cmhd_size_unknown() : plan.body.length
         return MHD_create_response_from_callback(
             size, readerBlockSize(plan), readBody, Unmanaged.passRetained(reader).toOpaque(), freeBody
         )

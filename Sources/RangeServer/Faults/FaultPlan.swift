@@ -68,6 +68,15 @@ public struct FaultPlan: Hashable, Sendable {
     public var faultSeed: UInt64?
     /// Serve the representation gzip-encoded (`encoding=gzip`, `gzip-ignores-range`, `gzip-always`).
     public var encoding: ContentEncodingFault?
+    /// Declare a `Content-Length` this many bytes off the body actually sent (negative: shorter), and close the
+    /// connection after the body.
+    public var lengthDelta: Int64?
+    /// Send this many correct body bytes, then pseudo-random bytes to the declared length, then close.
+    public var garbageAfter: UInt64?
+    /// Send the body chunked and with a `Content-Length` (of the body, not of the chunked bytes on the wire).
+    public var chunkedWithLength = false
+    /// Send this many body bytes in well-formed chunks, then a chunk-size line that is not hexadecimal, then close.
+    public var badChunkAfter: UInt64?
 
     /// How `encoding` serves the representation.
     ///
@@ -103,7 +112,8 @@ public struct FaultPlan: Hashable, Sendable {
             && delay == nil && status == nil && retryAfter == nil && !ignoreRange && !ignoreIfRange && !noETag
             && !weakETag && !noLastModified && !noAcceptRanges && !chunked && misalignRange == nil
             && etagSalt == nil && !ifRangeDateOnly && unsatisfiableShape == nil && !contentRangeOn200 && !refuseHead
-            && probability == nil && faultSeed == nil && encoding == nil
+            && probability == nil && faultSeed == nil && encoding == nil && lengthDelta == nil && garbageAfter == nil
+            && !chunkedWithLength && badChunkAfter == nil
     }
 
     /// The fault parameters, one per query key, in canonical order (the order of `Key.allCases`).
@@ -130,6 +140,10 @@ public struct FaultPlan: Hashable, Sendable {
         case contentRangeOn200 = "content-range-on-200"
         case head
         case encoding
+        case lengthDelta = "length-delta"
+        case garbageAfter = "garbage-after"
+        case chunkedWithLength = "chunked-with-length"
+        case badChunkAfter = "bad-chunk-after"
         case probability
         case faultSeed = "fault-seed"
     }
@@ -234,6 +248,10 @@ public struct FaultPlan: Hashable, Sendable {
         result.contentRangeOn200 = contentRangeOn200 || base.contentRangeOn200
         result.refuseHead = refuseHead || base.refuseHead
         result.encoding = encoding ?? base.encoding
+        result.lengthDelta = lengthDelta ?? base.lengthDelta
+        result.garbageAfter = garbageAfter ?? base.garbageAfter
+        result.chunkedWithLength = chunkedWithLength || base.chunkedWithLength
+        result.badChunkAfter = badChunkAfter ?? base.badChunkAfter
         return result
     }
 }
@@ -299,6 +317,11 @@ extension FaultPlan {
         case .head:
             guard value == "405" else { throw bad("405") }
             refuseHead = true
+        case .lengthDelta:
+            lengthDelta = try need(Self.signedSize(value), "a size with an optional sign, like -100, 1K or +16")
+        case .garbageAfter: garbageAfter = try need(ByteSize.parse(value), sizeHelp)
+        case .chunkedWithLength: chunkedWithLength = try need(Self.flag(value), flagHelp)
+        case .badChunkAfter: badChunkAfter = try need(ByteSize.parse(value), sizeHelp)
         case .encoding:
             encoding = try need(ContentEncodingFault(rawValue: value), "gzip, gzip-ignores-range or gzip-always")
         case .probability:
@@ -356,6 +379,25 @@ extension FaultPlan {
         if ifRangeDateOnly, ignoreIfRange {
             throw conflict(.ifRange, "cannot be combined with ignore-if-range", "date-only")
         }
+        if let lengthDelta, chunked {
+            throw conflict(
+                .lengthDelta, "cannot be combined with chunked (a chunked body declares no length)",
+                canonicalValue(of: .lengthDelta) ?? String(lengthDelta))
+        }
+        if let lengthDelta, chunkedWithLength {
+            throw conflict(
+                .lengthDelta, "cannot be combined with chunked-with-length (one declared length at a time)",
+                canonicalValue(of: .lengthDelta) ?? String(lengthDelta))
+        }
+        if let badChunkAfter, lengthDelta != nil {
+            throw conflict(
+                .badChunkAfter, "cannot be combined with length-delta (a body with a declared length has no chunks)",
+                ByteSize.format(badChunkAfter))
+        }
+        if chunkedWithLength, let encoding {
+            throw conflict(
+                .chunkedWithLength, "cannot be combined with encoding=\(encoding.rawValue)", "1")
+        }
         if let faultSeed, probability == nil {
             throw conflict(.faultSeed, "requires probability", String(faultSeed))
         }
@@ -394,9 +436,22 @@ extension FaultPlan {
         case .contentRangeOn200: contentRangeOn200 ? "1" : nil
         case .head: refuseHead ? "405" : nil
         case .encoding: encoding?.rawValue
+        case .lengthDelta:
+            lengthDelta.map { $0 < 0 ? "-" + ByteSize.format($0.magnitude) : ByteSize.format($0.magnitude) }
+        case .garbageAfter: garbageAfter.map(ByteSize.format)
+        case .chunkedWithLength: chunkedWithLength ? "1" : nil
+        case .badChunkAfter: badChunkAfter.map(ByteSize.format)
         case .probability: probability.map(FaultChance.formatMillionths)
         case .faultSeed: faultSeed.map { String($0) }
         }
+    }
+
+    /// A size with an optional leading `-` or `+` (`-100`, `+1K`); `nil` beyond ±2^63.
+    static func signedSize(_ text: String) -> Int64? {
+        let negative = text.hasPrefix("-")
+        let digits = negative || text.hasPrefix("+") ? String(text.dropFirst()) : text
+        guard let magnitude = ByteSize.parse(digits), magnitude <= UInt64(Int64.max) else { return nil }
+        return negative ? -Int64(magnitude) : Int64(magnitude)
     }
 
     /// `1`/`true`/`0`/`false` in any case; an empty value (`?chunked`) means true.

@@ -64,11 +64,28 @@ struct Delivery: Hashable, Sendable {
     var rate: UInt64?
     /// Send with chunked transfer coding instead of Content-Length.
     var chunked = false
+    /// Declare a Content-Length this far off the body's length, and close after the body.
+    var lengthDelta: Int64?
+    /// Send the body chunked and declare its length in Content-Length too.
+    var chunkedWithLength = false
+    /// Replace the body's bytes from this position on with pseudo-random ones, and close after the body.
+    var garbageAfter: UInt64?
+    /// Send this many body bytes in chunks, then a malformed chunk-size line, then close.
+    var badChunkAfter: UInt64?
 
     /// Whether the body can go out through sendfile: nothing watches or paces it.
     var isPlain: Bool {
         delay == nil && dropAfter == nil && resetAfter == nil && stallAfter == nil && rate == nil && !chunked
+            && lengthDelta == nil && garbageAfter == nil && !chunkedWithLength && badChunkAfter == nil
     }
+
+    /// Whether the connection must close after this response (a framing or content fault: the next response on
+    /// it could not be told apart from the fault).
+    var closesConnection: Bool { lengthDelta != nil || garbageAfter != nil }
+
+    /// Whether libmicrohttpd is told the body's size is unknown: it then chunks the body, unless the response's
+    /// flags ask for a body delimited by closing the connection (`length-delta`).
+    var hasUnknownSize: Bool { chunked || chunkedWithLength || lengthDelta != nil || badChunkAfter != nil }
 }
 
 /// Scenario bookkeeping carried into the journal.

@@ -148,6 +148,21 @@ final class RawHTTPConnection {
         return response
     }
 
+    /// Reads every byte until the peer closes, resets or falls silent, without interpreting any: for checks of the
+    /// framing itself.
+    ///
+    /// - Returns: the bytes (headers included) and how the connection ended.
+    func readToEnd() -> (bytes: [UInt8], ending: Ending) {
+        while true {
+            let ending = fill()
+            if ending != .complete {
+                let bytes = buffer
+                buffer.removeAll()
+                return (bytes, ending)
+            }
+        }
+    }
+
     private func readChunked(into response: inout Response) throws {
         while true {
             guard let lineEnd = try waitFor([13, 10], response: &response) else { return }
@@ -157,7 +172,12 @@ final class RawHTTPConnection {
                 throw RawHTTPError("bad chunk size line '\(sizeText)'")
             }
             if size == 0 {
-                _ = try waitFor([13, 10], response: &response)
+                // Trailer fields (none expected) and the empty line that ends the message, so that a next response
+                // on the connection starts at its status line.
+                while let end = try waitFor([13, 10], response: &response) {
+                    buffer.removeFirst(end + 2)
+                    if end == 0 { break }
+                }
                 return
             }
             while buffer.count < size + 2 {
