@@ -42,10 +42,13 @@ struct JournalAnalysis {
             let fileKey = multipleFiles ? (entry.route ?? "") : ""
             var state = files[fileKey] ?? FileState()
             let time = Self.milliseconds(entry.time)
-            if let retryAfter = state.retryAfter, let previous = state.lastTime, let time,
-                time - previous < Int64(retryAfter) * 1000 - 150
+            // A retry is a request made after the Retry-After answer ended: one that arrived before it (another
+            // segment's request, already on its way) cannot have heeded it.
+            if let retryAfter = state.retryAfter, let previous = state.lastTime,
+                let arrived = Self.milliseconds(entry.arrivalTime) ?? time, arrived >= previous,
+                arrived - previous < Int64(retryAfter) * 1000 - 150
             {
-                violate("retried after \(time - previous)ms despite Retry-After: \(retryAfter)")
+                violate("retried after \(arrived - previous)ms despite Retry-After: \(retryAfter)")
             }
             if !(300...399).contains(entry.status) {
                 checkRequest(

@@ -64,6 +64,8 @@ public enum MatrixRunner {
         configuration.root = options.filesRoot
         configuration.scenariosDirectory = options.scenariosDirectory
         configuration.threads = 8
+        // For the rows that send a client to an edge that never answers (`entry: blackhole`, `blackhole:` steps).
+        configuration.blackholePort = 0
         return try await withRangeServer(configuration) { server in
             var unavailable: [String: String?] = [:]
             for client in clients { unavailable[client.name] = await client.unavailableReason() }
@@ -145,14 +147,25 @@ public enum MatrixRunner {
         let work = try makeWorkDirectory()
         defer { if !options.keepWorkDirectories { try? FileManager.default.removeItem(atPath: work) } }
         let token = "\(client.name)-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
-        let base = "\(server.baseURL)/scenario/\(entry.name)/\(token)"
+        var origin = server.baseURL
+        if expectation.entry == .blackhole {
+            guard let port = server.blackholePort else {
+                return MatrixCell(
+                    scenario: entry.name, client: client.name,
+                    result: .fail("harness: the server has no blackhole listener"))
+            }
+            origin = "http://127.0.0.1:\(port)"
+        }
+        let base = "\(origin)/scenario/\(entry.name)/\(token)"
         let transfers: [ClientJob.Transfer] =
             expectation.files.isEmpty
             ? [ClientJob.Transfer(url: base, output: "\(work)/out/\(entry.name).bin")]
             : expectation.files.map { ClientJob.Transfer(url: "\(base)/\($0)", output: "\(work)/out/\($0)") }
-        let job = ClientJob(
+        var job = ClientJob(
             transfers: transfers, stateDirectory: "\(work)/state", logDirectory: "\(work)/logs",
             concurrency: expectation.concurrency ?? 1, idleTimeout: options.idleTimeout, attempts: options.attempts)
+        job.connectTimeout = expectation.connectTimeout ?? job.connectTimeout
+        job.retries = expectation.retries
         let total = entry.reference.length * UInt64(transfers.count)
 
         var prefilled: UInt64 = 0

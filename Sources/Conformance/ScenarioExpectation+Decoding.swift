@@ -14,6 +14,9 @@ extension ScenarioExpectation: Decodable {
         case steps
         case leavesNoOutput = "leaves-no-output"
         case tags
+        case entry
+        case connectTimeout = "connect-timeout"
+        case retries
     }
 
     /// Decodes an `expect` object, strictly: unknown keys and bad values are errors at the key.
@@ -110,6 +113,12 @@ extension ScenarioExpectation: Decodable {
             }
             tags = Set(labels)
         }
+        if let text = try string(.entry) {
+            guard let value = Entry(rawValue: text) else { throw bad(.entry, "\"\(text)\" is not server or blackhole") }
+            entry = value
+        }
+        connectTimeout = try decodeDuration(c, .connectTimeout)
+        retries = try integer(.retries, minimum: 0)
         if c.contains(.steps) {
             guard var items = try? c.nestedUnkeyedContainer(forKey: .steps) else {
                 throw bad(.steps, "must be an array of step objects")

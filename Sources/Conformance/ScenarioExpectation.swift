@@ -113,6 +113,20 @@ public struct ScenarioExpectation: Hashable, Sendable {
     public var leavesNoOutput: Bool
     /// Labels for selecting scenarios; `slow` ones run only with `--include-slow`.
     public var tags: Set<String>
+    /// Where the client is sent: the server (the default) or its blackhole listener, whose connects never complete.
+    public var entry: Entry = .server
+    /// The connect timeout clients are configured with where they take one; nil: the harness's (5 s).
+    public var connectTimeout: Duration?
+    /// The retries clients are configured with where they take a number; nil: each client's own setting.
+    public var retries: Int?
+
+    /// Where a scenario's URL points.
+    public enum Entry: String, Hashable, Sendable {
+        /// The scenario URL on the server.
+        case server
+        /// The same path on the server's blackhole listener: a connect that never completes.
+        case blackhole
+    }
 
     /// Makes an expectation; only `outcome` is required.
     ///

@@ -14,6 +14,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case network
         case malformedResponse
         case connectTimeout
+        case connectFailed
         case idleTimeout
         case deadlineExceeded
         case prematureEndOfBody
@@ -83,6 +84,12 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     /// brought no byte (see ``unexpectedResponse(_:)``).
     public static func malformedResponse(_ detail: String) -> DownloadError {
         .init(.malformedResponse, "malformed HTTP response: \(detail)")
+    }
+
+    /// The TCP connection was refused or failed before it was established (not a timeout). Retried like a network
+    /// error.
+    public static func connectFailed(_ peer: String, _ detail: String) -> DownloadError {
+        .init(.connectFailed, "connect \(peer): \(detail)")
     }
 
     /// The TCP connection could not be established within the connect timeout.
@@ -173,10 +180,15 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     /// Pattern matching any ``deadlineExceeded(_:)`` error.
     public static let deadlineExceeded = DownloadError(.deadlineExceeded, "")
 
+    /// Whether no connection could be made (a timeout, a refusal): the host named by the URL is down or unreachable,
+    /// so a redirect target that fails this way is an edge to leave (the engine resolves the original URL again).
+    public var isConnectFailure: Bool { code == .connectTimeout || code == .connectFailed }
+
     /// Whether the engine retries after this error (from the current offset).
     public var isRetryable: Bool {
         switch code {
-        case .network, .malformedResponse, .connectTimeout, .idleTimeout, .prematureEndOfBody, .retryableHTTPStatus:
+        case .network, .malformedResponse, .connectTimeout, .connectFailed, .idleTimeout, .prematureEndOfBody,
+            .retryableHTTPStatus:
             true
         default: false
         }
@@ -194,6 +206,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .network: "network"
         case .malformedResponse: "malformed-response"
         case .connectTimeout: "connect-timeout"
+        case .connectFailed: "connect-failed"
         case .idleTimeout: "idle-timeout"
         case .deadlineExceeded: "deadline-exceeded"
         case .prematureEndOfBody: "premature-end-of-body"

@@ -155,7 +155,10 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         case let error as HTTPParserError:
             return DownloadError.malformedResponse("\(error) from \(peer)")
         case is NIOConnectionError:
-            return DownloadError.network("connect \(peer): \(error)")
+            return DownloadError.connectFailed(peer, "\(error)")
+        case let error as IOError where [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode):
+            // How NIO reports a refused connect: only a connect can end this way before the request is sent.
+            return DownloadError.connectFailed(peer, String(cString: strerror(error.errnoCode)))
         default:
             return DownloadError.network("\(peer): \(error)")
         }

@@ -151,6 +151,18 @@ final class Transfer: @unchecked Sendable {
                 result = try await attempt(url: url, usingResolvedURL: url != record.url, crossOrigin: crossOrigin)
             } catch let error as DownloadError where error.isRetryable {
                 result = .retry(error, after: nil)
+                // A redirect target that cannot be connected to is an edge that is down: the retry asks the original
+                // URL again, which may send the client to an edge that works. Counted as a failure like any retry,
+                // so an origin that keeps redirecting to dead edges still runs out of retries.
+                if error.isConnectFailure, url != record.url {
+                    configuration.logger.info(
+                        "redirect target unreachable; resolving the original URL again",
+                        metadata: ["url": "\(url)", "original": "\(record.url)"])
+                    url = record.url
+                    hops = 0
+                    crossOrigin = false
+                    record.resolvedURL = nil
+                }
             }
             if length > before { failures = 0 }
             if case .retry(let error, _) = result, DownloadError.malformedResponse ~= error, length == before {

@@ -47,6 +47,10 @@ public final class RangeServer: Sendable {
         public var journalFile: String? = nil
         /// When set, `/_control/` requires `Authorization: Bearer <token>` from every peer.
         public var controlToken: String? = nil
+        /// When set, also open a listener on this port (0 picks one) that never accepts, so a connect to it hangs
+        /// (see ``RangeServer/blackholePort``). Without it, one is opened on a free port when a loaded scenario
+        /// redirects to `blackhole:`.
+        public var blackholePort: Int? = nil
         /// Where the access log (one `info` message per request, with its fields as metadata) goes. The default
         /// discards everything, so an embedding test is silent unless it passes a logger of its own.
         public var logger = Logger(label: "rangeserver", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -62,6 +66,11 @@ public final class RangeServer: Sendable {
     /// The loaded scenarios by name.
     public let scenarios: [String: Scenario]
     private let daemon: NIOLockedValueBox<MicroHTTPDaemon?>
+    private let blackhole: NIOLockedValueBox<BlackholeListener?>
+
+    /// The port of the listener that never accepts (`--blackhole-port`), on the same host; nil when there is none.
+    /// A client's connect to it hangs until the client's own connect timeout.
+    public let blackholePort: Int?
 
     /// The bound port.
     public var port: Int { configuration.port }
@@ -72,12 +81,16 @@ public final class RangeServer: Sendable {
         return "http://\(host):\(configuration.port)"
     }
 
-    private init(configuration: Configuration, journal: Journal, scenarios: [String: Scenario], daemon: MicroHTTPDaemon)
-    {
+    private init(
+        configuration: Configuration, journal: Journal, scenarios: [String: Scenario], daemon: MicroHTTPDaemon,
+        blackhole: BlackholeListener?
+    ) {
         self.configuration = configuration
         self.journal = journal
         self.scenarios = scenarios
         self.daemon = NIOLockedValueBox(daemon)
+        self.blackhole = NIOLockedValueBox(blackhole)
+        self.blackholePort = blackhole?.port
     }
 
     /// Starts a server.
@@ -92,6 +105,10 @@ public final class RangeServer: Sendable {
         }
         guard configuration.threads >= 1 && configuration.threads <= 256 else {
             throw RangeServerError.invalidConfiguration("--threads must be from 1 to 256, got \(configuration.threads)")
+        }
+        if let blackholePort = configuration.blackholePort, !(0...65535).contains(blackholePort) {
+            throw RangeServerError.invalidConfiguration(
+                "--blackhole-port must be from 0 to 65535, got \(blackholePort)")
         }
         guard configuration.journalLimit >= 1 else {
             throw RangeServerError.invalidConfiguration(
@@ -123,13 +140,26 @@ public final class RangeServer: Sendable {
             connectionMemory: configuration.connectionMemory,
             handler: { router.plan(for: $0) },
             completion: { exchange in
+                if let slot = exchange.plan.capSlot { router.connectionCaps.release(slot) }
                 RangeServer.record(exchange, journal: journal, logger: logsAccess ? logger : nil)
             },
             admission: { router.admit(method: $0, target: $1, takeArrival: $2) }
         )
         running.port = daemon.port
         router.boundPort.store(daemon.port, ordering: .relaxed)
-        return RangeServer(configuration: running, journal: journal, scenarios: scenarios, daemon: daemon)
+        var blackhole: BlackholeListener?
+        let needsBlackhole = scenarios.values.contains { $0.redirectsToBlackhole }
+        if configuration.blackholePort != nil || needsBlackhole {
+            do {
+                blackhole = try BlackholeListener(host: configuration.host, port: configuration.blackholePort ?? 0)
+            } catch {
+                daemon.stop()
+                throw error
+            }
+            router.blackholePort.store(blackhole!.port, ordering: .relaxed)
+        }
+        return RangeServer(
+            configuration: running, journal: journal, scenarios: scenarios, daemon: daemon, blackhole: blackhole)
     }
 
     /// Stops the server: open connections are closed, stalled ones included. Safe to call twice.
@@ -139,6 +169,7 @@ public final class RangeServer: Sendable {
             return daemon
         }
         daemon?.stop()
+        blackhole.withLockedValue { $0 = nil }
     }
 
     /// - Parameter logger: where the access log goes; nil when its level drops `info`, so a logger that discards

@@ -53,9 +53,15 @@ extension Router {
         let context = ScenarioContext(
             scenario: name, run: run, route: routeName, attempt: request.method == "GET" ? attempt : nil)
         if let target = step.redirect {
-            let location = target.hasPrefix("/") ? target : "/scenario/\(name)/\(run)/\(target)"
+            var location = target.hasPrefix("/") ? target : "/scenario/\(name)/\(run)/\(target)"
             // `redirect-host` sends the client to another origin of this server (same port, another host name).
-            let origin = step.redirectHost.map { "http://\($0):\(boundPort.load(ordering: .relaxed))" } ?? ""
+            var origin = step.redirectHost.map { "http://\($0):\(boundPort.load(ordering: .relaxed))" } ?? ""
+            if target.hasPrefix(Scenario.blackholePrefix) {
+                // The listener that never accepts, by the host name the client used (or redirect-host's).
+                location = String(target.dropFirst(Scenario.blackholePrefix.count))
+                let host = step.redirectHost ?? hostName(request)
+                origin = "http://\(host):\(blackholePort.load(ordering: .relaxed))"
+            }
             var plan = redirect(request, to: origin + location, code: step.redirectCode ?? 302, absolute: false)
             plan.scenario = context
             plan.faults = ["redirect=\(target)"] + (step.redirectHost.map { ["redirect-host=\($0)"] } ?? [])
@@ -70,5 +76,17 @@ extension Router {
             request, resource: ResourcePath(path), query: query, base: requestFaults.merged(over: step.faults),
             versionOverride: version > 0 ? UInt64(version) : nil, scenario: context
         )
+    }
+}
+
+extension Router {
+    /// The host the client named in `Host`, without its port (an IPv6 address keeps its brackets); the bound address
+    /// when there is no Host.
+    func hostName(_ request: IncomingRequest) -> String {
+        guard let host = request.header("host"), !host.isEmpty else {
+            return configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        }
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") { return String(host[...close]) }
+        return String(host.prefix { $0 != ":" })
     }
 }

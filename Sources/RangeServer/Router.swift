@@ -17,6 +17,8 @@ final class Router: Sendable {
     let counters = ScenarioCounters()
     /// Numbers the requests carrying `probability`, per target, for their draws.
     let faultDraws = FaultDrawCounter()
+    /// The responses in progress per peer and target, for `connection-cap`.
+    let connectionCaps = ConnectionCapCounter()
     let journal: Journal
     private let digests = DigestCache()
     /// `/files/` representations already resolved, revalidated per request by one `stat`.
@@ -27,6 +29,8 @@ final class Router: Sendable {
     private let rootDescriptor: Int32
     /// The real port once bound, for absolute redirect locations when the request has no Host.
     let boundPort = Atomic<Int>(0)
+    /// The blackhole listener's port once open; 0 when there is none.
+    let blackholePort = Atomic<Int>(0)
 
     init(configuration: RangeServer.Configuration, rootPath: String, scenarios: [String: Scenario], journal: Journal) {
         self.configuration = configuration
@@ -115,6 +119,20 @@ final class Router: Sendable {
             faultsApplied = applies
             if !applies { effective = effective.chanceOnly }
         }
+        var capSlot: String?
+        if let cap = effective.connectionCap {
+            let key = ConnectionCapCounter.key(peerAddress: request.peerAddress, target: request.target)
+            guard connectionCaps.acquire(key, limit: cap) else {
+                var plan = ResponsePlan.text(
+                    503, "503 Service Unavailable (injected: connection-cap=\(cap), all taken for this client and URL)",
+                    headers: [HeaderField("Retry-After", String(effective.retryAfter ?? 1))])
+                plan.faults = effective.appliedNames
+                if let scenario { plan.scenario = scenario }
+                if let faultsApplied { plan.faultsApplied = faultsApplied }
+                return plan
+            }
+            capSlot = key
+        }
         var encodingFields: [HeaderField] = []
         var encodedIgnoresRange = false
         if let encoding = effective.encoding {
@@ -141,6 +159,7 @@ final class Router: Sendable {
         // Assigned only when there is one: overwriting the empty field costs an outlined destroy of it.
         if let scenario { plan.scenario = scenario }
         if let faultsApplied { plan.faultsApplied = faultsApplied }
+        if let capSlot { plan.capSlot = capSlot }
         return plan
     }
 

@@ -49,11 +49,20 @@ struct RangeServerCommand: ParsableCommand {
     @Option(help: "Require 'Authorization: Bearer TOKEN' on /_control/ (otherwise it answers loopback peers only).")
     var controlToken: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Also listen on this port (0 picks one) without ever accepting, so connects to it hang.",
+            valueName: "port"))
+    var blackholePort: Int?
+
     @Flag(help: "Do not write an access-log line per request to stderr.")
     var quiet = false
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, got \(port)") }
+        if let blackholePort, !(0...65535).contains(blackholePort) {
+            throw ValidationError("--blackhole-port must be from 0 to 65535, got \(blackholePort)")
+        }
         guard maxRanges >= 1 else { throw ValidationError("--max-ranges must be at least 1, got \(maxRanges)") }
         guard (1...256).contains(threads) else {
             throw ValidationError("--threads must be from 1 to 256, got \(threads)")
@@ -93,6 +102,7 @@ struct RangeServerCommand: ParsableCommand {
         configuration.journalLimit = journalLimit
         configuration.connectionMemory = Int(ByteSize.parse(connectionMemory) ?? 0)
         configuration.controlToken = controlToken
+        configuration.blackholePort = blackholePort
         if let scenarios {
             configuration.scenariosDirectory = scenarios
         } else if isDirectory("fixtures/scenarios") {
@@ -114,6 +124,10 @@ struct RangeServerCommand: ParsableCommand {
         }
         // Written straight to the descriptor so scripts waiting for this line see it at once.
         writeLine(STDOUT_FILENO, "rangeserver listening on \(server.baseURL)")
+        if let blackholePort = server.blackholePort {
+            let host = host.contains(":") ? "[\(host)]" : host
+            writeLine(STDOUT_FILENO, "rangeserver blackhole on \(host):\(blackholePort)")
+        }
 
         var received: Int32 = 0
         sigwait(&signals, &received)

@@ -334,6 +334,67 @@ struct EngineTests {
 
     // MARK: 5. Timeouts
 
+    @Test("5c. a connect that never completes (the server's blackhole listener) ends in the connect timeout, retried")
+    func connectTimeout() async throws {
+        var server = fixturesServerConfiguration
+        server.blackholePort = 0
+        try await withRangeServer(server) { server in
+            let port = try #require(server.blackholePort)
+            let configuration = testConfiguration {
+                $0.timeouts.connect = .milliseconds(300)
+                $0.retry.maximumRetries = 2
+            }
+            let dir = makeTemporaryDirectory()
+            let engine = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration)
+            let started = ContinuousClock.now
+            let id = try await engine.add(.init(url: "http://127.0.0.1:\(port)/bytes/1K", destination: dir + "/b"))
+            let result = await engine.result(of: id)
+            let elapsed = ContinuousClock.now - started
+            await engine.shutdown()
+            guard case .failed(let error) = result else {
+                Issue.record("expected failure, got \(result)")
+                return
+            }
+            #expect(DownloadError.retriesExhausted ~= error)
+            #expect(error.message.contains("gave up after 2 retries"), "\(error.message)")
+            #expect(error.message.contains("connect timeout"), "\(error.message)")
+            // Three connects of 0.3 s and two short delays; far from the minutes a connect without a timeout takes.
+            #expect(elapsed >= .milliseconds(900))
+            #expect(elapsed < scaled(.seconds(10)))
+            #expect(!FileManager.default.fileExists(atPath: dir + "/b"))
+        }
+    }
+
+    @Test("5d. a redirect target that cannot be connected to sends the retry back to the original URL")
+    func deadEdgeReresolves() async throws {
+        var server = fixturesServerConfiguration
+        server.blackholePort = 0
+        try await withRangeServer(server) { server in
+            let port = try #require(server.blackholePort)
+            let configuration = testConfiguration {
+                $0.timeouts.connect = .milliseconds(300)
+                $0.retry.maximumRetries = 2
+            }
+            let dir = makeTemporaryDirectory()
+            let engine = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration)
+            // The original URL always redirects to the dead edge: every retry asks the original again (three GETs of
+            // it), and the task runs out of retries instead of retrying the dead edge alone.
+            let dead = "http://127.0.0.1:\(port)/bytes/64K"
+            let original =
+                server.baseURL + "/redirect-to?url=" + dead.addingPercentEncoding(
+                    withAllowedCharacters: .alphanumerics)!
+            let id = try await engine.add(.init(url: original, destination: dir + "/d"))
+            let result = await engine.result(of: id)
+            await engine.shutdown()
+            guard case .failed(let error) = result else {
+                Issue.record("expected failure, got \(result)")
+                return
+            }
+            #expect(DownloadError.retriesExhausted ~= error)
+            #expect(requests(server, "/redirect-to").count == 3)
+        }
+    }
+
     @Test("5. idle timeout aborts a stalled body and retries from the offset; overall deadline fails")
     func idleTimeoutAndDeadline() async throws {
         let configuration = testConfiguration { $0.timeouts.idle = scaled(.milliseconds(400)) }

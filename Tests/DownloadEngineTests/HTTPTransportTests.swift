@@ -281,7 +281,7 @@ struct HTTPTransportTests {
         await client.shutdown()
     }
 
-    @Test("a malformed head from the server is a network error naming it; a refused connect names connect")
+    @Test("a malformed head is a malformed-response error naming it; a refused connect is connect-failed")
     func malformedAndRefused() async throws {
         let server = try ScriptedServer { _, fd, server in
             guard server.readRequest(fd) else { return }
@@ -301,7 +301,9 @@ struct HTTPTransportTests {
             _ = try await get(client, "http://127.0.0.1:\(port)/")
             Issue.record("no error")
         } catch let error as DownloadError {
-            #expect(error.kind == "network" && error.message.contains("connect"))
+            #expect(error.kind == "connect-failed", "\(error.kind): \(error.message)")
+            #expect(error.message.contains("connect"))
+            #expect(error.isConnectFailure && error.isRetryable)
         }
         await client.shutdown()
     }
@@ -377,7 +379,9 @@ struct HTTPTransportTests {
             // One kept-alive connection per concurrent request at most, reused by the 50 that follow.
             #expect(socketsConnected(to: server.port) <= 4)
             await client.shutdown()
-            #expect(socketsConnected(to: server.port) == 0)
+            // The event loop closes the last sockets as the shutdown completes; on a loaded machine a moment later.
+            let port = server.port
+            try await eventually(.seconds(5), "every socket to the server closed") { socketsConnected(to: port) == 0 }
         }
     }
 

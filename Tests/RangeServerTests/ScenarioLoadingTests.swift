@@ -266,7 +266,7 @@ struct ScenarioLoadingTests {
                 4, 31, #"undefined route "signed-9""#
             ),
             (document(#"[ { "stall-for": "2s" } ]"#), 4, 19, "stall-for=2s requires stall-after"),
-            (document(#"[ { "retry-after": 1 } ]"#), 4, 19, "retry-after=1 requires status"),
+            (document(#"[ { "retry-after": 1 } ]"#), 4, 19, "retry-after=1 requires status or connection-cap"),
             (document(#"[ { "drop-after": 1, "reset-after": 2 } ]"#), 4, 36, "cannot be combined with drop-after"),
             (document(#"[ { "version": 0 } ]"#), 4, 30, "version=0"),
             (document(#"[ { "redirect": "/a", "redirect-code": 304 } ]"#), 4, 54, "redirect-code=304"),

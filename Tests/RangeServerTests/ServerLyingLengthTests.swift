@@ -161,7 +161,9 @@ struct ServerLyingLengthTests {
             // Deterministic: the same garbage on every request, so a run can be repeated.
             #expect(try await wire(server, target).body == response.body)
             // And no other version's bytes.
-            #expect(Array(response.body.suffix(1000)) != FaultWire.expected(seed: 7, version: 2, offset: 64_536, count: 1000))
+            #expect(
+                Array(response.body.suffix(1000))
+                    != FaultWire.expected(seed: 7, version: 2, offset: 64_536, count: 1000))
         }
     }
 

@@ -56,6 +56,10 @@ public struct ClientJob: Hashable, Sendable {
     public var idleTimeout: Duration
     /// How many times a client without its own retry loop is run before giving up.
     public var attempts: Int
+    /// The connect timeout to configure, where the client takes one.
+    public var connectTimeout: Duration = .seconds(5)
+    /// The retries to configure, where the client takes a number; nil leaves each client's own setting.
+    public var retries: Int?
 
     /// Makes a job.
     ///

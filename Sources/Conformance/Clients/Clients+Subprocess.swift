@@ -1,7 +1,9 @@
 import Foundation
 
 /// The bundled subprocess columns. Each documents its exact invocation; the harness adds only the
-/// re-run loop (`transientExitCodes`, one second apart, at most `ClientJob.attempts` runs).
+/// re-run loop (`transientExitCodes`, one second apart, at most `ClientJob.attempts` runs). A row's
+/// `connect-timeout` and `retries` replace the connect timeout (5 s) and the retry counts shown, where a client has
+/// such settings.
 extension SubprocessClient {
     static func seconds(_ duration: Duration) -> Int { max(1, Int(duration.components.seconds)) }
 
@@ -11,12 +13,14 @@ extension SubprocessClient {
     public static let curl = SubprocessClient(
         name: "curl", program: "curl", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
         invocation: "curl -sS -f -L --max-redirs 10 -C - --retry 3 --connect-timeout 5 --speed-limit 1 "
-            + "--speed-time 5 -o OUTPUT URL; re-run on exit 7/16/18/28/52/55/56/92",
+            + "--speed-time 5 -o OUTPUT URL; re-run on exit 7/16/18/28/52/55/56/92; a row's connect-timeout and "
+            + "retries replace 5 and 3",
         transientExitCodes: [7, 16, 18, 28, 52, 55, 56, 92]
     ) { job in
         var arguments = [
             "--silent", "--show-error", "--fail", "--location", "--max-redirs", "10", "--continue-at", "-",
-            "--retry", "3", "--connect-timeout", "5", "--speed-limit", "1", "--speed-time",
+            "--retry", String(job.retries ?? 3), "--connect-timeout", String(seconds(job.connectTimeout)),
+            "--speed-limit", "1", "--speed-time",
             String(seconds(job.idleTimeout)),
         ]
         if job.transfers.count > 1 { arguments += ["--parallel", "--parallel-max", String(job.concurrency)] }
@@ -24,17 +28,19 @@ extension SubprocessClient {
         return arguments
     }
 
-    /// `wget -nv -c --tries=3 --waitretry=1 --timeout=IDLE --max-redirect=10
+    /// `wget -nv -c --tries=3 --waitretry=1 --timeout=IDLE --connect-timeout=5 --max-redirect=10
     /// --retry-on-http-error=429,500,502,503,504 -O OUTPUT URL` (with several files: `-P DIR` and the URLs,
     /// fetched one after the other). Re-run on exit 4 (network failure).
     public static let wget = SubprocessClient(
         name: "wget", program: "wget", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
-        invocation: "wget -nv -c --tries=3 --waitretry=1 --timeout=5 --max-redirect=10 "
-            + "--retry-on-http-error=429,500,502,503,504 -O OUTPUT URL; re-run on exit 4",
+        invocation: "wget -nv -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
+            + "--retry-on-http-error=429,500,502,503,504 -O OUTPUT URL; re-run on exit 4; a row's "
+            + "connect-timeout and retries replace 5 and 3 - 1",
         transientExitCodes: [4]
     ) { job in
         let arguments = [
-            "--no-verbose", "--continue", "--tries=3", "--waitretry=1", "--timeout=\(seconds(job.idleTimeout))",
+            "--no-verbose", "--continue", "--tries=\((job.retries ?? 2) + 1)", "--waitretry=1",
+            "--timeout=\(seconds(job.idleTimeout))", "--connect-timeout=\(seconds(job.connectTimeout))",
             "--max-redirect=10", "--retry-on-http-error=429,500,502,503,504",
         ]
         return arguments + wgetOutputs(job)
@@ -65,13 +71,14 @@ extension SubprocessClient {
             name: name, program: "aria2c", capabilities: capabilities,
             invocation: "aria2c -c \(split) --file-allocation=none --auto-file-renaming=false --max-tries=3 "
                 + "--retry-wait=1 --timeout=5 --connect-timeout=5 --max-file-not-found=1 -d DIR -o NAME URL; "
-                + "re-run on exit 2/6/7/29",
+                + "re-run on exit 2/6/7/29; a row's connect-timeout and retries replace 5 and 3 - 1",
             transientExitCodes: [2, 6, 7, 29]
         ) { job in
             var arguments = [
                 "--continue=true", "--max-connection-per-server=\(connections)", "--split=\(connections)",
-                "--file-allocation=none", "--auto-file-renaming=false", "--max-tries=3", "--retry-wait=1",
-                "--timeout=\(seconds(job.idleTimeout))", "--connect-timeout=5", "--max-file-not-found=1",
+                "--file-allocation=none", "--auto-file-renaming=false", "--max-tries=\((job.retries ?? 2) + 1)",
+                "--retry-wait=1", "--timeout=\(seconds(job.idleTimeout))",
+                "--connect-timeout=\(seconds(job.connectTimeout))", "--max-file-not-found=1",
                 "--summary-interval=0", "--console-log-level=warn", "--download-result=hide",
             ]
             if connections > 1 { arguments.append("--min-split-size=1M") }
@@ -102,12 +109,13 @@ extension SubprocessClient {
     public static let wget2 = SubprocessClient(
         name: "wget2", program: "wget2", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
         invocation: "wget2 -q -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
-            + "-O OUTPUT URL; re-run on exit 4",
+            + "-O OUTPUT URL; re-run on exit 4; a row's connect-timeout and retries replace 5 and 3 - 1",
         transientExitCodes: [4]
     ) { job in
         let arguments = [
-            "--quiet", "--continue", "--tries=3", "--waitretry=1", "--timeout=\(seconds(job.idleTimeout))",
-            "--connect-timeout=5", "--max-redirect=10",
+            "--quiet", "--continue", "--tries=\((job.retries ?? 2) + 1)", "--waitretry=1",
+            "--timeout=\(seconds(job.idleTimeout))", "--connect-timeout=\(seconds(job.connectTimeout))",
+            "--max-redirect=10",
         ]
         return arguments + wgetOutputs(job)
     }
@@ -147,7 +155,8 @@ extension SubprocessClient {
             name: "rangefetch", program: "rangefetch", preferredDirectories: directory.map { [$0] } ?? [],
             capabilities: [.killAndRestart, .pauseAndResume, .multipleFiles],
             invocation: "rangefetch --output OUTPUT --state STATE --idle-timeout 5s --connect-timeout 5s URL "
-                + "(its own retries; SIGINT pauses, exit 130)",
+                + "(its own retries; SIGINT pauses, exit 130); a row's connect-timeout replaces 5s, its retries "
+                + "add --retries N",
             transientExitCodes: [], pausedExitCode: 130,
             probe: { path in
                 // main carries a placeholder rangefetch until the engine branch is merged.
@@ -159,8 +168,9 @@ extension SubprocessClient {
         ) { job in
             var arguments = [
                 "--state", job.stateDirectory, "--idle-timeout", "\(seconds(job.idleTimeout))s", "--connect-timeout",
-                "5s",
+                "\(seconds(job.connectTimeout))s",
             ]
+            if let retries = job.retries { arguments += ["--retries", String(retries)] }
             if job.transfers.count == 1 {
                 arguments += ["--output", job.transfers[0].output, job.transfers[0].url]
             } else {

@@ -10,7 +10,8 @@ public struct EngineClient: ClientAdapter {
     public let capabilities: ClientCapabilities = [.pauseAndResume, .cancel, .multipleFiles]
     /// How it is driven.
     public let invocation =
-        "DownloadEngine(stateDirectory: STATE, configuration: concurrency N, idle timeout 5s, connect 5s) "
+        "DownloadEngine(stateDirectory: STATE, configuration: concurrency N, idle timeout 5s, connect 5s, "
+        + "a row's connect-timeout and retries) "
         + "in process; add(DownloadRequest(url:destination:)), result(of:)"
 
     /// The adapter.
@@ -31,7 +32,8 @@ public struct EngineClient: ClientAdapter {
     /// - Throws: the engine's error when it cannot open the state directory or add a transfer.
     public func start(_ job: ClientJob) async throws -> any ClientRun {
         var configuration = DownloadConfiguration(concurrency: job.concurrency)
-        configuration.timeouts = .init(connect: .seconds(5), idle: job.idleTimeout)
+        configuration.timeouts = .init(connect: job.connectTimeout, idle: job.idleTimeout)
+        if let retries = job.retries { configuration.retry.maximumRetries = retries }
         let engine = try DownloadEngine(stateDirectory: job.stateDirectory, configuration: configuration)
         var ids: [DownloadTaskID] = []
         for transfer in job.transfers {

@@ -77,6 +77,9 @@ public struct FaultPlan: Hashable, Sendable {
     public var chunkedWithLength = false
     /// Send this many body bytes in well-formed chunks, then a chunk-size line that is not hexadecimal, then close.
     public var badChunkAfter: UInt64?
+    /// Serve at most this many responses at once to one peer address for one target (path and query); answer the
+    /// others 503 with `Retry-After` (``retryAfter``, default 1).
+    public var connectionCap: Int?
 
     /// How `encoding` serves the representation.
     ///
@@ -113,7 +116,7 @@ public struct FaultPlan: Hashable, Sendable {
             && !weakETag && !noLastModified && !noAcceptRanges && !chunked && misalignRange == nil
             && etagSalt == nil && !ifRangeDateOnly && unsatisfiableShape == nil && !contentRangeOn200 && !refuseHead
             && probability == nil && faultSeed == nil && encoding == nil && lengthDelta == nil && garbageAfter == nil
-            && !chunkedWithLength && badChunkAfter == nil
+            && !chunkedWithLength && badChunkAfter == nil && connectionCap == nil
     }
 
     /// The fault parameters, one per query key, in canonical order (the order of `Key.allCases`).
@@ -144,6 +147,7 @@ public struct FaultPlan: Hashable, Sendable {
         case garbageAfter = "garbage-after"
         case chunkedWithLength = "chunked-with-length"
         case badChunkAfter = "bad-chunk-after"
+        case connectionCap = "connection-cap"
         case probability
         case faultSeed = "fault-seed"
     }
@@ -167,7 +171,7 @@ public struct FaultPlan: Hashable, Sendable {
     /// - Returns: the plan, and the resource parameters (`passthroughKeys`) in their original order.
     /// - Throws: `RangeServerError.invalidFault` for an unknown key, a repeated fault key, a bad value,
     ///   or an inconsistent combination (`stall-for` without `stall-after`, `retry-after` without
-    ///   `status`, `drop-after` with `reset-after`, `no-etag` with `weak-etag` or `etag-salt`, `if-range` with
+    ///   `status` or `connection-cap`, `drop-after` with `reset-after`, `no-etag` with `weak-etag` or `etag-salt`, `if-range` with
     ///   `ignore-if-range`, `fault-seed` without `probability`, `probability` alone). The one-line message
     ///   names the key and the value, and is meant to be the body of a 400.
     public static func parse(
@@ -225,6 +229,9 @@ public struct FaultPlan: Hashable, Sendable {
         if status != nil {
             result.status = status
             result.retryAfter = retryAfter
+        } else if let retryAfter {
+            // With `connection-cap` (a status moves with its own Retry-After, or none).
+            result.retryAfter = retryAfter
         }
         if noETag || weakETag {
             result.noETag = noETag
@@ -252,6 +259,7 @@ public struct FaultPlan: Hashable, Sendable {
         result.garbageAfter = garbageAfter ?? base.garbageAfter
         result.chunkedWithLength = chunkedWithLength || base.chunkedWithLength
         result.badChunkAfter = badChunkAfter ?? base.badChunkAfter
+        result.connectionCap = connectionCap ?? base.connectionCap
         return result
     }
 }
@@ -322,6 +330,11 @@ extension FaultPlan {
         case .garbageAfter: garbageAfter = try need(ByteSize.parse(value), sizeHelp)
         case .chunkedWithLength: chunkedWithLength = try need(Self.flag(value), flagHelp)
         case .badChunkAfter: badChunkAfter = try need(ByteSize.parse(value), sizeHelp)
+        case .connectionCap:
+            guard let cap = Self.decimalInt(value), (1...10_000).contains(cap) else {
+                throw bad("an integer from 1 to 10000")
+            }
+            connectionCap = cap
         case .encoding:
             encoding = try need(ContentEncodingFault(rawValue: value), "gzip, gzip-ignores-range or gzip-always")
         case .probability:
@@ -364,8 +377,8 @@ extension FaultPlan {
         if let explicitStallFor, stallAfter == nil {
             throw conflict(.stallFor, "requires stall-after", FaultDuration.format(explicitStallFor))
         }
-        if let retryAfter, status == nil {
-            throw conflict(.retryAfter, "requires status", String(retryAfter))
+        if let retryAfter, status == nil, connectionCap == nil {
+            throw conflict(.retryAfter, "requires status or connection-cap", String(retryAfter))
         }
         if let resetAfter, dropAfter != nil {
             throw conflict(.resetAfter, "cannot be combined with drop-after", ByteSize.format(resetAfter))
@@ -441,6 +454,7 @@ extension FaultPlan {
         case .garbageAfter: garbageAfter.map(ByteSize.format)
         case .chunkedWithLength: chunkedWithLength ? "1" : nil
         case .badChunkAfter: badChunkAfter.map(ByteSize.format)
+        case .connectionCap: connectionCap.map(String.init)
         case .probability: probability.map(FaultChance.formatMillionths)
         case .faultSeed: faultSeed.map { String($0) }
         }

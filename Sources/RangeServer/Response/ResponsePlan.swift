@@ -112,6 +112,8 @@ struct ResponsePlan: Sendable {
     var scenario: ScenarioContext?
     /// With `probability`: whether the draw applied the other faults; nil without `probability`.
     var faultsApplied: Bool?
+    /// With `connection-cap`: the slot this response holds, given back when it ends (see `ConnectionCapCounter`).
+    var capSlot: String?
     /// A `Repr-Digest` field still to compute; when set, the daemon calls ``completeDigest()`` off the pool
     /// thread before sending.
     var pendingDigest: PendingDigest?

@@ -178,6 +178,18 @@ private struct ScenarioReader {
                     guard !target.isEmpty else {
                         throw fail(member.value.location, "\(stepPath): redirect must name a route or a path")
                     }
+                    if target.hasPrefix(Scenario.blackholePrefix) {
+                        // The blackhole listener never answers, so the path is only what a client asks for.
+                        let path = target.dropFirst(Scenario.blackholePrefix.count)
+                        guard path.hasPrefix("/"), !path.contains(where: { $0.isWhitespace || $0.isNewline }) else {
+                            throw fail(
+                                member.value.location,
+                                "\(stepPath): redirect \"\(target)\": expected blackhole:/PATH, e.g. blackhole:/bytes/4M"
+                            )
+                        }
+                        step.redirect = target
+                        continue
+                    }
                     if target.hasPrefix("/") { _ = try resourcePath(member.value, "\(stepPath).redirect") }
                     step.redirect = target
                     redirects.append((target, member.value.location, stepPath))

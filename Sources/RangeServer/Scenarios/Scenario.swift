@@ -38,6 +38,16 @@ public struct Scenario: Hashable, Sendable {
         self.expect = expect
     }
 
+    /// The prefix of a redirect step that sends the client to the blackhole listener (`blackhole:/bytes/4M`).
+    public static let blackholePrefix = "blackhole:"
+
+    /// Whether a step of any route redirects to the blackhole listener, which the server then opens.
+    public var redirectsToBlackhole: Bool {
+        routes.values.contains { route in
+            route.attempts.contains { $0.redirect?.hasPrefix(Self.blackholePrefix) == true }
+        }
+    }
+
     /// One URL's script: the resource it serves and what each attempt at it gets.
     public struct Route: Hashable, Sendable {
         /// The resource this route serves, e.g. `/bytes/8M?seed=7`.

@@ -148,6 +148,20 @@ final class RawHTTPConnection {
         return response
     }
 
+    /// Reads up to the end of the next response head and returns its status, leaving the body unread: for a
+    /// response that is still being sent (stalled or paced) while the test goes on.
+    func readStatus() throws -> Int {
+        var dummy = Response(status: 0, reason: "", headers: [], body: [], ending: .complete)
+        guard let end = try waitFor([13, 10, 13, 10], response: &dummy) else {
+            throw RawHTTPError("connection ended before the headers: \(dummy.ending)")
+        }
+        let statusLine = String(decoding: buffer[..<end], as: UTF8.self).prefix { $0 != "\r" }
+        buffer.removeFirst(end + 4)
+        let parts = statusLine.split(separator: " ")
+        guard parts.count >= 2, let status = Int(parts[1]) else { throw RawHTTPError("bad status line: \(statusLine)") }
+        return status
+    }
+
     /// Reads every byte until the peer closes, resets or falls silent, without interpreting any: for checks of the
     /// framing itself.
     ///
