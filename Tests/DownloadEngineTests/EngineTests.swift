@@ -334,65 +334,62 @@ struct EngineTests {
 
     // MARK: 5. Timeouts
 
-    @Test("5c. a connect that never completes (the server's blackhole listener) ends in the connect timeout, retried")
-    func connectTimeout() async throws {
-        var server = fixturesServerConfiguration
-        server.blackholePort = 0
-        try await withRangeServer(server) { server in
+    /// Downloads `url(server, blackholePort)` with a 0.3 s connect timeout and two retries, against a server with a
+    /// blackhole listener; returns the result, the time it took and the server.
+    private func downloadWithDeadEdge(
+        _ url: (RangeServer, Int) -> String
+    ) async throws -> (result: DownloadResult, elapsed: Duration, server: RangeServer, dir: String) {
+        var configuration = fixturesServerConfiguration
+        configuration.blackholePort = 0
+        return try await withRangeServer(configuration) { server in
             let port = try #require(server.blackholePort)
-            let configuration = testConfiguration {
-                $0.timeouts.connect = .milliseconds(300)
-                $0.retry.maximumRetries = 2
-            }
             let dir = makeTemporaryDirectory()
-            let engine = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration)
+            let engine = try DownloadEngine(
+                stateDirectory: dir + "/.rangefetch",
+                configuration: testConfiguration {
+                    $0.timeouts.connect = .milliseconds(300)
+                    $0.retry.maximumRetries = 2
+                })
             let started = ContinuousClock.now
-            let id = try await engine.add(.init(url: "http://127.0.0.1:\(port)/bytes/1K", destination: dir + "/b"))
+            let id = try await engine.add(.init(url: url(server, port), destination: dir + "/out"))
             let result = await engine.result(of: id)
             let elapsed = ContinuousClock.now - started
             await engine.shutdown()
-            guard case .failed(let error) = result else {
-                Issue.record("expected failure, got \(result)")
-                return
-            }
-            #expect(DownloadError.retriesExhausted ~= error)
-            #expect(error.message.contains("gave up after 2 retries"), "\(error.message)")
-            #expect(error.message.contains("connect timeout"), "\(error.message)")
-            // Three connects of 0.3 s and two short delays; far from the minutes a connect without a timeout takes.
-            #expect(elapsed >= .milliseconds(900))
-            #expect(elapsed < scaled(.seconds(10)))
-            #expect(!FileManager.default.fileExists(atPath: dir + "/b"))
+            return (result, elapsed, server, dir)
         }
+    }
+
+    @Test("5c. a connect that never completes (the server's blackhole listener) ends in the connect timeout, retried")
+    func connectTimeout() async throws {
+        let run = try await downloadWithDeadEdge { _, port in "http://127.0.0.1:\(port)/bytes/1K" }
+        guard case .failed(let error) = run.result else {
+            Issue.record("expected failure, got \(run.result)")
+            return
+        }
+        #expect(DownloadError.retriesExhausted ~= error)
+        #expect(error.message.contains("gave up after 2 retries"), "\(error.message)")
+        #expect(error.message.contains("connect timeout"), "\(error.message)")
+        // Three connects of 0.3 s and two short delays; far from the minutes a connect without a timeout takes.
+        #expect(run.elapsed >= .milliseconds(900))
+        #expect(run.elapsed < scaled(.seconds(10)))
+        #expect(!FileManager.default.fileExists(atPath: run.dir + "/out"))
     }
 
     @Test("5d. a redirect target that cannot be connected to sends the retry back to the original URL")
     func deadEdgeReresolves() async throws {
-        var server = fixturesServerConfiguration
-        server.blackholePort = 0
-        try await withRangeServer(server) { server in
-            let port = try #require(server.blackholePort)
-            let configuration = testConfiguration {
-                $0.timeouts.connect = .milliseconds(300)
-                $0.retry.maximumRetries = 2
-            }
-            let dir = makeTemporaryDirectory()
-            let engine = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration)
-            // The original URL always redirects to the dead edge: every retry asks the original again (three GETs of
-            // it), and the task runs out of retries instead of retrying the dead edge alone.
+        // The original URL always redirects to the dead edge: every retry asks the original again (three GETs of it),
+        // and the task runs out of retries instead of retrying the dead edge alone.
+        let run = try await downloadWithDeadEdge { server, port in
             let dead = "http://127.0.0.1:\(port)/bytes/64K"
-            let original =
-                server.baseURL + "/redirect-to?url=" + dead.addingPercentEncoding(
-                    withAllowedCharacters: .alphanumerics)!
-            let id = try await engine.add(.init(url: original, destination: dir + "/d"))
-            let result = await engine.result(of: id)
-            await engine.shutdown()
-            guard case .failed(let error) = result else {
-                Issue.record("expected failure, got \(result)")
-                return
-            }
-            #expect(DownloadError.retriesExhausted ~= error)
-            #expect(requests(server, "/redirect-to").count == 3)
+            return server.baseURL + "/redirect-to?url="
+                + dead.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         }
+        guard case .failed(let error) = run.result else {
+            Issue.record("expected failure, got \(run.result)")
+            return
+        }
+        #expect(DownloadError.retriesExhausted ~= error)
+        #expect(requests(run.server, "/redirect-to").count == 3)
     }
 
     @Test("5. idle timeout aborts a stalled body and retries from the offset; overall deadline fails")

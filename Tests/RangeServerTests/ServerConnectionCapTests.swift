@@ -82,7 +82,9 @@ struct ServerConnectionCapTests {
         #expect(caps.acquire(key, limit: 2))
         #expect(caps.acquire(key, limit: 2))
         #expect(!caps.acquire(key, limit: 2))
-        #expect(caps.acquire(ConnectionCapCounter.key(peerAddress: "127.0.0.2", target: "/bytes/1M?connection-cap=2"), limit: 2))
+        #expect(
+            caps.acquire(
+                ConnectionCapCounter.key(peerAddress: "127.0.0.2", target: "/bytes/1M?connection-cap=2"), limit: 2))
         caps.release(key)
         #expect(caps.held(key) == 1)
         #expect(caps.acquire(key, limit: 2))
@@ -94,7 +96,9 @@ struct ServerConnectionCapTests {
 
     @Test(
         "bad values are a 400 naming the parameter",
-        arguments: ["connection-cap=0", "connection-cap=-1", "connection-cap=x", "connection-cap=10001", "retry-after=3"]
+        arguments: [
+            "connection-cap=0", "connection-cap=-1", "connection-cap=x", "connection-cap=10001", "retry-after=3",
+        ]
     )
     func badValues(query: String) async throws {
         try await withRangeServer(Fixtures.configuration()) { server in

@@ -35,7 +35,7 @@ extension SubprocessClient {
         name: "wget", program: "wget", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
         invocation: "wget -nv -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
             + "--retry-on-http-error=429,500,502,503,504 -O OUTPUT URL; re-run on exit 4; a row's "
-            + "connect-timeout and retries replace 5 and 3 - 1",
+            + "connect-timeout replaces 5, its retries N give N + 1 tries",
         transientExitCodes: [4]
     ) { job in
         let arguments = [
@@ -71,7 +71,7 @@ extension SubprocessClient {
             name: name, program: "aria2c", capabilities: capabilities,
             invocation: "aria2c -c \(split) --file-allocation=none --auto-file-renaming=false --max-tries=3 "
                 + "--retry-wait=1 --timeout=5 --connect-timeout=5 --max-file-not-found=1 -d DIR -o NAME URL; "
-                + "re-run on exit 2/6/7/29; a row's connect-timeout and retries replace 5 and 3 - 1",
+                + "re-run on exit 2/6/7/29; a row's connect-timeout replaces 5, its retries N give N + 1 tries",
             transientExitCodes: [2, 6, 7, 29]
         ) { job in
             var arguments = [
@@ -109,7 +109,7 @@ extension SubprocessClient {
     public static let wget2 = SubprocessClient(
         name: "wget2", program: "wget2", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
         invocation: "wget2 -q -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
-            + "-O OUTPUT URL; re-run on exit 4; a row's connect-timeout and retries replace 5 and 3 - 1",
+            + "-O OUTPUT URL; re-run on exit 4; a row's connect-timeout replaces 5, its retries N give N + 1 tries",
         transientExitCodes: [4]
     ) { job in
         let arguments = [
