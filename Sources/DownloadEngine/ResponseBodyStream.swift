@@ -80,6 +80,11 @@ final class ResponseBodyStream: HTTPClientResponseDelegate, @unchecked Sendable 
     /// Feeds the early parts, then every later one, to `sink`; returns when the body ended or the sink declined
     /// more, after the sink's last call.
     func drain(into sink: any BodySink) async throws {
+        // The sink's last call happened on the event loop before `resolve` released `lock`, and the caller reads the
+        // sink's state as soon as this returns. The continuation orders the two already; taking the lock once more
+        // after it states that order in a form ThreadSanitizer sees too (one TSAN run of two reported the sink's
+        // `length` as a race without it; docs/reliability.md).
+        defer { _ = lock.withLock { resolution } }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let eventLoop = lock.withLock {
