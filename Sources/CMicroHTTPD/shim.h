@@ -97,10 +97,11 @@ static inline uint16_t cmhd_socket_port(int fd) {
 }
 
 /// `MHD_start_daemon` is variadic; this passes the options the server uses, and takes ownership of
-/// `listen_fd` (MHD closes it in `MHD_stop_daemon`).
+/// `listen_fd` (MHD closes it in `MHD_stop_daemon`). With `https_key` and `https_cert` (PEM, NUL-terminated; both or
+/// neither) the daemon speaks TLS; `flags` must then hold `MHD_USE_TLS`.
 static inline struct MHD_Daemon *cmhd_start_daemon(
     unsigned int flags, int listen_fd, unsigned int thread_pool_size, unsigned int connection_limit,
-    unsigned int connection_timeout, size_t connection_memory_limit,
+    unsigned int connection_timeout, size_t connection_memory_limit, const char *https_key, const char *https_cert,
     MHD_AccessHandlerCallback handler, void *handler_context,
     MHD_RequestCompletedCallback completed, void *completed_context,
     MHD_NotifyConnectionCallback connection_notify, void *connection_notify_context,
@@ -112,7 +113,13 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)connection_timeout, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)connection_memory_limit, NULL},
         {MHD_OPTION_END, 0, NULL},
+        {MHD_OPTION_END, 0, NULL},
+        {MHD_OPTION_END, 0, NULL},
     };
+    if (https_key != NULL && https_cert != NULL) {
+        options[5] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)https_key};
+        options[6] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)https_cert};
+    }
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
                             MHD_OPTION_ARRAY, options,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,

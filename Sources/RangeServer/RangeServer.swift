@@ -51,6 +51,23 @@ public final class RangeServer: Sendable {
         /// (see ``RangeServer/blackholePort``). Without it, one is opened on a free port when a loaded scenario
         /// redirects to `blackhole:`.
         public var blackholePort: Int? = nil
+        /// When set, also serve HTTPS on this port (0 picks one; read it back from ``RangeServer/tlsPort``). Without
+        /// it, a TLS port is opened on a free port when a loaded scenario redirects to `https:` or `tls:`.
+        public var tlsPort: Int? = nil
+        /// Where the throwaway CA is kept (`ca.pem` and `ca-key.pem`, made on first use and reused, so a device
+        /// trusts it once), with the leaf the TLS port presents (`server.pem`, `server-key.pem`). Nil: a new
+        /// temporary directory, removed when the server stops.
+        public var tlsDirectory: String? = nil
+        /// More names (host names or IP addresses) for the leaf, beside localhost, 127.0.0.1, ::1 and ``host``: the
+        /// LAN address a phone uses, an emulator's 10.0.2.2.
+        public var tlsNames: [String] = []
+        /// A certificate (PEM, leaf first) to present instead of one from the CA; needs ``tlsKeyFile``.
+        public var tlsCertificateFile: String? = nil
+        /// The private key (PEM) of ``tlsCertificateFile``.
+        public var tlsKeyFile: String? = nil
+        /// Open a listener for every ``TLSFault`` (see ``RangeServer/tlsFaultPorts``). Without it, only the faults a
+        /// loaded scenario redirects to are opened.
+        public var tlsFaults = false
         /// Where the access log (one `info` message per request, with its fields as metadata) goes. The default
         /// discards everything, so an embedding test is silent unless it passes a logger of its own.
         public var logger = Logger(label: "rangeserver", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -67,6 +84,31 @@ public final class RangeServer: Sendable {
     public let scenarios: [String: Scenario]
     private let daemon: NIOLockedValueBox<MicroHTTPDaemon?>
     private let blackhole: NIOLockedValueBox<BlackholeListener?>
+    private let tls: NIOLockedValueBox<TLSListeners?>
+
+    /// The TLS port; nil when the server serves no HTTPS.
+    public let tlsPort: Int?
+    /// The PEM a client must trust to reach the TLS port: the CA's certificate, or the certificate given with
+    /// ``Configuration/tlsCertificateFile``. Nil without TLS.
+    public let certificateAuthorityPEM: String?
+    /// The file holding ``certificateAuthorityPEM`` (`ca.pem` in the TLS directory, or the given certificate file).
+    public let certificateAuthorityPath: String?
+    /// The ports of the open TLS fault listeners, on the same host.
+    public let tlsFaultPorts: [TLSFault: Int]
+
+    /// `https://HOST:PORT` of the TLS port, with IPv6 hosts in brackets; nil without TLS.
+    public var tlsBaseURL: String? {
+        tlsPort.map { "https://\(bracketedHost):\($0)" }
+    }
+
+    /// `https://HOST:PORT` of a TLS fault listener; nil when it is not open.
+    public func tlsFaultBaseURL(_ fault: TLSFault) -> String? {
+        tlsFaultPorts[fault].map { "https://\(bracketedHost):\($0)" }
+    }
+
+    private var bracketedHost: String {
+        configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+    }
 
     /// The port of the listener that never accepts (`--blackhole-port`), on the same host; nil when there is none.
     /// A client's connect to it hangs until the client's own connect timeout.
@@ -77,13 +119,12 @@ public final class RangeServer: Sendable {
 
     /// `http://HOST:PORT`, with IPv6 hosts in brackets.
     public var baseURL: String {
-        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        return "http://\(host):\(configuration.port)"
+        "http://\(bracketedHost):\(configuration.port)"
     }
 
     private init(
         configuration: Configuration, journal: Journal, scenarios: [String: Scenario], daemon: MicroHTTPDaemon,
-        blackhole: BlackholeListener?
+        blackhole: BlackholeListener?, tls: TLSListeners?
     ) {
         self.configuration = configuration
         self.journal = journal
@@ -91,6 +132,11 @@ public final class RangeServer: Sendable {
         self.daemon = NIOLockedValueBox(daemon)
         self.blackhole = NIOLockedValueBox(blackhole)
         self.blackholePort = blackhole?.port
+        self.tls = NIOLockedValueBox(tls)
+        self.tlsPort = tls?.daemon.port
+        self.certificateAuthorityPEM = tls?.material.trustPEM
+        self.certificateAuthorityPath = tls?.material.trustPath
+        self.tlsFaultPorts = tls?.faultPorts ?? [:]
     }
 
     /// Starts a server.
@@ -109,6 +155,9 @@ public final class RangeServer: Sendable {
         if let blackholePort = configuration.blackholePort, !(0...65535).contains(blackholePort) {
             throw RangeServerError.invalidConfiguration(
                 "--blackhole-port must be from 0 to 65535, got \(blackholePort)")
+        }
+        if let tlsPort = configuration.tlsPort, !(0...65535).contains(tlsPort) {
+            throw RangeServerError.invalidConfiguration("--tls-port must be from 0 to 65535, got \(tlsPort)")
         }
         guard configuration.journalLimit >= 1 else {
             throw RangeServerError.invalidConfiguration(
@@ -134,32 +183,58 @@ public final class RangeServer: Sendable {
         // Read once: a log handler's level is a value (swift-log's contract), and asking the handler per request
         // cost about 280 instructions (callgrind).
         let logsAccess = logger.logLevel <= .info
-        let daemon = try MicroHTTPDaemon(
-            host: configuration.host, port: configuration.port, threads: configuration.threads,
-            connectionLimit: configuration.connectionLimit, connectionTimeout: configuration.connectionTimeout,
-            connectionMemory: configuration.connectionMemory,
-            handler: { router.plan(for: $0) },
-            completion: { exchange in
-                if let slot = exchange.plan.capSlot { router.connectionCaps.release(slot) }
-                RangeServer.record(exchange, journal: journal, logger: logsAccess ? logger : nil)
-            },
-            admission: { router.admit(method: $0, target: $1, takeArrival: $2) }
-        )
+        let counters = DaemonCounters()
+        // Every daemon of the server (the plain port, the TLS port, the certificate-fault ports) answers alike.
+        func makeDaemon(port: Int, threads: Int, tls: TLSIdentity?) throws -> MicroHTTPDaemon {
+            try MicroHTTPDaemon(
+                host: configuration.host, port: port, threads: threads,
+                connectionLimit: configuration.connectionLimit, connectionTimeout: configuration.connectionTimeout,
+                connectionMemory: configuration.connectionMemory,
+                handler: { router.plan(for: $0) },
+                completion: { exchange in
+                    if let slot = exchange.plan.capSlot { router.connectionCaps.release(slot) }
+                    RangeServer.record(exchange, journal: journal, logger: logsAccess ? logger : nil)
+                },
+                admission: { router.admit(method: $0, target: $1, takeArrival: $2) },
+                counters: counters, tls: tls
+            )
+        }
+        let needed = scenarios.values.reduce(into: Set<ScenarioRedirect.Kind>()) { $0.formUnion($1.redirectListeners) }
+        // Made before any port opens, so a bad certificate or name fails the start with nothing to undo.
+        let material: TLSMaterial? =
+            configuration.tlsPort != nil || configuration.tlsFaults || needed.contains(where: { $0.scheme == "https" })
+            ? try TLSMaterial.prepare(configuration) : nil
+        let daemon = try makeDaemon(port: configuration.port, threads: configuration.threads, tls: nil)
         running.port = daemon.port
         router.boundPort.store(daemon.port, ordering: .relaxed)
         var blackhole: BlackholeListener?
-        let needsBlackhole = scenarios.values.contains { $0.redirectsToBlackhole }
-        if configuration.blackholePort != nil || needsBlackhole {
-            do {
+        var tls: TLSListeners?
+        do {
+            if configuration.blackholePort != nil || needed.contains(.blackhole) {
                 blackhole = try BlackholeListener(host: configuration.host, port: configuration.blackholePort ?? 0)
-            } catch {
-                daemon.stop()
-                throw error
+                router.blackholePort.store(blackhole!.port, ordering: .relaxed)
             }
-            router.blackholePort.store(blackhole!.port, ordering: .relaxed)
+            if let material {
+                let faults = configuration.tlsFaults
+                    ? Set(TLSFault.allCases)
+                    : Set(needed.compactMap { if case .tlsFault(let fault) = $0 { fault } else { nil } })
+                tls = try TLSListeners.start(
+                    material: material, port: configuration.tlsPort ?? 0, threads: configuration.threads,
+                    faults: faults, host: configuration.host, makeDaemon: makeDaemon)
+                router.tlsPort.store(tls!.daemon.port, ordering: .relaxed)
+                router.tlsFaultPorts.withLockedValue { ports in
+                    for (fault, port) in tls!.faultPorts { ports[fault.rawValue] = port }
+                }
+            }
+        } catch {
+            daemon.stop()
+            blackhole = nil
+            if let directory = material?.temporaryDirectory { TLSListeners.removeDirectory(directory) }
+            throw error
         }
         return RangeServer(
-            configuration: running, journal: journal, scenarios: scenarios, daemon: daemon, blackhole: blackhole)
+            configuration: running, journal: journal, scenarios: scenarios, daemon: daemon, blackhole: blackhole,
+            tls: tls)
     }
 
     /// Stops the server: open connections are closed, stalled ones included. Safe to call twice.
@@ -170,6 +245,11 @@ public final class RangeServer: Sendable {
         }
         daemon?.stop()
         blackhole.withLockedValue { $0 = nil }
+        let tls = self.tls.withLockedValue { tls in
+            defer { tls = nil }
+            return tls
+        }
+        tls?.stop()
     }
 
     /// - Parameter logger: where the access log goes; nil when its level drops `info`, so a logger that discards

@@ -10,6 +10,7 @@ public struct RangeServerError: Error, Hashable, Sendable, CustomStringConvertib
         case invalidScenario
         case journalFile
         case invalidFault
+        case tlsCertificate
     }
 
     private let code: Code
@@ -46,6 +47,10 @@ public struct RangeServerError: Error, Hashable, Sendable, CustomStringConvertib
     ///
     /// The server answers such a request with 400 and this message.
     public static func invalidFault(_ message: String) -> RangeServerError { .init(.invalidFault, message) }
+
+    /// A TLS certificate or key could not be read, made or used: a missing or unreadable file, text that is not PEM,
+    /// a key that does not belong to its certificate, a name no certificate can carry.
+    public static func tlsCertificate(_ message: String) -> RangeServerError { .init(.tlsCertificate, message) }
 
     /// Two errors are the same kind when their codes match, whatever the message.
     public static func ~= (pattern: RangeServerError, value: any Error) -> Bool {

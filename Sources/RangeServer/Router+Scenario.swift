@@ -54,13 +54,26 @@ extension Router {
             scenario: name, run: run, route: routeName, attempt: request.method == "GET" ? attempt : nil)
         if let target = step.redirect {
             var location = target.hasPrefix("/") ? target : "/scenario/\(name)/\(run)/\(target)"
-            // `redirect-host` sends the client to another origin of this server (same port, another host name).
-            var origin = step.redirectHost.map { "http://\($0):\(boundPort.load(ordering: .relaxed))" } ?? ""
-            if target.hasPrefix(Scenario.blackholePrefix) {
-                // The listener that never accepts, by the host name the client used (or redirect-host's).
-                location = String(target.dropFirst(Scenario.blackholePrefix.count))
+            // `redirect-host` sends the client to another origin of this server (same port and scheme, another host
+            // name).
+            var origin =
+                step.redirectHost.map { host in
+                    request.isTLS
+                        ? "https://\(host):\(tlsPort.load(ordering: .relaxed))"
+                        : "http://\(host):\(boundPort.load(ordering: .relaxed))"
+                } ?? ""
+            if let listener = ScenarioRedirect(target) {
+                // Another listener of this server, by the host name the client used (or redirect-host's).
+                location = listener.path
                 let host = step.redirectHost ?? hostName(request)
-                origin = "http://\(host):\(blackholePort.load(ordering: .relaxed))"
+                let port: Int
+                switch listener.kind {
+                case .blackhole: port = blackholePort.load(ordering: .relaxed)
+                case .http: port = boundPort.load(ordering: .relaxed)
+                case .https: port = tlsPort.load(ordering: .relaxed)
+                case .tlsFault(let fault): port = tlsFaultPorts.withLockedValue { $0[fault.rawValue] } ?? 0
+                }
+                origin = "\(listener.kind.scheme)://\(host):\(port)"
             }
             var plan = redirect(request, to: origin + location, code: step.redirectCode ?? 302, absolute: false)
             plan.scenario = context

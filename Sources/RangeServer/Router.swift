@@ -1,4 +1,5 @@
 import HTTPVocabulary
+import NIOConcurrencyHelpers
 import Synchronization
 
 #if canImport(Glibc)
@@ -31,6 +32,10 @@ final class Router: Sendable {
     let boundPort = Atomic<Int>(0)
     /// The blackhole listener's port once open; 0 when there is none.
     let blackholePort = Atomic<Int>(0)
+    /// The TLS port once open; 0 when there is none.
+    let tlsPort = Atomic<Int>(0)
+    /// The ports of the TLS fault listeners that are open, by fault name (`handshake-stall`, ...).
+    let tlsFaultPorts = NIOLockedValueBox<[String: Int]>([:])
 
     init(configuration: RangeServer.Configuration, rootPath: String, scenarios: [String: Scenario], journal: Journal) {
         self.configuration = configuration
@@ -103,6 +108,15 @@ final class Router: Sendable {
             } catch {
                 return .text(400, "bad request: \(error)")
             }
+        }
+        if request.isTLS, let badChunkAfter = effective.badChunkAfter {
+            // The malformed line is written to the socket past libmicrohttpd, which TLS cannot allow.
+            var plan = ResponsePlan.text(
+                400,
+                "bad request: parameter 'bad-chunk-after=\(ByteSize.format(badChunkAfter))' works on plain HTTP only "
+                    + "(it writes to the socket past the TLS layer); use the http port")
+            plan.scenario = scenario
+            return plan
         }
         var representation: Representation
         do {
@@ -339,6 +353,7 @@ final class Router: Sendable {
         if plan.status == 200 || plan.status == 206 {
             plan.delivery = Delivery(
                 delay: faults.delay, dropAfter: faults.dropAfter, resetAfter: faults.resetAfter,
+                tlsTruncateAfter: faults.tlsTruncateAfter,
                 stallAfter: faults.stallAfter, stallFor: faults.stallFor, rate: faults.rate, chunked: faults.chunked,
                 lengthDelta: faults.lengthDelta, chunkedWithLength: faults.chunkedWithLength,
                 garbageAfter: faults.garbageAfter, badChunkAfter: faults.badChunkAfter
@@ -352,7 +367,7 @@ final class Router: Sendable {
 
     private func isBodyFault(_ name: String) -> Bool {
         [
-            "drop-after", "reset-after", "stall-after", "stall-for", "rate", "chunked", "misalign-range",
+            "drop-after", "reset-after", "tls-truncate-after", "stall-after", "stall-for", "rate", "chunked", "misalign-range",
             "content-range-on-200", "length-delta", "garbage-after", "chunked-with-length", "bad-chunk-after",
         ].contains {
             name.hasPrefix($0)
@@ -425,8 +440,9 @@ final class Router: Sendable {
     func redirect(_ request: IncomingRequest, to location: String, code: Int, absolute: Bool) -> ResponsePlan {
         var value = location
         if absolute {
-            let host = request.header("host") ?? "\(configuration.host):\(boundPort.load(ordering: .relaxed))"
-            value = "http://\(host)\(location)"
+            let port = request.isTLS ? tlsPort.load(ordering: .relaxed) : boundPort.load(ordering: .relaxed)
+            let host = request.header("host") ?? "\(configuration.host):\(port)"
+            value = (request.isTLS ? "https://" : "http://") + host + location
         }
         return .text(code, "redirecting to \(value)", headers: [HeaderField("Location", value)])
     }

@@ -55,6 +55,34 @@ struct RangeServerCommand: ParsableCommand {
             valueName: "port"))
     var blackholePort: Int?
 
+    @Option(help: ArgumentHelp("Also serve HTTPS on this port (0 picks one).", valueName: "port"))
+    var tlsPort: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "Keep the throwaway CA here (ca.pem, made on first use and reused) with the issued server.pem "
+                + "(default: a new temporary directory, removed on exit).",
+            valueName: "dir"))
+    var tlsDir: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Another host name or IP address for the certificate (repeatable), e.g. a LAN address a phone uses.",
+            valueName: "name-or-ip"))
+    var tlsName: [String] = []
+
+    @Option(help: ArgumentHelp("Present this certificate (PEM) instead of one from the CA.", valueName: "pem"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The private key (PEM) of --tls-cert.", valueName: "pem"))
+    var tlsKey: String?
+
+    @Flag(
+        help: ArgumentHelp(
+            "Open a listener per TLS fault (handshake-fail, handshake-stall, cert-expired, cert-wrong-host, "
+                + "cert-untrusted) and print each."))
+    var tlsFaults = false
+
     @Flag(help: "Do not write an access-log line per request to stderr.")
     var quiet = false
 
@@ -62,6 +90,12 @@ struct RangeServerCommand: ParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, got \(port)") }
         if let blackholePort, !(0...65535).contains(blackholePort) {
             throw ValidationError("--blackhole-port must be from 0 to 65535, got \(blackholePort)")
+        }
+        if let tlsPort, !(0...65535).contains(tlsPort) {
+            throw ValidationError("--tls-port must be from 0 to 65535, got \(tlsPort)")
+        }
+        if (tlsCert == nil) != (tlsKey == nil) {
+            throw ValidationError("--tls-cert and --tls-key must be given together")
         }
         guard maxRanges >= 1 else { throw ValidationError("--max-ranges must be at least 1, got \(maxRanges)") }
         guard (1...256).contains(threads) else {
@@ -103,6 +137,16 @@ struct RangeServerCommand: ParsableCommand {
         configuration.connectionMemory = Int(ByteSize.parse(connectionMemory) ?? 0)
         configuration.controlToken = controlToken
         configuration.blackholePort = blackholePort
+        configuration.tlsPort = tlsPort
+        configuration.tlsDirectory = tlsDir
+        configuration.tlsNames = tlsName
+        configuration.tlsCertificateFile = tlsCert
+        configuration.tlsKeyFile = tlsKey
+        configuration.tlsFaults = tlsFaults
+        if tlsPort == nil && (tlsDir != nil || !tlsName.isEmpty || tlsCert != nil || tlsFaults) {
+            // A TLS setting without a port still asks for TLS: serve it on a free port.
+            configuration.tlsPort = 0
+        }
         if let scenarios {
             configuration.scenariosDirectory = scenarios
         } else if isDirectory("fixtures/scenarios") {
@@ -124,6 +168,13 @@ struct RangeServerCommand: ParsableCommand {
         }
         // Written straight to the descriptor so scripts waiting for this line see it at once.
         writeLine(STDOUT_FILENO, "rangeserver listening on \(server.baseURL)")
+        if let tlsBaseURL = server.tlsBaseURL, let authority = server.certificateAuthorityPath {
+            writeLine(STDOUT_FILENO, "rangeserver listening on \(tlsBaseURL) (CA: \(authority))")
+            for fault in TLSFault.allCases {
+                guard let url = server.tlsFaultBaseURL(fault) else { continue }
+                writeLine(STDOUT_FILENO, "rangeserver tls-fault \(fault.rawValue) on \(url)")
+            }
+        }
         if let blackholePort = server.blackholePort {
             let host = host.contains(":") ? "[\(host)]" : host
             writeLine(STDOUT_FILENO, "rangeserver blackhole on \(host):\(blackholePort)")

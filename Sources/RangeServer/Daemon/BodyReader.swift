@@ -62,6 +62,7 @@ final class BodyReader: @unchecked Sendable {
             if delivery.chunked {
                 if delivery.dropAfter == length { return end(.dropped) }
                 if delivery.resetAfter == length { return reset() }
+                if delivery.tlsTruncateAfter == length { return truncate() }
             }
             return cmhd_reader_end_of_stream()
         }
@@ -87,6 +88,10 @@ final class BodyReader: @unchecked Sendable {
         if let resetAfter = delivery.resetAfter {
             if position >= resetAfter { return reset() }
             allowed = min(allowed, resetAfter - position)
+        }
+        if let tlsTruncateAfter = delivery.tlsTruncateAfter {
+            if position >= tlsTruncateAfter { return truncate() }
+            allowed = min(allowed, tlsTruncateAfter - position)
         }
         if let rate = delivery.rate, rate > 0 {
             let now = ContinuousClock.now
@@ -159,6 +164,16 @@ final class BodyReader: @unchecked Sendable {
             _ = cmhd_abort_with_reset(fd)
         }
         return end(.reset)
+    }
+
+    /// `tls-truncate-after`: ends the TCP stream (FIN) before libmicrohttpd closes the connection, so its TLS
+    /// close_notify can no longer be written: the peer sees the bytes sent so far and then a bare end of stream.
+    /// libmicrohttpd only asks for this position once every byte before it has gone to the socket (see `read`).
+    /// On plain HTTP this is an ordinary close, the same as `drop-after`.
+    private func truncate() -> Int {
+        let fd = cmhd_connection_fd(connection)
+        if fd >= 0 { _ = shutdown(fd, Int32(SHUT_WR)) }
+        return end(.truncated)
     }
 
     private func fill(_ target: UnsafeMutableRawBufferPointer, position: UInt64) -> Bool {

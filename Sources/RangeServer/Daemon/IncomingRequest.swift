@@ -20,6 +20,8 @@ struct IncomingRequest: Sendable {
     var arrivalTime: Int64 = 0
     /// The scenario attempt counted at arrival, for a GET of an existing scenario route (see `RequestContext`).
     var reservedAttempt: Int?
+    /// Whether the request came in on a TLS port.
+    var isTLS = false
 
     /// `address:port`, with IPv6 addresses in brackets, as the journal records the peer.
     var peerDescription: String { Self.peerDescription(address: peerAddress, port: peerPort) }

@@ -29,7 +29,7 @@ let connectionNotify:
         guard let socketContext else { return }
         switch code {
         case .CONNECTION_NOTIFY_STARTED:
-            let id = daemonFrom(daemonPointer).connectionCounter.wrappingAdd(1, ordering: .relaxed).newValue
+            let id = daemonFrom(daemonPointer).counters.connections.wrappingAdd(1, ordering: .relaxed).newValue
             let (address, port) = connection.map(peer) ?? ("unknown", 0)
             let state = ConnectionState(id: id, peerAddress: address, peerPort: port)
             socketContext.pointee = Unmanaged.passRetained(state).toOpaque()
@@ -135,7 +135,7 @@ func handleAccess(
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)
             context.arrivalTime = Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec)
-            let takeArrival = { daemon.arrivalCounter.wrappingAdd(1, ordering: .relaxed).newValue }
+            let takeArrival = { daemon.counters.arrivals.wrappingAdd(1, ordering: .relaxed).newValue }
             // A scenario GET counts its attempt now, under the same lock as its arrival number, so attempts follow
             // arrival order even when a later request is planned first (its body came sooner, its thread ran first).
             if let admission = daemon.admission, context.target.hasUTF8Prefix("/scenario/") {
@@ -164,7 +164,8 @@ func handleAccess(
             connectionID: state?.id ?? 0,
             arrival: arrival,
             arrivalTime: context.arrivalTime,
-            reservedAttempt: context.reservedAttempt
+            reservedAttempt: context.reservedAttempt,
+            isTLS: daemon.isTLS
         )
         let plan = daemon.handler(request)
         context.request = consume request

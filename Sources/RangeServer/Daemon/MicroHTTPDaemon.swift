@@ -39,11 +39,14 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     /// Whether the listening socket is IPv6.
     let isIPv6: Bool
 
+    /// Whether the daemon speaks TLS: its requests are journalled with `tls: true`.
+    let isTLS: Bool
+
     let handler: Handler
     let completion: Completion
     let admission: Admission?
-    let connectionCounter = Atomic<Int>(0)
-    let arrivalCounter = Atomic<Int>(0)
+    /// Connection and arrival numbers, shared by every daemon of one server so both stay unique across its ports.
+    let counters: DaemonCounters
     let suspensions: NIOLockedValueBox<SuspensionTable>
     /// Wakes connections whose waits are over; one thread for all of them.
     private let waker: ConnectionWaker
@@ -60,10 +63,15 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     ///   - handler: decides the response; called on a pool thread, must not block for long.
     ///   - completion: called once per answered request, when libmicrohttpd is done with it.
     ///   - admission: numbers `/scenario/` requests as they arrive; nil numbers them like every other request.
+    ///   - counters: the connection and arrival numbers to draw from (shared with the server's other daemons).
+    ///   - tls: the certificate and key to serve TLS with; nil serves plain HTTP.
     init(
         host: String, port: Int, threads: Int, connectionLimit: Int, connectionTimeout: Int, connectionMemory: Int,
-        handler: @escaping Handler, completion: @escaping Completion, admission: Admission? = nil
+        handler: @escaping Handler, completion: @escaping Completion, admission: Admission? = nil,
+        counters: DaemonCounters = DaemonCounters(), tls: TLSIdentity? = nil
     ) throws {
+        self.isTLS = tls != nil
+        self.counters = counters
         self.handler = handler
         self.completion = completion
         self.admission = admission
@@ -104,20 +112,27 @@ final class MicroHTTPDaemon: @unchecked Sendable {
         flags |= MHD_USE_POLL.rawValue
         #endif
         if ipv6 != 0 { flags |= MHD_USE_IPv6.rawValue }
+        if tls != nil { flags |= MHD_USE_TLS.rawValue }
 
         let context = Unmanaged.passUnretained(self).toOpaque()
-        daemon = cmhd_start_daemon(
-            flags, fd, UInt32(max(1, threads)), UInt32(max(1, connectionLimit)), UInt32(max(0, connectionTimeout)),
-            connectionMemory,
-            accessHandler, context,
-            requestCompleted, context,
-            connectionNotify, context,
-            uriLogged, context
-        )
+        // libmicrohttpd hands the PEM text to GnuTLS while it starts and keeps no pointer to it afterwards.
+        daemon = withOptionalCString(tls?.privateKeyPEM) { key in
+            withOptionalCString(tls?.certificateChainPEM) { certificate in
+                cmhd_start_daemon(
+                    flags, fd, UInt32(max(1, threads)), UInt32(max(1, connectionLimit)),
+                    UInt32(max(0, connectionTimeout)), connectionMemory, key, certificate,
+                    accessHandler, context,
+                    requestCompleted, context,
+                    connectionNotify, context,
+                    uriLogged, context
+                )
+            }
+        }
         guard daemon != nil else {
             waker.stop()
             close(fd)
-            throw RangeServerError.daemonStartFailed("libmicrohttpd refused to start on \(host):\(port)")
+            let what = tls == nil ? "" : " with TLS (check that the key belongs to the certificate)"
+            throw RangeServerError.daemonStartFailed("libmicrohttpd refused to start on \(host):\(port)\(what)")
         }
     }
 
@@ -175,6 +190,18 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     }
 
     var isStopping: Bool { suspensions.withLockedValue { $0.stopping } }
+}
+
+/// Connection and arrival numbers drawn by the daemons of one server.
+final class DaemonCounters: Sendable {
+    let connections = Atomic<Int>(0)
+    let arrivals = Atomic<Int>(0)
+}
+
+/// Calls `body` with `text` as a C string, or with nil.
+private func withOptionalCString<T>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> T) -> T {
+    guard let text else { return body(nil) }
+    return text.withCString { body($0) }
 }
 
 /// Connections waiting on the waker, so `stop()` can wake them.

@@ -11,6 +11,10 @@ public struct FaultPlan: Hashable, Sendable {
     public var dropAfter: UInt64?
     /// Send the headers and this many body bytes, then abort the connection with a TCP RST.
     public var resetAfter: UInt64?
+    /// Send the headers and this many body bytes, then close the TCP connection without TLS's close_notify: a
+    /// truncation that a TLS client must treat as an error, never as the end of the body. On plain HTTP, where
+    /// there is no close_notify to leave out, it is the same as `drop-after`.
+    public var tlsTruncateAfter: UInt64?
     /// After this many body bytes, send nothing for `stallFor`, then continue.
     public var stallAfter: UInt64?
     /// How long `stallAfter` stalls: the `stall-for` value, or `defaultStallDuration` when none was given.
@@ -111,7 +115,7 @@ public struct FaultPlan: Hashable, Sendable {
     /// Field by field, as every request asks: the synthesized `==` against a new plan cost about a hundred
     /// instructions. A new fault must be added here too (the tests set each key alone and check this).
     public var isEmpty: Bool {
-        dropAfter == nil && resetAfter == nil && stallAfter == nil && explicitStallFor == nil && rate == nil
+        dropAfter == nil && resetAfter == nil && tlsTruncateAfter == nil && stallAfter == nil && explicitStallFor == nil && rate == nil
             && delay == nil && status == nil && retryAfter == nil && !ignoreRange && !ignoreIfRange && !noETag
             && !weakETag && !noLastModified && !noAcceptRanges && !chunked && misalignRange == nil
             && etagSalt == nil && !ifRangeDateOnly && unsatisfiableShape == nil && !contentRangeOn200 && !refuseHead
@@ -126,6 +130,7 @@ public struct FaultPlan: Hashable, Sendable {
         case retryAfter = "retry-after"
         case dropAfter = "drop-after"
         case resetAfter = "reset-after"
+        case tlsTruncateAfter = "tls-truncate-after"
         case stallAfter = "stall-after"
         case stallFor = "stall-for"
         case rate
@@ -171,7 +176,7 @@ public struct FaultPlan: Hashable, Sendable {
     /// - Returns: the plan, and the resource parameters (`passthroughKeys`) in their original order.
     /// - Throws: `RangeServerError.invalidFault` for an unknown key, a repeated fault key, a bad value,
     ///   or an inconsistent combination (`stall-for` without `stall-after`, `retry-after` without
-    ///   `status` or `connection-cap`, `drop-after` with `reset-after`, `no-etag` with `weak-etag` or `etag-salt`, `if-range` with
+    ///   `status` or `connection-cap`, `drop-after` with `reset-after` or `tls-truncate-after`, `no-etag` with `weak-etag` or `etag-salt`, `if-range` with
     ///   `ignore-if-range`, `fault-seed` without `probability`, `probability` alone). The one-line message
     ///   names the key and the value, and is meant to be the body of a 400.
     public static func parse(
@@ -209,7 +214,7 @@ public struct FaultPlan: Hashable, Sendable {
     ///
     /// Each fault set here wins over the same fault in `base`. Coupled faults move as a unit so the
     /// result stays consistent: `stall-after` with its `stall-for`, `status` with its `retry-after`,
-    /// `drop-after`/`reset-after` (the connection ends one way only), `no-etag`/`weak-etag` and
+    /// `drop-after`/`reset-after`/`tls-truncate-after` (the connection ends one way only), `no-etag`/`weak-etag` and
     /// `probability`/`fault-seed`.
     /// A boolean can only be switched on this way: `ignore-range=0` cannot cancel a step's `ignore-range`.
     ///
@@ -218,9 +223,10 @@ public struct FaultPlan: Hashable, Sendable {
     /// - Returns: the combined plan.
     public func merged(over base: FaultPlan) -> FaultPlan {
         var result = base
-        if dropAfter != nil || resetAfter != nil {
+        if dropAfter != nil || resetAfter != nil || tlsTruncateAfter != nil {
             result.dropAfter = dropAfter
             result.resetAfter = resetAfter
+            result.tlsTruncateAfter = tlsTruncateAfter
         }
         if stallAfter != nil {
             result.stallAfter = stallAfter
@@ -289,6 +295,7 @@ extension FaultPlan {
         switch key {
         case .dropAfter: dropAfter = try need(ByteSize.parse(value), sizeHelp)
         case .resetAfter: resetAfter = try need(ByteSize.parse(value), sizeHelp)
+        case .tlsTruncateAfter: tlsTruncateAfter = try need(ByteSize.parse(value), sizeHelp)
         case .stallAfter: stallAfter = try need(ByteSize.parse(value), sizeHelp)
         case .stallFor: stallFor = try need(FaultDuration.parse(value), durationHelp)
         case .delay: delay = try need(FaultDuration.parse(value), durationHelp)
@@ -383,6 +390,11 @@ extension FaultPlan {
         if let resetAfter, dropAfter != nil {
             throw conflict(.resetAfter, "cannot be combined with drop-after", ByteSize.format(resetAfter))
         }
+        if let tlsTruncateAfter, dropAfter != nil || resetAfter != nil {
+            throw conflict(
+                .tlsTruncateAfter, "cannot be combined with drop-after or reset-after (the connection ends one way)",
+                ByteSize.format(tlsTruncateAfter))
+        }
         if weakETag, noETag {
             throw conflict(.weakETag, "cannot be combined with no-etag", "1")
         }
@@ -429,6 +441,7 @@ extension FaultPlan {
         switch key {
         case .dropAfter: dropAfter.map(ByteSize.format)
         case .resetAfter: resetAfter.map(ByteSize.format)
+        case .tlsTruncateAfter: tlsTruncateAfter.map(ByteSize.format)
         case .stallAfter: stallAfter.map(ByteSize.format)
         case .stallFor: explicitStallFor.map(FaultDuration.format)
         case .rate: rate.map(ByteSize.format)

@@ -146,6 +146,7 @@ public final class Journal: Sendable {
             bodyBytesPlanned: exchange.plan.body.length, bodyBytesSent: exchange.bodyBytesSent,
             connection: exchange.request.connectionID, arrival: exchange.request.arrival,
             arrivalTime: exchange.request.arrivalTime, textStart: 0, textLength: 0, hasExtras: hasExtras)
+        slot.tls = exchange.request.isTLS
         let extras =
             hasExtras
             ? Extras(

@@ -14,6 +14,9 @@ public enum JournalOutcome: String, Codable, Hashable, Sendable {
     case dropped
     /// The server aborted the connection with a TCP RST on purpose (`reset-after`).
     case reset
+    /// The server ended the TCP stream without TLS's close_notify on purpose (`tls-truncate-after`; on plain HTTP,
+    /// a close like `dropped`).
+    case truncated
     /// The client closed the connection before the body was complete.
     case clientClosed = "client-closed"
     /// The response was still stalled when the connection ended (`stall-after`, or server shutdown).
@@ -78,6 +81,8 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// With the `probability` fault, whether this request's draw applied the other faults (`true`) or not
     /// (`false`, and `faults` then lists only `probability` and `fault-seed`); `null` without `probability`.
     public var faultsApplied: Bool?
+    /// Whether the request came in on a TLS port (`https://`). Older journals without the key read as `false`.
+    public var tls: Bool
 
     /// Makes an entry; `seq` is normally 0 here and assigned by `Journal.append`.
     ///
@@ -102,12 +107,13 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     ///   - arrival: the arrival order number.
     ///   - arrivalTime: when the request arrived; `time` when not given.
     ///   - faultsApplied: with `probability`, whether the faults applied.
+    ///   - tls: whether the request came in on a TLS port.
     public init(
         seq: Int = 0, time: String, method: String, target: String, scenario: String? = nil, run: String? = nil,
         route: String? = nil, attempt: Int? = nil, requestHeaders: [String: String] = [:], status: Int,
         responseHeaders: [String: String] = [:], bodyBytesPlanned: UInt64, bodyBytesSent: UInt64,
         outcome: JournalOutcome, faults: [String] = [], connection: Int, peer: String, arrival: Int = 0,
-        arrivalTime: String? = nil, faultsApplied: Bool? = nil
+        arrivalTime: String? = nil, faultsApplied: Bool? = nil, tls: Bool = false
     ) {
         self.seq = seq
         self.time = time
@@ -129,11 +135,42 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.arrival = arrival
         self.arrivalTime = arrivalTime ?? time
         self.faultsApplied = faultsApplied
+        self.tls = tls
     }
 
     private enum CodingKeys: String, CodingKey {
         case seq, time, method, target, scenario, run, route, attempt, requestHeaders, status, responseHeaders
         case bodyBytesPlanned, bodyBytesSent, outcome, faults, connection, peer, arrival, arrivalTime, faultsApplied
+        case tls
+    }
+
+    /// Decodes an entry; `tls` may be missing (journals written before TLS existed) and is then `false`.
+    ///
+    /// - Parameters:
+    ///   - decoder: the decoder to read from.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        seq = try container.decode(Int.self, forKey: .seq)
+        time = try container.decode(String.self, forKey: .time)
+        method = try container.decode(String.self, forKey: .method)
+        target = try container.decode(String.self, forKey: .target)
+        scenario = try container.decodeIfPresent(String.self, forKey: .scenario)
+        run = try container.decodeIfPresent(String.self, forKey: .run)
+        route = try container.decodeIfPresent(String.self, forKey: .route)
+        attempt = try container.decodeIfPresent(Int.self, forKey: .attempt)
+        requestHeaders = try container.decode([String: String].self, forKey: .requestHeaders)
+        status = try container.decode(Int.self, forKey: .status)
+        responseHeaders = try container.decode([String: String].self, forKey: .responseHeaders)
+        bodyBytesPlanned = try container.decode(UInt64.self, forKey: .bodyBytesPlanned)
+        bodyBytesSent = try container.decode(UInt64.self, forKey: .bodyBytesSent)
+        outcome = try container.decode(JournalOutcome.self, forKey: .outcome)
+        faults = try container.decode([String].self, forKey: .faults)
+        connection = try container.decode(Int.self, forKey: .connection)
+        peer = try container.decode(String.self, forKey: .peer)
+        arrival = try container.decode(Int.self, forKey: .arrival)
+        arrivalTime = try container.decode(String.self, forKey: .arrivalTime)
+        faultsApplied = try container.decodeIfPresent(Bool.self, forKey: .faultsApplied)
+        tls = try container.decodeIfPresent(Bool.self, forKey: .tls) ?? false
     }
 
     /// Encodes every key, writing `null` for absent scenario fields rather than leaving them out
@@ -163,6 +200,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         try container.encode(arrival, forKey: .arrival)
         try container.encode(arrivalTime, forKey: .arrivalTime)
         try container.encode(faultsApplied, forKey: .faultsApplied)
+        try container.encode(tls, forKey: .tls)
     }
 
     /// Builds a header dictionary the journal's way: lower-case names, repeated headers joined with `", "`
@@ -279,6 +317,8 @@ extension JournalEntry {
         writer.string(arrivalTime)
         writer.key("faultsApplied")
         if let faultsApplied { writer.raw(faultsApplied ? "true" : "false") } else { writer.raw("null") }
+        writer.key("tls")
+        writer.raw(tls ? "true" : "false")
         writer.close("}")
     }
 

@@ -66,6 +66,8 @@ struct JournalSlot: Sendable, BitwiseCopyable {
     var outcome: JournalOutcome
     /// Whether the slot has `Extras` (kept outside the slot, so that the slot stays trivial).
     var hasExtras: Bool
+    /// Whether the request came in on a TLS port.
+    var tls = false
 
     init(
         seq: Int, seconds: Int64, nanoseconds: Int32, status: Int32, outcome: JournalOutcome, peerPort: UInt16,
@@ -133,7 +135,8 @@ struct JournalSlot: Sendable, BitwiseCopyable {
             peer: IncomingRequest.peerDescription(address: peerAddress, port: Int(peerPort)),
             arrival: arrival,
             arrivalTime: Self.timestamp(nanosecondsSince1970: arrivalTime),
-            faultsApplied: extras?.faultsApplied
+            faultsApplied: extras?.faultsApplied,
+            tls: tls
         )
     }
 

@@ -56,6 +56,8 @@ struct Delivery: Hashable, Sendable {
     var dropAfter: UInt64?
     /// Abort the connection with a TCP RST after this many body bytes.
     var resetAfter: UInt64?
+    /// Close the TCP connection without TLS's close_notify after this many body bytes (a plain close on HTTP).
+    var tlsTruncateAfter: UInt64?
     /// Pause once after this many body bytes, for `stallFor`.
     var stallAfter: UInt64?
     /// How long a stall lasts.
@@ -75,7 +77,7 @@ struct Delivery: Hashable, Sendable {
 
     /// Whether the body can go out through sendfile: nothing watches or paces it.
     var isPlain: Bool {
-        delay == nil && dropAfter == nil && resetAfter == nil && stallAfter == nil && rate == nil && !chunked
+        delay == nil && dropAfter == nil && resetAfter == nil && tlsTruncateAfter == nil && stallAfter == nil && rate == nil && !chunked
             && lengthDelta == nil && garbageAfter == nil && !chunkedWithLength && badChunkAfter == nil
     }
 

@@ -178,14 +178,12 @@ private struct ScenarioReader {
                     guard !target.isEmpty else {
                         throw fail(member.value.location, "\(stepPath): redirect must name a route or a path")
                     }
-                    if target.hasPrefix(Scenario.blackholePrefix) {
-                        // The blackhole listener never answers, so the path is only what a client asks for.
-                        let path = target.dropFirst(Scenario.blackholePrefix.count)
-                        guard path.hasPrefix("/"), !path.contains(where: { $0.isWhitespace || $0.isNewline }) else {
+                    if ScenarioRedirect.hasListenerPrefix(target) {
+                        // Another listener: its path is served as a plain resource path (or never answered).
+                        guard ScenarioRedirect(target) != nil else {
                             throw fail(
                                 member.value.location,
-                                "\(stepPath): redirect \"\(target)\": expected blackhole:/PATH, e.g. blackhole:/bytes/4M"
-                            )
+                                "\(stepPath): redirect \"\(target)\": expected \(ScenarioRedirect.grammar)")
                         }
                         step.redirect = target
                         continue

@@ -43,9 +43,19 @@ public struct Scenario: Hashable, Sendable {
 
     /// Whether a step of any route redirects to the blackhole listener, which the server then opens.
     public var redirectsToBlackhole: Bool {
-        routes.values.contains { route in
-            route.attempts.contains { $0.redirect?.hasPrefix(Self.blackholePrefix) == true }
+        redirectListeners.contains(.blackhole)
+    }
+
+    /// The other listeners this scenario's redirect steps send clients to (`blackhole:`, `http:`, `https:`,
+    /// `tls:FAULT:`), which the server opens when it loads the scenario.
+    public var redirectListeners: Set<ScenarioRedirect.Kind> {
+        var kinds: Set<ScenarioRedirect.Kind> = []
+        for route in routes.values {
+            for step in route.attempts {
+                if let redirect = step.redirect.flatMap(ScenarioRedirect.init) { kinds.insert(redirect.kind) }
+            }
         }
+        return kinds
     }
 
     /// One URL's script: the resource it serves and what each attempt at it gets.
