@@ -43,6 +43,10 @@ public struct DownloadConfiguration: Sendable {
     /// when listed in ``RedirectPolicy/sensitiveHeaders``.
     public var headers: [(name: String, value: String)]
 
+    /// Which server certificates `https://` accepts: the system's trust roots, plus any CA given here. Default
+    /// ``TLSTrust/system``.
+    public var tls: TLSTrust
+
     /// Where the engine logs what it does: each request sent (URL, range), each response status, each retry and
     /// its reason, each resume decision (at `debug`, retries at `info`). Default: a logger that drops everything.
     public var logger: Logger
@@ -58,6 +62,7 @@ public struct DownloadConfiguration: Sendable {
         writeBufferSize: Int = 64 * 1024,
         durability: Durability = .processCrash,
         headers: [(name: String, value: String)] = [],
+        tls: TLSTrust = .system,
         logger: Logger = Logger(label: "DownloadEngine", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.concurrency = concurrency
@@ -69,12 +74,45 @@ public struct DownloadConfiguration: Sendable {
         self.writeBufferSize = writeBufferSize
         self.durability = durability
         self.headers = headers
+        self.tls = tls
         self.logger = logger
     }
 
     /// The transport's settings: connect timeout, one idle connection per transfer that may run at once.
     var transport: TransportConfiguration {
-        TransportConfiguration(connectTimeout: timeouts.connect, connectionsPerHost: concurrency, logger: logger)
+        TransportConfiguration(
+            connectTimeout: timeouts.connect, connectionsPerHost: concurrency, trust: tls, logger: logger)
+    }
+}
+
+extension DownloadConfiguration {
+    /// Which server certificates are accepted over `https://`. Host names are always verified, unless
+    /// ``acceptsAnyCertificate`` is set.
+    public struct TLSTrust: Sendable, Hashable {
+        /// CA certificates (PEM text, one or more each) trusted beside the system's roots: a test server's
+        /// throwaway CA, a company CA.
+        public var additionalCertificatesPEM: [String]
+        /// Files of PEM CA certificates trusted beside the system's roots (`rangefetch --cacert`).
+        public var additionalCertificateFiles: [String]
+        /// Accept any certificate for any name: no verification at all. Never the default; for test servers only
+        /// (`rangefetch --insecure`).
+        public var acceptsAnyCertificate: Bool
+
+        /// Makes a trust setting.
+        public init(
+            additionalCertificatesPEM: [String] = [], additionalCertificateFiles: [String] = [],
+            acceptsAnyCertificate: Bool = false
+        ) {
+            self.additionalCertificatesPEM = additionalCertificatesPEM
+            self.additionalCertificateFiles = additionalCertificateFiles
+            self.acceptsAnyCertificate = acceptsAnyCertificate
+        }
+
+        /// The system's trust roots only.
+        public static let system = TLSTrust()
+
+        /// No verification at all (see ``acceptsAnyCertificate``).
+        public static let insecure = TLSTrust(acceptsAnyCertificate: true)
     }
 }
 

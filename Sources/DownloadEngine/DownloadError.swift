@@ -15,6 +15,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case malformedResponse
         case connectTimeout
         case connectFailed
+        case tlsCertificate
+        case tlsHandshake
         case idleTimeout
         case deadlineExceeded
         case prematureEndOfBody
@@ -91,6 +93,21 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     public static func connectFailed(_ peer: String, _ detail: String) -> DownloadError {
         .init(.connectFailed, "connect \(peer): \(detail)")
     }
+
+    /// The server's TLS certificate was not accepted (not from a trusted CA, expired, or for another host name).
+    /// Permanent: asking again gets the same certificate.
+    public static func tlsCertificate(_ peer: String, _ detail: String) -> DownloadError {
+        .init(.tlsCertificate, "TLS certificate of \(peer) not accepted: \(detail)")
+    }
+
+    /// The TLS handshake failed for another reason (the server aborted it with an alert, no common protocol).
+    /// Retried like a network error, within the retry policy's limit.
+    public static func tlsHandshake(_ peer: String, _ detail: String) -> DownloadError {
+        .init(.tlsHandshake, "TLS handshake with \(peer) failed: \(detail)")
+    }
+
+    /// Pattern matching any ``tlsCertificate(_:_:)`` error.
+    public static let tlsCertificate = DownloadError(.tlsCertificate, "")
 
     /// The TCP connection could not be established within the connect timeout.
     public static func connectTimeout(_ url: String) -> DownloadError {
@@ -187,8 +204,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     /// Whether the engine retries after this error (from the current offset).
     public var isRetryable: Bool {
         switch code {
-        case .network, .malformedResponse, .connectTimeout, .connectFailed, .idleTimeout, .prematureEndOfBody,
-            .retryableHTTPStatus:
+        case .network, .malformedResponse, .connectTimeout, .connectFailed, .tlsHandshake, .idleTimeout,
+            .prematureEndOfBody, .retryableHTTPStatus:
             true
         default: false
         }
@@ -207,6 +224,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .malformedResponse: "malformed-response"
         case .connectTimeout: "connect-timeout"
         case .connectFailed: "connect-failed"
+        case .tlsCertificate: "tls-certificate"
+        case .tlsHandshake: "tls-handshake"
         case .idleTimeout: "idle-timeout"
         case .deadlineExceeded: "deadline-exceeded"
         case .prematureEndOfBody: "premature-end-of-body"

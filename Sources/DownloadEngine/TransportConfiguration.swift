@@ -13,21 +13,11 @@ struct TransportConfiguration: Sendable {
     /// Idle kept-alive connections kept per scheme, host and port, at most.
     var connectionsPerHost: Int = 8
     /// Which server certificates `https://` accepts.
-    var trust: TLSTrust = .system
+    var trust: DownloadConfiguration.TLSTrust = .system
     /// The proxy every request goes through; `nil` connects directly.
     var proxy: ProxyConfiguration?
     /// Where AsyncHTTPClient logs (the engine's logger); `nil` logs nothing.
     var logger: Logger?
-
-    /// Which server certificates are trusted.
-    enum TLSTrust: Sendable, Hashable {
-        /// The system's trust roots, with host name verification.
-        case system
-        /// Only these PEM-encoded certificates (a CA file's contents), with host name verification.
-        case certificates(pem: String)
-        /// Any certificate (test servers with self-signed certificates only).
-        case insecure
-    }
 
     /// An HTTP proxy.
     struct ProxyConfiguration: Sendable, Hashable {

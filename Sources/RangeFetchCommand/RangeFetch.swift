@@ -86,6 +86,14 @@ struct RangeFetch: AsyncParsableCommand {
     @Option(help: "Retries in a row without progress before giving up.")
     var retries: Int = 10
 
+    @Option(
+        help: ArgumentHelp(
+            "Also trust the CA certificates (PEM) in this file for https:// (repeatable).", valueName: "file"))
+    var cacert: [String] = []
+
+    @Flag(help: "Accept any TLS certificate for any host name (test servers only; never the default).")
+    var insecure = false
+
     @Flag(help: "Replace existing output files.")
     var overwrite = false
 
@@ -114,6 +122,9 @@ struct RangeFetch: AsyncParsableCommand {
         guard !urls.isEmpty else { throw ValidationError("at least one URL is required") }
         guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
         guard retries >= 0 else { throw ValidationError("--retries must not be negative") }
+        for file in cacert where !FileManager.default.isReadableFile(atPath: file) {
+            throw ValidationError("--cacert: cannot read '\(file)'")
+        }
         for (name, value) in [("--connect-timeout", connectTimeout), ("--idle-timeout", idleTimeout)] {
             guard parseDuration(value) != nil else { throw ValidationError("\(name): invalid duration '\(value)'") }
         }
@@ -195,7 +206,7 @@ struct RangeFetch: AsyncParsableCommand {
     /// The spellings of the options that take a separate value, which ``setAsideURLs(_:)`` must step over.
     static let optionsTakingValues: Set<String> = [
         "-o", "--output", "--state", "-j", "--concurrency", "--sha256", "--checksums", "--connect-timeout",
-        "--idle-timeout", "--deadline", "--retries",
+        "--idle-timeout", "--deadline", "--retries", "--cacert",
     ]
 
     #if DEBUG
@@ -225,6 +236,7 @@ struct RangeFetch: AsyncParsableCommand {
         configuration.retry.maximumRetries = retries
         if durable { configuration.durability = .powerLoss }
         if noDigest { configuration.verification = .lengthOnly }
+        configuration.tls = .init(additionalCertificateFiles: cacert, acceptsAnyCertificate: insecure)
         let code = await FetchRun(command: self, configuration: configuration).run()
         if code != .success { throw ExitCode(code.rawValue) }
     }

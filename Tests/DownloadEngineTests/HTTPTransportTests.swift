@@ -509,7 +509,14 @@ struct HTTPTransportTests {
         }
         await client.shutdown()
         var configuration = TransportConfiguration()
-        configuration.trust = .certificates(pem: "not a certificate")
+        configuration.trust = .init(additionalCertificatesPEM: ["not a certificate"])
         #expect(throws: DownloadError.self) { _ = try HTTPTransport(configuration: configuration) }
+        configuration.trust = .init(additionalCertificateFiles: ["/nonexistent/ca.pem"])
+        do {
+            _ = try HTTPTransport(configuration: configuration)
+            Issue.record("no error for a CA file that does not exist")
+        } catch let error as DownloadError {
+            #expect("\(error)".contains("/nonexistent/ca.pem"), "\(error)")
+        }
     }
 }
