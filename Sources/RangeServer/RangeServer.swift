@@ -215,7 +215,8 @@ public final class RangeServer: Sendable {
                 router.blackholePort.store(blackhole!.port, ordering: .relaxed)
             }
             if let material {
-                let faults = configuration.tlsFaults
+                let faults =
+                    configuration.tlsFaults
                     ? Set(TLSFault.allCases)
                     : Set(needed.compactMap { if case .tlsFault(let fault) = $0 { fault } else { nil } })
                 tls = try TLSListeners.start(

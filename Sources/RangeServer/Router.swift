@@ -367,7 +367,8 @@ final class Router: Sendable {
 
     private func isBodyFault(_ name: String) -> Bool {
         [
-            "drop-after", "reset-after", "tls-truncate-after", "stall-after", "stall-for", "rate", "chunked", "misalign-range",
+            "drop-after", "reset-after", "tls-truncate-after", "stall-after", "stall-for", "rate", "chunked",
+            "misalign-range",
             "content-range-on-200", "length-delta", "garbage-after", "chunked-with-length", "bad-chunk-after",
         ].contains {
             name.hasPrefix($0)

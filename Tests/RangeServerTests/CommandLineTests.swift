@@ -103,14 +103,62 @@ struct CommandLineTests {
             (["--port", "0", "--connection-memory", "lots"], "lots"),
             (["--port", "0", "--host", "not-an-address"], "not-an-address"),
             (["--port", "0", "--scenarios", "/definitely/not/scenarios"], "/definitely/not/scenarios"),
+            (["--port", "0", "--tls-port", "70000"], "--tls-port"),
+            (["--port", "0", "--tls-port", "0", "--tls-cert", "/definitely/not/cert.pem"], "--tls-key"),
+            (
+                [
+                    "--port", "0", "--tls-port", "0", "--tls-cert", "/definitely/not/cert.pem", "--tls-key",
+                    "Package.swift",
+                ],
+                "/definitely/not/cert.pem"
+            ),
+            (
+                ["--port", "0", "--tls-port", "0", "--tls-cert", "Package.swift", "--tls-key", "Package.swift"],
+                "Package.swift"
+            ),
+            (["--port", "0", "--tls-port", "0", "--tls-name", "not a name"], "not a name"),
+            (["--port", "0", "--tls-port", "0", "--tls-dir", "Package.swift"], "Package.swift"),
         ])
     func badInput(arguments: [String], culprit: String) async throws {
         let child = try await Self.start(arguments)
         let status = await Self.exitCode(child)
         #expect(status != nil && status != 0)
         let message = child.errors
-        #expect(message.contains(culprit))
+        #expect(message.contains(culprit), "\(message)")
         #expect(!message.contains("Fatal error"))
         #expect(!message.contains("Stack dump"))
+        #expect(child.output.isEmpty, "a server that failed to start printed \(child.output)")
+    }
+
+    @Test("--tls-port prints the https line second, with the CA's path, and the port serves what the CA signed")
+    func tlsLines() async throws {
+        let directory = try FaultWire.temporaryDirectory("cli-tls")
+        let child = try await Self.start([
+            "--port", "0", "--root", Fixtures.files, "--quiet", "--tls-port", "0", "--tls-dir", directory,
+            "--tls-faults",
+        ])
+        defer { child.send(SIGTERM) }
+        let lines = await child.lines(8)
+        try #require(lines.count == 8, "\(lines)")
+        let plain = lines[0]
+        #expect(plain.hasPrefix("rangeserver listening on http://127.0.0.1:"))
+        let secure = lines[1]
+        let prefix = "rangeserver listening on https://127.0.0.1:"
+        let suffix = " (CA: \(directory)/ca.pem)"
+        #expect(secure.hasPrefix(prefix) && secure.hasSuffix(suffix), "\(secure)")
+        let tlsPort = try #require(Int(secure.dropFirst(prefix.count).dropLast(suffix.count)))
+        // One line per TLS fault, in the documented order, then the blackhole (a loaded scenario needs it).
+        let faultLines = Array(lines[2..<7])
+        for (line, fault) in zip(
+            faultLines, ["handshake-fail", "handshake-stall", "cert-expired", "cert-wrong-host", "cert-untrusted"])
+        {
+            #expect(line.hasPrefix("rangeserver tls-fault \(fault) on https://127.0.0.1:"), "\(line)")
+        }
+        #expect(lines[7].hasPrefix("rangeserver blackhole on 127.0.0.1:"))
+        let trust = try String(contentsOfFile: directory + "/ca.pem", encoding: .utf8)
+        let response = try await TLSProbe.get(port: tlsPort, target: "/files/hello.txt", trustPEM: trust)
+        #expect(String(decoding: response.bytes.prefix(12), as: UTF8.self) == "HTTP/1.1 200")
+        child.send(SIGTERM)
+        #expect(await Self.exitCode(child) == 0)
     }
 }

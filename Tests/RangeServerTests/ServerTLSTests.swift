@@ -8,7 +8,9 @@ import X509
 /// listeners, and the errors for bad certificate input.
 @Suite("TLS")
 struct ServerTLSTests {
-    static func tlsConfiguration(_ change: (inout RangeServer.Configuration) -> Void = { _ in })
+    static func tlsConfiguration(
+        _ change: (inout RangeServer.Configuration) -> Void = { _ in }
+    )
         -> RangeServer.Configuration
     {
         Fixtures.configuration {
@@ -39,8 +41,9 @@ struct ServerTLSTests {
         #expect(leaf.notValidAfter.timeIntervalSince(leaf.notValidBefore) <= 398 * 86_400)
         #expect(leaf.notValidBefore <= now && leaf.notValidAfter > now)
         // Key identifiers link the leaf to its CA, as strict verifiers require.
-        #expect(try leaf.extensions.authorityKeyIdentifier?.keyIdentifier
-            == ca.extensions.subjectKeyIdentifier?.keyIdentifier)
+        #expect(
+            try leaf.extensions.authorityKeyIdentifier?.keyIdentifier
+                == ca.extensions.subjectKeyIdentifier?.keyIdentifier)
         // A CA loaded back from its PEM issues leaves that verify against the same certificate.
         let reloaded = try CertificateAuthority(
             certificatePEM: authority.certificatePEM, privateKeyPEM: authority.privateKeyPEM)
@@ -239,7 +242,8 @@ struct ServerTLSTests {
     func givenPair() async throws {
         let directory = try FaultWire.temporaryDirectory("tls-pair")
         let authority = try CertificateAuthority.create()
-        let identity = try authority.issue(names: ["localhost"], notValidBefore: Date() - 60, notValidAfter: Date() + 3600)
+        let identity = try authority.issue(
+            names: ["localhost"], notValidBefore: Date() - 60, notValidAfter: Date() + 3600)
         let other = try authority.issue(names: ["localhost"], notValidBefore: Date() - 60, notValidAfter: Date() + 3600)
         try identity.certificateChainPEM.write(toFile: directory + "/cert.pem", atomically: true, encoding: .utf8)
         try identity.privateKeyPEM.write(toFile: directory + "/key.pem", atomically: true, encoding: .utf8)
@@ -264,7 +268,10 @@ struct ServerTLSTests {
                 "--tls-key '\(directory)/other-key.pem' does not belong to the certificate in --tls-cert "
                     + "'\(directory)/cert.pem'"
             ),
-            (directory + "/key.pem", directory + "/key.pem", "--tls-cert '\(directory)/key.pem': not a PEM certificate"),
+            (
+                directory + "/key.pem", directory + "/key.pem",
+                "--tls-cert '\(directory)/key.pem': not a PEM certificate"
+            ),
         ]
         for (certificate, key, message) in cases {
             do {

@@ -137,6 +137,14 @@ public final class ChildProcess: @unchecked Sendable {
         return String(decoding: bytes.prefix { $0 != 10 }, as: UTF8.self)
     }
 
+    /// The first `count` lines the child wrote to stdout (without their newlines): waits for them, up to `limit`,
+    /// or returns the complete lines there are once the child has exited.
+    public func lines(_ count: Int, limit: Duration = .seconds(30)) async -> [String] {
+        _ = await wait(limit: limit) { self.outputBytes.count { $0 == 10 } >= count || self.termination != nil }
+        let complete = output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        return complete.prefix(count).map(String.init)
+    }
+
     /// Everything the child wrote to stdout so far.
     public var output: String { String(decoding: lock.withLock { outputBytes }, as: UTF8.self) }
 

@@ -115,7 +115,8 @@ public struct FaultPlan: Hashable, Sendable {
     /// Field by field, as every request asks: the synthesized `==` against a new plan cost about a hundred
     /// instructions. A new fault must be added here too (the tests set each key alone and check this).
     public var isEmpty: Bool {
-        dropAfter == nil && resetAfter == nil && tlsTruncateAfter == nil && stallAfter == nil && explicitStallFor == nil && rate == nil
+        dropAfter == nil && resetAfter == nil && tlsTruncateAfter == nil && stallAfter == nil && explicitStallFor == nil
+            && rate == nil
             && delay == nil && status == nil && retryAfter == nil && !ignoreRange && !ignoreIfRange && !noETag
             && !weakETag && !noLastModified && !noAcceptRanges && !chunked && misalignRange == nil
             && etagSalt == nil && !ifRangeDateOnly && unsatisfiableShape == nil && !contentRangeOn200 && !refuseHead

@@ -77,7 +77,8 @@ struct Delivery: Hashable, Sendable {
 
     /// Whether the body can go out through sendfile: nothing watches or paces it.
     var isPlain: Bool {
-        delay == nil && dropAfter == nil && resetAfter == nil && tlsTruncateAfter == nil && stallAfter == nil && rate == nil && !chunked
+        delay == nil && dropAfter == nil && resetAfter == nil && tlsTruncateAfter == nil && stallAfter == nil
+            && rate == nil && !chunked
             && lengthDelta == nil && garbageAfter == nil && !chunkedWithLength && badChunkAfter == nil
     }
 

@@ -23,7 +23,9 @@ public struct CertificateAuthority: Sendable {
     /// - Parameters:
     ///   - commonName: the CA's name; a random suffix keeps two CAs on one device apart.
     ///   - now: the current time.
-    public static func create(commonName: String = "rangeserver test CA", now: Date = Date()) throws
+    public static func create(
+        commonName: String = "rangeserver test CA", now: Date = Date()
+    ) throws
         -> CertificateAuthority
     {
         let key = P256.Signing.PrivateKey()

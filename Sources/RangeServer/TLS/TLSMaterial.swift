@@ -43,8 +43,8 @@ struct TLSMaterial: Sendable {
                 throw RangeServerError.tlsCertificate("--tls-cert and --tls-key must be given together")
             }
             let given = try loadPair(certificateFile: certificateFile, keyFile: keyFile)
-            let (authority, directory, temporary) = try authorityDirectory(configuration.tlsDirectory)
-            _ = directory
+            // The fault listeners' certificates still come from a CA of ours.
+            let (authority, _, temporary) = try authorityDirectory(configuration.tlsDirectory)
             return TLSMaterial(
                 identity: given, trustPEM: given.certificateChainPEM, trustPath: certificateFile,
                 temporaryDirectory: temporary, authority: authority, names: names)
@@ -75,7 +75,9 @@ struct TLSMaterial: Sendable {
     }
 
     /// The CA kept in `directory` (made and saved there if it has none), or in a new temporary directory.
-    private static func authorityDirectory(_ directory: String?) throws -> (
+    private static func authorityDirectory(
+        _ directory: String?
+    ) throws -> (
         CertificateAuthority, directory: String, temporary: String?
     ) {
         let manager = FileManager.default

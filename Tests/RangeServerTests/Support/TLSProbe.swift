@@ -64,12 +64,14 @@ struct TLSProbe {
             }
         let channel = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
         let request = "GET \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-        // A failed handshake closes the channel before the request is written; the ending says why.
-        try? await channel.writeAndFlush(channel.allocator.buffer(string: request)).get()
+        // The limit runs from the connect: a stalled handshake holds the request in NIOSSL's buffer, so its write
+        // would never complete. A failed handshake closes the channel before the request is written; the ending
+        // says why.
         let timeout = channel.eventLoop.scheduleTask(in: limit) {
             collected.withLockedValue { if $0.ending == nil { $0.ending = .timedOut } }
             channel.close(promise: nil)
         }
+        channel.writeAndFlush(channel.allocator.buffer(string: request), promise: nil)
         try? await done.futureResult.get()
         timeout.cancel()
         channel.close(promise: nil)
@@ -93,7 +95,9 @@ struct TLSProbe {
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
             let ending: Ending =
-                if case NIOSSLError.uncleanShutdown = error { .uncleanShutdown } else { .error(String(describing: error)) }
+                if case NIOSSLError.uncleanShutdown = error { .uncleanShutdown } else {
+                    .error(String(describing: error))
+                }
             collected.withLockedValue { if $0.ending == nil { $0.ending = ending } }
             context.close(promise: nil)
         }
