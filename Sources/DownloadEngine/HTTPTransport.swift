@@ -134,6 +134,11 @@ final class HTTPTransport: Transport, @unchecked Sendable {
                 return DownloadError.network("connection to \(peer) closed")
             }
             return DownloadError.network("\(peer): \(error)")
+        case HTTPParserError.invalidEOFState:
+            // The connection ended before the framing did (Content-Length not reached, no last chunk): a cut, not
+            // garbage. Over TLS it arrives this way whether close_notify came or not: AsyncHTTPClient leaves a
+            // framed body's early end to the parser.
+            return DownloadError.network("connection to \(peer) closed before the end of the response")
         case let error as HTTPParserError:
             return DownloadError.malformedResponse("\(error) from \(peer)")
         case is NIOConnectionError:
