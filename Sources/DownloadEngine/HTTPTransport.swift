@@ -32,7 +32,8 @@ final class HTTPTransport: Transport, @unchecked Sendable {
 
     /// Creates the client.
     ///
-    /// - Throws: ``DownloadError`` when the trust settings cannot be used (certificates that are not valid PEM).
+    /// - Throws: ``DownloadError`` when the trust settings cannot be used (a CA file that cannot be read, PEM text
+    ///   without a certificate).
     init(configuration: TransportConfiguration) throws {
         self.configuration = configuration
         var settings = HTTPClient.Configuration(
