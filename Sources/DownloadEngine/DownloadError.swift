@@ -108,11 +108,23 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
 
     /// Pattern matching any ``tlsCertificate(_:_:)`` error.
     public static let tlsCertificate = DownloadError(.tlsCertificate, "")
+    /// Pattern matching any ``tlsHandshake(_:_:)`` error.
+    public static let tlsHandshake = DownloadError(.tlsHandshake, "")
 
     /// The TCP connection could not be established within the connect timeout.
     public static func connectTimeout(_ url: String) -> DownloadError {
         .init(.connectTimeout, "connect timeout for \(url)")
     }
+
+    /// The TCP connection was made but the TLS handshake did not finish within the connect timeout, which covers
+    /// both. A connect timeout by kind: a server that accepts and never answers is as down as one that never
+    /// accepts.
+    public static func tlsHandshakeTimeout(_ url: String) -> DownloadError {
+        .init(.connectTimeout, "connect timeout for \(url): the TLS handshake did not finish")
+    }
+
+    /// Pattern matching any ``connectTimeout(_:)`` or ``tlsHandshakeTimeout(_:)`` error.
+    public static let connectTimeout = DownloadError(.connectTimeout, "")
 
     /// No body bytes arrived for the idle timeout.
     public static func idleTimeout(_ seconds: Double) -> DownloadError {

@@ -32,7 +32,8 @@ final class HTTPTransport: Transport, @unchecked Sendable {
 
     /// Creates the client.
     ///
-    /// - Throws: ``DownloadError`` when the trust settings cannot be used (certificates that are not valid PEM).
+    /// - Throws: ``DownloadError`` when the trust settings cannot be used (a CA file that cannot be read, PEM text
+    ///   without a certificate).
     init(configuration: TransportConfiguration) throws {
         self.configuration = configuration
         var settings = HTTPClient.Configuration(
@@ -120,40 +121,9 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         }
     }
 
-    /// The TLS settings for `https://`: HTTP/1.1 by ALPN, and the configured trust.
-    static func tlsConfiguration(_ trust: DownloadConfiguration.TLSTrust) throws -> TLSConfiguration {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.applicationProtocols = ["http/1.1"]
-        if trust.acceptsAnyCertificate {
-            tls.certificateVerification = .none
-            return tls
-        }
-        var certificates: [NIOSSLCertificate] = []
-        for (index, pem) in trust.additionalCertificatesPEM.enumerated() {
-            do {
-                certificates += try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8))
-            } catch {
-                throw DownloadError.invalidState("trusted certificate \(index + 1) is not PEM: \(error)")
-            }
-        }
-        for file in trust.additionalCertificateFiles {
-            guard let bytes = FileManager.default.contents(atPath: file) else {
-                throw DownloadError.invalidState("CA file '\(file)': cannot read it")
-            }
-            do {
-                let found = try NIOSSLCertificate.fromPEMBytes(Array(bytes))
-                guard !found.isEmpty else { throw DownloadError.invalidState("no certificate") }
-                certificates += found
-            } catch {
-                throw DownloadError.invalidState("CA file '\(file)': no PEM certificate in it")
-            }
-        }
-        if !certificates.isEmpty { tls.additionalTrustRoots = [.certificates(certificates)] }
-        return tls
-    }
-
     /// The engine's error for what AsyncHTTPClient or NIO reported.
     static func translate(_ error: any Error, url: String, peer: String) -> any Error {
+        if let tls = translateTLS(error, url: url, peer: peer) { return tls }
         switch error {
         case is CancellationError, is DownloadError:
             return error
@@ -165,19 +135,13 @@ final class HTTPTransport: Transport, @unchecked Sendable {
                 return DownloadError.network("connection to \(peer) closed")
             }
             return DownloadError.network("\(peer): \(error)")
+        case HTTPParserError.invalidEOFState:
+            // The connection ended before the framing did (Content-Length not reached, no last chunk): a cut, not
+            // garbage. Over TLS it arrives this way whether close_notify came or not: AsyncHTTPClient leaves a
+            // framed body's early end to the parser.
+            return DownloadError.network("connection to \(peer) closed before the end of the response")
         case let error as HTTPParserError:
             return DownloadError.malformedResponse("\(error) from \(peer)")
-        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
-            return DownloadError.tlsCertificate(peer, "the certificate is not for this host name")
-        case NIOSSLError.handshakeFailed(let reason):
-            // BoringSSL says only that verification failed, not why (expired, unknown issuer, ...).
-            if "\(reason)".contains("CERTIFICATE_VERIFY_FAILED") {
-                return DownloadError.tlsCertificate(peer, "the certificate did not verify (expired, or not from a trusted CA)")
-            }
-            return DownloadError.tlsHandshake(peer, "\(reason)")
-        case NIOSSLError.uncleanShutdown:
-            // TCP ended without close_notify: a truncation, never the end of a body.
-            return DownloadError.network("connection to \(peer) ended without TLS close_notify (truncated)")
         case is NIOConnectionError:
             return DownloadError.connectFailed(peer, "\(error)")
         case let error as IOError where [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode):

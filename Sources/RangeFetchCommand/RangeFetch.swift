@@ -47,7 +47,7 @@ struct RangeFetch: AsyncParsableCommand {
 
             Exit codes:
               0    every download completed and verified
-              1    other failure (file system, destination exists, bad state directory)
+              1    other failure (file system, destination exists, bad state directory, TLS certificate refused)
               2    permanent HTTP failure (4xx, too many redirects, unusable response)
               3    verification failure (length or SHA-256 mismatch)
               4    retries exhausted (or the overall deadline passed)
@@ -122,8 +122,12 @@ struct RangeFetch: AsyncParsableCommand {
         guard !urls.isEmpty else { throw ValidationError("at least one URL is required") }
         guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
         guard retries >= 0 else { throw ValidationError("--retries must not be negative") }
-        for file in cacert where !FileManager.default.isReadableFile(atPath: file) {
-            throw ValidationError("--cacert: cannot read '\(file)'")
+        do {
+            try trust.check()
+        } catch let error as DownloadError {
+            // One line without the usage text: the file is the whole story.
+            printError("--cacert: \(error.message)")
+            throw ExitCode(ExitStatus.usage.rawValue)
         }
         for (name, value) in [("--connect-timeout", connectTimeout), ("--idle-timeout", idleTimeout)] {
             guard parseDuration(value) != nil else { throw ValidationError("\(name): invalid duration '\(value)'") }
@@ -227,6 +231,11 @@ struct RangeFetch: AsyncParsableCommand {
     }
     #endif
 
+    /// The certificates `https://` accepts: the system's roots, the `--cacert` files, or any with `--insecure`.
+    var trust: DownloadConfiguration.TLSTrust {
+        .init(additionalCertificateFiles: cacert, acceptsAnyCertificate: insecure)
+    }
+
     func run() async throws {
         var configuration = DownloadConfiguration()
         configuration.concurrency = concurrency
@@ -236,7 +245,7 @@ struct RangeFetch: AsyncParsableCommand {
         configuration.retry.maximumRetries = retries
         if durable { configuration.durability = .powerLoss }
         if noDigest { configuration.verification = .lengthOnly }
-        configuration.tls = .init(additionalCertificateFiles: cacert, acceptsAnyCertificate: insecure)
+        configuration.tls = trust
         let code = await FetchRun(command: self, configuration: configuration).run()
         if code != .success { throw ExitCode(code.rawValue) }
     }
