@@ -222,8 +222,25 @@ class Bench:
         wait_for_port(port, process)
         return process, f"http://127.0.0.1:{port}"
 
-    def start_nginx(self):
+    def start_nginx(self, tls=None):
+        """Starts nginx on a free port; with `tls` (certificate and key paths), also an HTTPS server block on a
+        second port, TLS 1.3 only. Returns (process, http base URL, https base URL or None)."""
         port = free_port()
+        tls_port = free_port() if tls else None
+        tls_block = ""
+        if tls:
+            certificate, key = tls
+            tls_block = (
+                "    server {\n"
+                f"        listen 127.0.0.1:{tls_port} ssl reuseport;\n"
+                "        server_name localhost;\n"
+                f"        ssl_certificate {certificate};\n"
+                f"        ssl_certificate_key {key};\n"
+                "        ssl_protocols TLSv1.3;\n"
+                "        ssl_session_cache shared:bench:1m;\n"
+                f"        location /files/ {{ alias {self.files}/; }}\n"
+                "    }"
+            )
         prefix = os.path.join(self.work, "nginx")
         os.makedirs(prefix, exist_ok=True)
         with open(os.path.join(self.repo, "bench", "nginx.conf.template")) as file:
@@ -234,6 +251,7 @@ class Bench:
             .replace("@PREFIX@", prefix)
             .replace("@PORT@", str(port))
             .replace("@ROOT@", self.files)
+            .replace("@TLS_SERVER@", tls_block)
         )
         config_path = os.path.join(prefix, "nginx.conf")
         with open(config_path, "w") as file:
@@ -241,7 +259,9 @@ class Bench:
         command = ["nginx", "-p", prefix, "-e", os.path.join(prefix, "error.log"), "-c", config_path]
         process = self.processes.start(command, stdout=subprocess.DEVNULL)
         wait_for_port(port, process)
-        return process, f"http://127.0.0.1:{port}"
+        if tls_port:
+            wait_for_port(tls_port, process)
+        return process, f"http://127.0.0.1:{port}", (f"https://127.0.0.1:{tls_port}" if tls_port else None)
 
     def stop(self, process):
         # nginx's master stops its workers on SIGTERM ("fast shutdown"); rangeserver stops on SIGTERM too.
@@ -313,7 +333,7 @@ class Bench:
     def case1(self):
         """Full GET of the 1 GiB file: rangeserver sendfile vs nginx sendfile."""
         rs, rs_url = self.start_rangeserver()
-        ngx, ngx_url = self.start_nginx()
+        ngx, ngx_url, _ = self.start_nginx()
         try:
             a, b = self.interleave(
                 "case 1",
@@ -331,10 +351,49 @@ class Bench:
         self.record(1, "GET 1 GiB file, page cache warm", rows, "ratio >= 1.0", ratio >= 1.0,
                     samples={"rangeserver": a, "nginx": b})
 
+    def case8(self):
+        """Full GET of the 1 GiB file over TLS 1.3: rangeserver (libmicrohttpd + GnuTLS) vs nginx (OpenSSL), the same
+        certificate, curl as the client."""
+        title = "GET 1 GiB file over TLS 1.3 with curl --cacert, page cache warm"
+        tls_dir = os.path.join(self.work, "tls")
+        tls_port = free_port()
+        rs, _ = self.start_rangeserver(["--tls-port", str(tls_port), "--tls-dir", tls_dir])
+        wait_for_port(tls_port, rs)
+        rs_url = f"https://127.0.0.1:{tls_port}"
+        # nginx presents the leaf rangeserver issued from its CA, so one --cacert serves both sides.
+        ngx, _, ngx_url = self.start_nginx(
+            tls=(os.path.join(tls_dir, "server.pem"), os.path.join(tls_dir, "server-key.pem")))
+        authority = os.path.join(tls_dir, "ca.pem")
+
+        def fetch(url, server_pid):
+            cpu_before = tree_cpu_seconds(server_pid)
+            result = subprocess.run(
+                ["curl", "-sS", "--fail", "--tlsv1.3", "--cacert", authority, "--max-time", "300", "-o", "/dev/null",
+                 "-w", "%{size_download} %{time_total} %{ssl_verify_result}", url + "/files/big.bin"],
+                capture_output=True, text=True, timeout=320, check=True)
+            size, seconds, verify = result.stdout.split()
+            if int(size) != GIB or verify != "0":
+                raise RuntimeError(f"{url}: {size} bytes, certificate verification result {verify}")
+            cpu = tree_cpu_seconds(server_pid) - cpu_before
+            return {"mibPerSecond": int(size) / float(seconds) / MIB, "seconds": float(seconds),
+                    "serverCpuSeconds": cpu}
+
+        try:
+            a, b = self.interleave("case 8", lambda: fetch(rs_url, rs.pid), lambda: fetch(ngx_url, ngx.pid))
+        finally:
+            self.stop(rs)
+            self.stop(ngx)
+        ratio = median(pair_ratios([s["mibPerSecond"] for s in a], [s["mibPerSecond"] for s in b]))
+        rows = [
+            row("throughput MiB/s over TLS 1.3 (rangeserver / nginx)", a, b, "mibPerSecond", ratio),
+            row("server CPU s per GiB", a, b, "serverCpuSeconds", None),
+        ]
+        self.record(8, title, rows, "ratio >= 1.0", ratio >= 1.0, samples={"rangeserver": a, "nginx": b})
+
     def case2(self):
         """Random 4 KiB ranges, 64 keep-alive connections."""
         rs, rs_url = self.start_rangeserver()
-        ngx, ngx_url = self.start_nginx()
+        ngx, ngx_url, _ = self.start_nginx()
         seconds = self.load_seconds
         try:
             log("case 2: warm-up pair (5 s each)")
@@ -885,7 +944,7 @@ def machine_facts():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("cases", nargs="*", help="1..7, threads, micro (default: 1-7 and micro)")
+    parser.add_argument("cases", nargs="*", help="1..8, threads, micro (default: 1-8 and micro)")
     parser.add_argument("--repo", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--files", required=True)
@@ -902,8 +961,8 @@ def main():
     parser.add_argument("--seed", type=int, default=20261121)
     options = parser.parse_args()
 
-    cases = options.cases or ["1", "2", "3", "4", "5", "6", "7", "micro"]
-    known = {"1", "2", "3", "4", "5", "6", "7", "threads", "micro"}
+    cases = options.cases or ["1", "2", "3", "4", "5", "6", "7", "8", "micro"]
+    known = {"1", "2", "3", "4", "5", "6", "7", "8", "threads", "micro"}
     unknown = [c for c in cases if c not in known]
     if unknown:
         parser.error(f"unknown case(s) {' '.join(unknown)}; choose from {' '.join(sorted(known))}")
@@ -920,7 +979,7 @@ def main():
     started = datetime.datetime.now(datetime.timezone.utc)
     status = 0
     try:
-        needs_files = any(c in cases for c in ["1", "2", "3", "5", "6", "7", "threads"])
+        needs_files = any(c in cases for c in ["1", "2", "3", "5", "6", "7", "8", "threads"])
         if needs_files:
             bench.prepare_files(need_small="6" in cases)
         for case in cases:
