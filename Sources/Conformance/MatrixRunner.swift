@@ -137,6 +137,11 @@ public enum MatrixRunner {
                 scenario: entry.name, client: client.name,
                 result: .notApplicable("\(client.name) cannot \(describe(missing))"))
         }
+        if options.tls && entry.isHTTPOnly {
+            return MatrixCell(
+                scenario: entry.name, client: client.name,
+                result: .notApplicable("the row's fault works on plain http only (tagged http-only)"))
+        }
         if options.tls || entry.redirectsToTLS, let limitation = client.tlsLimitation {
             return MatrixCell(
                 scenario: entry.name, client: client.name,

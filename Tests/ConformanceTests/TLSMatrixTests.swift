@@ -90,6 +90,24 @@ import Testing
                         + "custom CA (no server-trust challenge, no trust setting)"))
     }
 
+    @Test func anHTTPOnlyRowIsNotApplicableOverTLS() async throws {
+        let entry = try #require(
+            try CatalogueEntry.load(directory: "fixtures/scenarios", root: "fixtures/files").first {
+                $0.name == "bad-chunk"
+            })
+        #expect(entry.isHTTPOnly)
+        var configuration = RangeServer.Configuration()
+        configuration.root = "fixtures/files"
+        configuration.scenariosDirectory = "fixtures/scenarios"
+        configuration.tlsPort = 0
+        var options = MatrixRunner.Options()
+        options.tls = true
+        let cell = try await withRangeServer(configuration) { server in
+            await MatrixRunner.runPair(entry, client: EngineClient.make(), server: server, options: options)
+        }
+        #expect(cell.result == .notApplicable("the row's fault works on plain http only (tagged http-only)"))
+    }
+
     @Test func aFailureAtTheTLSListenerIsJudgedFromTheRedirect() {
         let tls = ScenarioExpectation(outcome: .failure(kind: "tls"), leavesNoOutput: true)
         let redirected = [Self.entry(1, status: 302, location: "https://127.0.0.1:4443/bytes/1M")]
