@@ -3,6 +3,29 @@ import Foundation
 import RangeServer
 import Testing
 
+/// A client that records the job it is given and reports failure at once.
+private final class RecordingClient: ClientAdapter, @unchecked Sendable {
+    let name = "recorder"
+    let capabilities: ClientCapabilities = []
+    let invocation = "records the job"
+    private let lock = NSLock()
+    private var recorded: [ClientJob] = []
+
+    var jobs: [ClientJob] { lock.withLock { recorded } }
+
+    func unavailableReason() async -> String? { nil }
+
+    func start(_ job: ClientJob) async throws -> any ClientRun {
+        lock.withLock { recorded.append(job) }
+        return FinishedRun()
+    }
+}
+
+private struct FinishedRun: ClientRun {
+    func poll() async -> ClientExit? { .failure("recorded") }
+    func terminate() async {}
+}
+
 /// The https matrix: the CA handed to every client, `{cafile}`, the `failure: tls` judgement, and `--tls` runs of
 /// the engine column against a real server.
 @Suite(.serialized) struct TLSMatrixTests {
@@ -67,6 +90,26 @@ import Testing
         #expect(client.tlsLimitation == nil)
         let plain = try SubprocessClient.command("other=other -o {output} {url}")
         #expect(plain.tlsLimitation == "its template has no {cafile}")
+    }
+
+    @Test func everyClientIsGivenTheCAWheneverTheServerHasTLSEvenInAPlainRun() async throws {
+        let entry = try #require(
+            try CatalogueEntry.load(directory: "fixtures/scenarios", root: "fixtures/files").first {
+                $0.name == "tls-cert-expired"
+            })
+        var configuration = RangeServer.Configuration()
+        configuration.root = "fixtures/files"
+        configuration.scenariosDirectory = "fixtures/scenarios"
+        let client = RecordingClient()
+        let (authority, url) = try await withRangeServer(configuration) { server in
+            _ = await MatrixRunner.runPair(entry, client: client, server: server, options: MatrixRunner.Options())
+            return (server.certificateAuthorityPath, server.baseURL)
+        }
+        // No --tls: the server opened TLS for the rows redirecting to its TLS fault listeners.
+        let job = try #require(client.jobs.first)
+        #expect(authority != nil)
+        #expect(job.certificateAuthorityFile == authority)
+        #expect(job.transfers[0].url.hasPrefix(url + "/scenario/tls-cert-expired/"))
     }
 
     @Test func urlSessionIsNotApplicableOverTLSWithTheReason() async throws {
