@@ -18,6 +18,12 @@ public struct CatalogueEntry: Sendable {
     public var name: String { scenario.name }
     /// Whether it is tagged `slow` (skipped unless slow scenarios are included).
     public var isSlow: Bool { expectation.tags.contains("slow") }
+    /// Whether it is tagged `http-only`: its fault cannot be served over TLS (`bad-chunk-after` writes past the TLS
+    /// layer), so it is n/a in a `--tls` run.
+    public var isHTTPOnly: Bool { expectation.tags.contains("http-only") }
+    /// Whether a redirect sends the client to `https:` (the TLS port or a TLS fault listener), so the row needs a
+    /// client that can be given the server's CA even in a plain http run.
+    public var redirectsToTLS: Bool { scenario.redirectListeners.contains { $0.scheme == "https" } }
 
     /// Makes an entry from a loaded scenario.
     ///

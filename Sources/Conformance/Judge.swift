@@ -104,6 +104,8 @@ public enum Judge {
                 if redirects != gets.count || redirects < 5 {
                     reasons.append("failed, but not after redirects only (\(redirects) of \(gets.count) responses)")
                 }
+            } else if kind == "tls" {
+                reasons += tlsFailureViolations(gets)
             } else if kind.hasPrefix("http-"), let status = Int(kind.dropFirst(5)) {
                 if let last = gets.last, last.status != status {
                     reasons.append("failed after a \(last.status) response, expected \(status)")
@@ -113,6 +115,20 @@ public enum Judge {
             }
             return reasons + leftovers(expectation, facts)
         }
+    }
+
+    /// `failure: tls`: the last response sent the client to an `https:` URL (a TLS fault listener, where no request
+    /// is journaled), so the failure happened there and not before it.
+    private static func tlsFailureViolations(_ gets: [JournalEntry]) -> [String] {
+        guard let last = gets.last else { return ["failed without any request, expected a redirect to https first"] }
+        guard (300...399).contains(last.status) else {
+            return ["failed after a \(last.status) response, expected a redirect to https last"]
+        }
+        let location = last.responseHeaders["location"] ?? ""
+        guard location.lowercased().hasPrefix("https://") else {
+            return ["failed after a redirect to \(location.isEmpty ? "nowhere" : location), expected one to https"]
+        }
+        return []
     }
 
     private static func leftovers(_ expectation: ScenarioExpectation, _ facts: RunFacts) -> [String] {

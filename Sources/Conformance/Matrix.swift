@@ -88,6 +88,9 @@ public struct Matrix: Hashable, Sendable {
     public var invocations: [String: String]
     /// The command line that produced the matrix, for reports.
     public var command: String
+    /// The scheme every scenario was handed out with: `http`, or `https` for a `--tls` run. Reports show it, so an
+    /// http and an https run of the same catalogue are not confused.
+    public var scheme: String
 
     /// Makes a matrix.
     ///
@@ -97,15 +100,17 @@ public struct Matrix: Hashable, Sendable {
     ///   - cells: the cells.
     ///   - invocations: how each client was invoked.
     ///   - command: the command line.
+    ///   - scheme: `http` or `https`.
     public init(
         scenarios: [String], clients: [String], cells: [MatrixCell], invocations: [String: String] = [:],
-        command: String = ""
+        command: String = "", scheme: String = "http"
     ) {
         self.scenarios = scenarios
         self.clients = clients
         self.cells = cells
         self.invocations = invocations
         self.command = command
+        self.scheme = scheme
     }
 
     /// The cell of a pair, if it was run.

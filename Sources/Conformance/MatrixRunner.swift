@@ -28,6 +28,8 @@ public enum MatrixRunner {
         public var slowPairTimeout: Duration = .seconds(1800)
         /// Keep each pair's temporary directory (outputs, logs) instead of removing it.
         public var keepWorkDirectories = false
+        /// Hand every scenario out over https (the server's TLS port) instead of http; clients are given the CA.
+        public var tls = false
         /// Called with one line per finished pair (and other progress).
         public var progress: (@Sendable (String) -> Void)?
         /// The command line, recorded in reports.
@@ -66,6 +68,8 @@ public enum MatrixRunner {
         configuration.threads = 8
         // For the rows that send a client to an edge that never answers (`entry: blackhole`, `blackhole:` steps).
         configuration.blackholePort = 0
+        // The TLS port (0: a free one); without it the server still opens one when a row redirects to https.
+        if options.tls { configuration.tlsPort = 0 }
         return try await withRangeServer(configuration) { server in
             var unavailable: [String: String?] = [:]
             for client in clients { unavailable[client.name] = await client.unavailableReason() }
@@ -91,7 +95,7 @@ public enum MatrixRunner {
                 scenarios: catalogue.map(\.name), clients: clients.map(\.name), cells: cells,
                 invocations: Dictionary(
                     clients.map { ($0.name, $0.invocation) }, uniquingKeysWith: { first, _ in first }),
-                command: options.command)
+                command: options.command, scheme: options.tls ? "https" : "http")
         }
     }
 
@@ -133,6 +137,16 @@ public enum MatrixRunner {
                 scenario: entry.name, client: client.name,
                 result: .notApplicable("\(client.name) cannot \(describe(missing))"))
         }
+        if options.tls && entry.isHTTPOnly {
+            return MatrixCell(
+                scenario: entry.name, client: client.name,
+                result: .notApplicable("the row's fault works on plain http only (tagged http-only)"))
+        }
+        if options.tls || entry.redirectsToTLS, let limitation = client.tlsLimitation {
+            return MatrixCell(
+                scenario: entry.name, client: client.name,
+                result: .notApplicable("over https \(client.name) cannot be given the server's CA: \(limitation)"))
+        }
         do {
             return try await execute(entry, client: client, server: server, options: options)
         } catch {
@@ -148,13 +162,20 @@ public enum MatrixRunner {
         defer { if !options.keepWorkDirectories { try? FileManager.default.removeItem(atPath: work) } }
         let token = "\(client.name)-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
         var origin = server.baseURL
+        if options.tls {
+            guard let tlsBase = server.tlsBaseURL else {
+                return MatrixCell(
+                    scenario: entry.name, client: client.name, result: .fail("harness: the server has no TLS port"))
+            }
+            origin = tlsBase
+        }
         if expectation.entry == .blackhole {
             guard let port = server.blackholePort else {
                 return MatrixCell(
                     scenario: entry.name, client: client.name,
                     result: .fail("harness: the server has no blackhole listener"))
             }
-            origin = "http://127.0.0.1:\(port)"
+            origin = "\(options.tls ? "https" : "http")://127.0.0.1:\(port)"
         }
         let base = "\(origin)/scenario/\(entry.name)/\(token)"
         let transfers: [ClientJob.Transfer] =
@@ -166,6 +187,7 @@ public enum MatrixRunner {
             concurrency: expectation.concurrency ?? 1, idleTimeout: options.idleTimeout, attempts: options.attempts)
         job.connectTimeout = expectation.connectTimeout ?? job.connectTimeout
         job.retries = expectation.retries
+        job.certificateAuthorityFile = server.certificateAuthorityPath
         let total = entry.reference.length * UInt64(transfers.count)
 
         var prefilled: UInt64 = 0
@@ -182,6 +204,8 @@ public enum MatrixRunner {
         let limit = entry.isSlow ? options.slowPairTimeout : options.pairTimeout
         let started = ContinuousClock.now
         let run = try await client.start(job)
+        // Connections are counted on the port the client was sent to.
+        let sampledPort = options.tls ? server.tlsPort ?? server.port : server.port
         var peak = 0
         var exit: ClientExit?
         var timedOut = false
@@ -189,7 +213,7 @@ public enum MatrixRunner {
         while exit == nil {
             exit = await run.poll()
             if exit != nil { break }
-            if let count = ConnectionSampler.established(toLocalPort: server.port) { peak = max(peak, count) }
+            if let count = ConnectionSampler.established(toLocalPort: sampledPort) { peak = max(peak, count) }
             if ContinuousClock.now - started > limit {
                 timedOut = true
                 await run.terminate()

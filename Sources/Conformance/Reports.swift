@@ -3,8 +3,18 @@ import RangeServer
 
 /// Renders a matrix as text: a terminal table, Markdown, JUnit XML, JSON and a self-contained HTML page.
 ///
-/// Every renderer is a pure function of the matrix, so the output is deterministic and testable.
+/// Every renderer is a pure function of the matrix, so the output is deterministic and testable. Each shows the
+/// matrix's scheme (`http` or `https`): in the first column's header, the HTML title, the JSON's `scheme`, and in
+/// JUnit as a `-https` suffix of the suite and class names of an https run (an http run keeps the plain names).
 public enum Report {
+    /// The first column's header: `scenario (http)` or `scenario (https)`.
+    static func rowHeader(_ matrix: Matrix) -> String { "scenario (\(matrix.scheme))" }
+
+    /// `rangecheck`, or `rangecheck-https` for an https run: the JUnit names.
+    static func junitPrefix(_ matrix: Matrix) -> String {
+        matrix.scheme == "http" ? "rangecheck" : "rangecheck-\(matrix.scheme)"
+    }
+
     /// A plain-text table: scenarios as rows, clients as columns; reasons for failures listed underneath,
     /// then one summary line per client.
     ///
@@ -12,7 +22,7 @@ public enum Report {
     ///   - matrix: the results.
     /// - Returns: the text, ending with a newline.
     public static func terminal(_ matrix: Matrix) -> String {
-        let header = ["scenario"] + matrix.clients
+        let header = [rowHeader(matrix)] + matrix.clients
         var rows: [[String]] = []
         for scenario in matrix.scenarios {
             let cells = matrix.clients.map { matrix.cell(scenario: scenario, client: $0)?.result.label ?? "-" }
@@ -47,7 +57,7 @@ public enum Report {
     ///   - matrix: the results.
     /// - Returns: the Markdown.
     public static func markdown(_ matrix: Matrix) -> String {
-        var text = "| scenario | " + matrix.clients.joined(separator: " | ") + " |\n"
+        var text = "| \(rowHeader(matrix)) | " + matrix.clients.joined(separator: " | ") + " |\n"
         text += "|---|" + matrix.clients.map { _ in "---|" }.joined() + "\n"
         for scenario in matrix.scenarios {
             let cells = matrix.clients.map { client -> String in
@@ -81,16 +91,18 @@ public enum Report {
         let summaries = matrix.summaries
         let total = summaries.reduce(0) { $0 + $1.passed + $1.failed + $1.skipped + $1.notApplicable }
         let failures = summaries.reduce(0) { $0 + $1.failed }
-        text += "<testsuites name=\"rangecheck\" tests=\"\(total)\" failures=\"\(failures)\">\n"
+        let prefix = junitPrefix(matrix)
+        let suffix = matrix.scheme == "http" ? "" : "-\(matrix.scheme)"
+        text += "<testsuites name=\"\(prefix)\" tests=\"\(total)\" failures=\"\(failures)\">\n"
         for summary in summaries {
             let cells = orderedCells(matrix).filter { $0.client == summary.client }
             let tests = cells.count
             let skipped = summary.skipped + summary.notApplicable
-            text += "  <testsuite name=\"\(xmlEscaped(summary.client))\" tests=\"\(tests)\""
+            text += "  <testsuite name=\"\(xmlEscaped(summary.client + suffix))\" tests=\"\(tests)\""
             text += " failures=\"\(summary.failed)\" skipped=\"\(skipped)\">\n"
             for cell in cells {
                 let time = cell.elapsed.map { Judge.seconds($0).dropLast() } ?? "0"
-                text += "    <testcase classname=\"rangecheck.\(xmlEscaped(cell.client))\""
+                text += "    <testcase classname=\"\(prefix).\(xmlEscaped(cell.client))\""
                 text += " name=\"\(xmlEscaped(cell.scenario))\" time=\"\(time)\""
                 switch cell.result {
                 case .pass:
@@ -108,7 +120,7 @@ public enum Report {
         return text
     }
 
-    /// JSON: `{"command", "clients", "scenarios", "invocations", "cells": [{scenario, client, result, reason,
+    /// JSON: `{"command", "scheme", "clients", "scenarios", "invocations", "cells": [{scenario, client, result, reason,
     /// seconds}], "summaries": [{client, passed, failed, skipped, notApplicable}]}`.
     ///
     /// - Parameters:
@@ -116,7 +128,7 @@ public enum Report {
     /// - Returns: the JSON document, pretty-printed with sorted keys, ending with a newline.
     public static func json(_ matrix: Matrix) -> String {
         let document = JSONDocument(
-            command: matrix.command, clients: matrix.clients, scenarios: matrix.scenarios,
+            command: matrix.command, scheme: matrix.scheme, clients: matrix.clients, scenarios: matrix.scenarios,
             invocations: matrix.invocations.filter { matrix.clients.contains($0.key) },
             cells: orderedCells(matrix).map { cell in
                 JSONDocument.Cell(
@@ -154,6 +166,7 @@ public enum Report {
         }
 
         var command: String
+        var scheme: String
         var clients: [String]
         var scenarios: [String]
         var invocations: [String: String]
@@ -168,9 +181,10 @@ public enum Report {
     ///   - matrix: the results.
     /// - Returns: the HTML document.
     public static func html(_ matrix: Matrix) -> String {
+        let title = "rangecheck conformance matrix over \(htmlEscaped(matrix.scheme))"
         var text = """
             <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8"><title>rangecheck conformance matrix</title>
+            <html lang="en"><head><meta charset="utf-8"><title>\(title)</title>
             <style>
             body{font-family:system-ui,sans-serif;margin:2em;color:#222}
             table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}
@@ -178,10 +192,11 @@ public enum Report {
             td.skipped,td.na{background:#eee;color:#666}small{display:block;max-width:22em;color:#444}
             code{background:#f4f4f4;padding:1px 3px}
             </style></head><body>
-            <h1>rangecheck conformance matrix</h1>
+            <h1>\(title)</h1>
 
             """
-        text += "<p><code>\(htmlEscaped(matrix.command))</code></p>\n<table>\n<tr><th>scenario</th>"
+        text +=
+            "<p><code>\(htmlEscaped(matrix.command))</code></p>\n<table>\n<tr><th>\(htmlEscaped(rowHeader(matrix)))</th>"
         for client in matrix.clients { text += "<th>\(htmlEscaped(client))</th>" }
         text += "</tr>\n"
         for scenario in matrix.scenarios {

@@ -60,7 +60,7 @@ extension ScenarioExpectation: Decodable {
         case let other?: throw bad(.outcome, "\"\(other)\" is not success, failure, cancelled or intact")
         }
         if case .failure(let kind) = outcome, !Self.isFailureKind(kind) {
-            throw bad(.failure, "\"\(kind)\" is not http-NNN, too-many-redirects or any")
+            throw bad(.failure, "\"\(kind)\" is not http-NNN, too-many-redirects, tls or any")
         }
         if c.contains(.failure), try string(.outcome) != "failure" {
             throw bad(.failure, "requires \"outcome\": \"failure\"")

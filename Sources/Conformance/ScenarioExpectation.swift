@@ -10,7 +10,9 @@ public struct ScenarioExpectation: Hashable, Sendable {
     public enum Outcome: Hashable, Sendable {
         /// The client reports success and every output equals the expected bytes.
         case success
-        /// The client reports failure; `kind` (`http-404`, `too-many-redirects`, `any`) is judged from the journal.
+        /// The client reports failure; `kind` (`http-404`, `too-many-redirects`, `tls`, `any`) is judged from the
+        /// journal. `tls`: the run's last response redirected to `https:`, so the client failed at the TLS listener
+        /// it was sent to, not on its way there.
         case failure(kind: String)
         /// The client reports the download as cancelled (after a `cancel-at` step).
         case cancelled
@@ -217,10 +219,10 @@ public struct ScenarioExpectation: Hashable, Sendable {
     /// Whether `kind` names a failure the judge can recognise.
     ///
     /// - Parameters:
-    ///   - kind: `http-NNN`, `too-many-redirects` or `any`.
+    ///   - kind: `http-NNN`, `too-many-redirects`, `tls` or `any`.
     /// - Returns: true when recognised.
     public static func isFailureKind(_ kind: String) -> Bool {
-        if kind == "any" || kind == "too-many-redirects" { return true }
+        if kind == "any" || kind == "too-many-redirects" || kind == "tls" { return true }
         guard kind.hasPrefix("http-"), let code = Int(kind.dropFirst(5)) else { return false }
         return (400...599).contains(code)
     }

@@ -16,6 +16,10 @@ struct RangeCheck: AsyncParsableCommand {
             Clients: \(ClientCatalogue.builtInNames.joined(separator: ", ")), and any --client-command. \
             A client that is not installed is skipped; a scenario step a client cannot perform is n/a.
 
+            With --tls every scenario is handed out over https from the server's TLS port. Whenever the server has \
+            TLS (with --tls, or for a row redirecting to https or a TLS fault) every client is given the server's \
+            CA file; a client that cannot take one (urlsession) is n/a for those rows.
+
             Exit status: 1 when engine or rangefetch fails any scenario (other clients are informational), \
             64 for a usage error.
             """
@@ -26,11 +30,14 @@ struct RangeCheck: AsyncParsableCommand {
 
     @Option(
         name: .customLong("client-command"),
-        help: "Add a client from a template, NAME=TEMPLATE, with {url}, {output} and {state} (repeatable).")
+        help: "Add a client from a template, NAME=TEMPLATE, with {url}, {output}, {state} and {cafile} (repeatable).")
     var clientCommands: [String] = []
 
     @Option(name: .customLong("scenario"), help: "Only scenarios matching this glob (comma-separated alternatives).")
     var scenarioPattern: String?
+
+    @Flag(name: .customLong("tls"), help: "Hand out every scenario over https, giving every client the server's CA.")
+    var tls = false
 
     @Flag(name: .customLong("list"), help: "List the scenarios and clients, then exit.")
     var list = false
@@ -107,6 +114,7 @@ struct RangeCheck: AsyncParsableCommand {
         options.includeSlow = includeSlow
         options.attempts = attempts
         options.keepWorkDirectories = keep
+        options.tls = tls
         options.command = (["rangecheck"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
         if !quiet { options.progress = { line in FileHandle.standardError.write(Data((line + "\n").utf8)) } }
 

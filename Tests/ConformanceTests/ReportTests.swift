@@ -16,10 +16,10 @@ import Testing
     @Test func theTerminalTableHasCellsReasonsAndSummaries() {
         #expect(
             Report.terminal(Self.matrix) == """
-                scenario  engine  curl
-                --------  ------  -------
-                plain     pass    skipped
-                stall     FAIL    n/a
+                scenario (http)  engine  curl
+                ---------------  ------  -------
+                plain            pass    skipped
+                stall            FAIL    n/a
 
                 skipped plain × curl: curl is not installed
                 FAIL stall × engine: took 31.000s, expected at most 25.000s
@@ -53,9 +53,27 @@ import Testing
         #expect(cells.count == 4)
         #expect(cells.contains { $0["reason"] as? String == "took 31.000s, expected at most 25.000s" })
         #expect(cells.contains { $0["seconds"] as? Double == 0.12 })
+        #expect(document["scheme"] as? String == "http")
         let html = Report.html(Self.matrix)
         #expect(html.contains("<td class=\"FAIL\""))
         #expect(html.contains("rangecheck --scenario &apos;p*&apos;"))
+    }
+
+    @Test func anHTTPSMatrixSaysSoInEveryReport() throws {
+        var matrix = Self.matrix
+        matrix.scheme = "https"
+        #expect(Report.terminal(matrix).hasPrefix("scenario (https)  engine  curl\n"))
+        #expect(Report.markdown(matrix).hasPrefix("| scenario (https) | engine | curl |\n"))
+        let junit = Report.junit(matrix)
+        #expect(junit.contains("<testsuites name=\"rangecheck-https\""))
+        #expect(junit.contains("<testsuite name=\"engine-https\""))
+        #expect(junit.contains("<testcase classname=\"rangecheck-https.engine\" name=\"plain\""))
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(Report.json(matrix).utf8)) as? [String: Any])
+        #expect(document["scheme"] as? String == "https")
+        let html = Report.html(matrix)
+        #expect(html.contains("<title>rangecheck conformance matrix over https</title>"))
+        #expect(html.contains("<tr><th>scenario (https)</th>"))
     }
 
     @Test func onlyGatingClientsFailTheRun() {

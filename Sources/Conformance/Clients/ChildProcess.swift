@@ -25,16 +25,27 @@ final class ChildProcess: Sendable {
 
     let executable: String
     let arguments: [String]
+    let environment: Environment
     private let state = NIOLockedValueBox(State())
     private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     /// Starts `executable` with `arguments` in `directory`, stdout and stderr appended to `LOGS/LABEL.out|err`.
     ///
+    /// The environment is the harness's (``loopbackEnvironment``) with `environment` added.
+    ///
     /// - Throws: `ConformanceError.io` when the log files cannot be opened, `.clientFailed` when the program
     ///   cannot be started.
-    init(executable: String, arguments: [String], directory: String, logDirectory: String, label: String) async throws {
+    init(
+        executable: String, arguments: [String], environment: [String: String] = [:], directory: String,
+        logDirectory: String, label: String
+    ) async throws {
         self.executable = executable
         self.arguments = arguments
+        self.environment = Self.loopbackEnvironment.updating(
+            Dictionary(
+                uniqueKeysWithValues: environment.map {
+                    (Environment.Key(stringLiteral: $0.key), String?.some($0.value))
+                }))
         let logs = ["out", "err"].map { suffix -> (path: String, handle: FileHandle?) in
             let path = "\(logDirectory)/\(label).\(suffix)"
             if !FileManager.default.fileExists(atPath: path) {
@@ -65,7 +76,7 @@ final class ChildProcess: Sendable {
         let status: Int32
         do {
             let result = try await Subprocess.run(
-                .path(.init(executable)), arguments: Arguments(arguments), environment: Self.loopbackEnvironment,
+                .path(.init(executable)), arguments: Arguments(arguments), environment: environment,
                 workingDirectory: .init(directory), platformOptions: Self.ownProcessGroup, input: .none,
                 output: .sequence, error: .sequence
             ) { execution in

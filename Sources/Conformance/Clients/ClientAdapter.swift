@@ -60,6 +60,10 @@ public struct ClientJob: Hashable, Sendable {
     public var connectTimeout: Duration = .seconds(5)
     /// The retries to configure, where the client takes a number; nil leaves each client's own setting.
     public var retries: Int?
+    /// The PEM file of the CA the server's TLS certificates chain to, which the client must trust; nil when the
+    /// server serves no TLS. Given whenever the server has TLS (a `--tls` run, or a row redirecting to `https:` or
+    /// a TLS fault), so a certificate row fails for the fault it is about, not for an unknown CA.
+    public var certificateAuthorityFile: String?
 
     /// Makes a job.
     ///
@@ -114,6 +118,9 @@ public protocol ClientAdapter: Sendable {
     var capabilities: ClientCapabilities { get }
     /// One line on how this client is invoked, for reports and `--list`.
     var invocation: String { get }
+    /// Why the client cannot be given the server's CA file (so every row over TLS is n/a for it), or nil when it
+    /// can. A client that cannot trust the CA would fail every https row for that reason alone.
+    var tlsLimitation: String? { get }
     /// Why the client cannot run here (program not installed, engine not built), or nil when it can.
     func unavailableReason() async -> String?
     /// Starts a job.
@@ -123,6 +130,11 @@ public protocol ClientAdapter: Sendable {
     /// - Returns: the running download.
     /// - Throws: `ConformanceError.clientFailed` when it cannot be started at all.
     func start(_ job: ClientJob) async throws -> any ClientRun
+}
+
+extension ClientAdapter {
+    /// None by default: the client takes the CA file.
+    public var tlsLimitation: String? { nil }
 }
 
 /// A running client download, driven by the runner.

@@ -3,17 +3,29 @@ import Foundation
 /// The bundled subprocess columns. Each documents its exact invocation; the harness adds only the
 /// re-run loop (`transientExitCodes`, one second apart, at most `ClientJob.attempts` runs). A row's
 /// `connect-timeout` and `retries` replace the connect timeout (5 s) and the retry counts shown, where a client has
-/// such settings.
+/// such settings. When the server has TLS, each is given its CA file (`ClientJob.certificateAuthorityFile`) the
+/// way its users would: `--cacert`, `--ca-certificate=`, or OpenSSL's `SSL_CERT_FILE` for axel.
 extension SubprocessClient {
     static func seconds(_ duration: Duration) -> Int { max(1, Int(duration.components.seconds)) }
 
+    /// `[flag, FILE]` when the job has a CA file, else nothing.
+    static func trust(_ job: ClientJob, _ flag: String) -> [String] {
+        job.certificateAuthorityFile.map { [flag, $0] } ?? []
+    }
+
+    /// `[flag=FILE]` when the job has a CA file, else nothing.
+    static func trust(_ job: ClientJob, joined flag: String) -> [String] {
+        job.certificateAuthorityFile.map { ["\(flag)=\($0)"] } ?? []
+    }
+
     /// `curl -sS -f -L --max-redirs 10 -C - --retry 3 --connect-timeout 5 --speed-limit 1 --speed-time IDLE
-    /// -o OUTPUT URL` (with several files: `--parallel --parallel-max N` and one `-o OUTPUT URL` pair per file).
+    /// [--cacert CA] -o OUTPUT URL` (with several files: `--parallel --parallel-max N` and one `-o OUTPUT URL` pair
+    /// per file).
     /// Re-run on exit 7, 16, 18, 28, 52, 55, 56, 92 (connection, partial file, timeout, empty reply, send/recv).
     public static let curl = SubprocessClient(
         name: "curl", program: "curl", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
         invocation: "curl -sS -f -L --max-redirs 10 -C - --retry 3 --connect-timeout 5 --speed-limit 1 "
-            + "--speed-time 5 -o OUTPUT URL; re-run on exit 7/16/18/28/52/55/56/92; a row's connect-timeout and "
+            + "--speed-time 5 [--cacert CA] -o OUTPUT URL; re-run on exit 7/16/18/28/52/55/56/92; a row's connect-timeout and "
             + "retries replace 5 and 3",
         transientExitCodes: [7, 16, 18, 28, 52, 55, 56, 92]
     ) { job in
@@ -23,18 +35,19 @@ extension SubprocessClient {
             "--speed-limit", "1", "--speed-time",
             String(seconds(job.idleTimeout)),
         ]
+        arguments += trust(job, "--cacert")
         if job.transfers.count > 1 { arguments += ["--parallel", "--parallel-max", String(job.concurrency)] }
         for transfer in job.transfers { arguments += ["--output", transfer.output, transfer.url] }
         return arguments
     }
 
     /// `wget -nv -c --tries=3 --waitretry=1 --timeout=IDLE --connect-timeout=5 --max-redirect=10
-    /// --retry-on-http-error=429,500,502,503,504 -O OUTPUT URL` (with several files: `-P DIR` and the URLs,
+    /// --retry-on-http-error=429,500,502,503,504 [--ca-certificate=CA] -O OUTPUT URL` (with several files: `-P DIR` and the URLs,
     /// fetched one after the other). Re-run on exit 4 (network failure).
     public static let wget = SubprocessClient(
         name: "wget", program: "wget", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
         invocation: "wget -nv -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
-            + "--retry-on-http-error=429,500,502,503,504 -O OUTPUT URL; re-run on exit 4; a row's "
+            + "--retry-on-http-error=429,500,502,503,504 [--ca-certificate=CA] -O OUTPUT URL; re-run on exit 4; a row's "
             + "connect-timeout replaces 5, its retries N give N + 1 tries",
         transientExitCodes: [4]
     ) { job in
@@ -43,7 +56,7 @@ extension SubprocessClient {
             "--timeout=\(seconds(job.idleTimeout))", "--connect-timeout=\(seconds(job.connectTimeout))",
             "--max-redirect=10", "--retry-on-http-error=429,500,502,503,504",
         ]
-        return arguments + wgetOutputs(job)
+        return arguments + trust(job, joined: "--ca-certificate") + wgetOutputs(job)
     }
 
     /// wget's and wget2's tail: `-O OUTPUT URL` for one file, `-P DIR URL...` for several (named by the URL).
@@ -54,7 +67,7 @@ extension SubprocessClient {
     }
 
     /// `aria2c -c -x1 -s1 --file-allocation=none --auto-file-renaming=false --max-tries=3 --retry-wait=1
-    /// --timeout=IDLE --connect-timeout=5 --max-file-not-found=1 -d DIR -o NAME URL` (with several files:
+    /// --timeout=IDLE --connect-timeout=5 --max-file-not-found=1 [--ca-certificate=CA] -d DIR -o NAME URL` (with several files:
     /// `-i LIST -j N`). Re-run on exit 2, 6, 7, 29 (timeout, network, unfinished, server busy).
     public static let aria2c = aria2c(name: "aria2c", connections: 1)
 
@@ -70,7 +83,8 @@ extension SubprocessClient {
         return SubprocessClient(
             name: name, program: "aria2c", capabilities: capabilities,
             invocation: "aria2c -c \(split) --file-allocation=none --auto-file-renaming=false --max-tries=3 "
-                + "--retry-wait=1 --timeout=5 --connect-timeout=5 --max-file-not-found=1 -d DIR -o NAME URL; "
+                + "--retry-wait=1 --timeout=5 --connect-timeout=5 --max-file-not-found=1 [--ca-certificate=CA] "
+                + "-d DIR -o NAME URL; "
                 + "re-run on exit 2/6/7/29; a row's connect-timeout replaces 5, its retries N give N + 1 tries",
             transientExitCodes: [2, 6, 7, 29]
         ) { job in
@@ -82,6 +96,7 @@ extension SubprocessClient {
                 "--summary-interval=0", "--console-log-level=warn", "--download-result=hide",
             ]
             if connections > 1 { arguments.append("--min-split-size=1M") }
+            arguments += trust(job, joined: "--ca-certificate")
             if job.transfers.count == 1 {
                 let output = job.transfers[0].output as NSString
                 arguments += [
@@ -103,13 +118,15 @@ extension SubprocessClient {
         }
     }
 
-    /// `wget2 -q -c --tries=3 --waitretry=1 --timeout=IDLE --connect-timeout=5 --max-redirect=10 -O OUTPUT URL`
+    /// `wget2 -q -c --tries=3 --waitretry=1 --timeout=IDLE --connect-timeout=5 --max-redirect=10
+    /// [--ca-certificate=CA] -O OUTPUT URL`
     /// (with several files: `-P DIR` and the URLs). wget2 1.99 has no `--retry-on-http-error`. Re-run on exit 4
     /// (network failure).
     public static let wget2 = SubprocessClient(
         name: "wget2", program: "wget2", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
         invocation: "wget2 -q -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
-            + "-O OUTPUT URL; re-run on exit 4; a row's connect-timeout replaces 5, its retries N give N + 1 tries",
+            + "[--ca-certificate=CA] -O OUTPUT URL; re-run on exit 4; a row's connect-timeout replaces 5, its retries "
+            + "N give N + 1 tries",
         transientExitCodes: [4]
     ) { job in
         let arguments = [
@@ -117,12 +134,13 @@ extension SubprocessClient {
             "--timeout=\(seconds(job.idleTimeout))", "--connect-timeout=\(seconds(job.connectTimeout))",
             "--max-redirect=10",
         ]
-        return arguments + wgetOutputs(job)
+        return arguments + trust(job, joined: "--ca-certificate") + wgetOutputs(job)
     }
 
     /// `axel -q -n 1 -T IDLE --max-redirect=10 -o OUTPUT URL`. axel resumes only from its own `OUTPUT.st` state
     /// file, so a prefilled output is n/a; one file per run (several URLs are mirrors to axel). Re-run on exit 1
-    /// (every failure).
+    /// (every failure). axel 2.17 has no CA option (only `--insecure`), but it loads OpenSSL's default trust
+    /// (`SSL_CTX_set_default_verify_paths`), so the CA file is given as `SSL_CERT_FILE` in its environment.
     public static let axel = axel(name: "axel", connections: 1)
 
     /// The segmented axel column: `axel -n 4`, whose state file records the segments' offsets but no validator.
@@ -133,8 +151,10 @@ extension SubprocessClient {
         SubprocessClient(
             name: name, program: "axel",
             capabilities: connections > 1 ? [.killAndRestart, .segmented] : [.killAndRestart],
-            invocation: "axel -q -n \(connections) -T 5 --max-redirect=10 -o OUTPUT URL; re-run on exit 1",
-            transientExitCodes: [1]
+            invocation: "[SSL_CERT_FILE=CA] axel -q -n \(connections) -T 5 --max-redirect=10 -o OUTPUT URL; re-run on "
+                + "exit 1",
+            transientExitCodes: [1],
+            environment: { job in job.certificateAuthorityFile.map { ["SSL_CERT_FILE": $0] } ?? [:] }
         ) { job in
             [
                 "--quiet", "--num-connections=\(connections)", "--timeout=\(seconds(job.idleTimeout))",
@@ -143,7 +163,8 @@ extension SubprocessClient {
         }
     }
 
-    /// `rangefetch --output OUTPUT --state STATE --idle-timeout IDLE --connect-timeout 5s URL` (with several
+    /// `rangefetch --output OUTPUT --state STATE --idle-timeout IDLE --connect-timeout 5s [--cacert CA] URL` (with
+    /// several
     /// files: `--output DIR -j N URL...`), found next to `rangecheck` or on PATH. It retries by itself, so
     /// it is never re-run; SIGINT pauses it (exit 130) and running it again resumes.
     ///
@@ -154,8 +175,8 @@ extension SubprocessClient {
         SubprocessClient(
             name: "rangefetch", program: "rangefetch", preferredDirectories: directory.map { [$0] } ?? [],
             capabilities: [.killAndRestart, .pauseAndResume, .multipleFiles],
-            invocation: "rangefetch --output OUTPUT --state STATE --idle-timeout 5s --connect-timeout 5s URL "
-                + "(its own retries; SIGINT pauses, exit 130); a row's connect-timeout replaces 5s, its retries "
+            invocation: "rangefetch --output OUTPUT --state STATE --idle-timeout 5s --connect-timeout 5s "
+                + "[--cacert CA] URL (its own retries; SIGINT pauses, exit 130); a row's connect-timeout replaces 5s, its retries "
                 + "add --retries N",
             transientExitCodes: [], pausedExitCode: 130,
             probe: { path in
@@ -171,6 +192,7 @@ extension SubprocessClient {
                 "\(seconds(job.connectTimeout))s",
             ]
             if let retries = job.retries { arguments += ["--retries", String(retries)] }
+            arguments += trust(job, "--cacert")
             if job.transfers.count == 1 {
                 arguments += ["--output", job.transfers[0].output, job.transfers[0].url]
             } else {
@@ -184,7 +206,8 @@ extension SubprocessClient {
     /// A downloader the user brings, from `NAME=TEMPLATE` (`mytool=mytool --out {output} {url}`).
     ///
     /// The template is split into words like a shell would (single and double quotes, backslash), then
-    /// `{url}`, `{output}` and `{state}` are replaced in each word; no shell runs it. Any non-zero exit is
+    /// `{url}`, `{output}`, `{state}` and `{cafile}` (the server's CA file, empty when the server has no TLS) are
+    /// replaced in each word; no shell runs it. A template without `{cafile}` is n/a for every row over TLS. Any non-zero exit is
     /// re-run, one second apart, up to the job's attempts. One URL per run, so several-file scenarios are n/a.
     ///
     /// - Parameters:
@@ -211,12 +234,14 @@ extension SubprocessClient {
         if template.contains("{output}") { capabilities.insert(.prefilledOutput) }
         return SubprocessClient(
             name: name, program: program, capabilities: capabilities,
-            invocation: template + "; re-run on any non-zero exit", transientExitCodes: Set(1...255)
+            invocation: template + "; re-run on any non-zero exit", transientExitCodes: Set(1...255),
+            tlsLimitation: template.contains("{cafile}") ? nil : "its template has no {cafile}"
         ) { job in
             words.dropFirst().map { word in
                 word.replacingOccurrences(of: "{url}", with: job.transfers[0].url)
                     .replacingOccurrences(of: "{output}", with: job.transfers[0].output)
                     .replacingOccurrences(of: "{state}", with: job.stateDirectory)
+                    .replacingOccurrences(of: "{cafile}", with: job.certificateAuthorityFile ?? "")
             }
         }
     }

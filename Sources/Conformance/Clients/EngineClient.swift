@@ -2,7 +2,8 @@ import DownloadEngine
 import NIOConcurrencyHelpers
 
 /// The in-process `DownloadEngine` column: one engine per run, on the job's state directory, with the
-/// job's concurrency and idle timeout; pause, resume and cancel are the engine's own calls.
+/// job's concurrency and idle timeout, trusting the server's CA when it has TLS; pause, resume and cancel are the
+/// engine's own calls.
 public struct EngineClient: ClientAdapter {
     /// `engine`.
     public let name = "engine"
@@ -11,7 +12,7 @@ public struct EngineClient: ClientAdapter {
     /// How it is driven.
     public let invocation =
         "DownloadEngine(stateDirectory: STATE, configuration: concurrency N, idle timeout 5s, connect 5s, "
-        + "a row's connect-timeout and retries) "
+        + "a row's connect-timeout and retries, tls: TLSTrust(additionalCertificateFiles: [CA])) "
         + "in process; add(DownloadRequest(url:destination:)), result(of:)"
 
     /// The adapter.
@@ -34,6 +35,9 @@ public struct EngineClient: ClientAdapter {
         var configuration = DownloadConfiguration(concurrency: job.concurrency)
         configuration.timeouts = .init(connect: job.connectTimeout, idle: job.idleTimeout)
         if let retries = job.retries { configuration.retry.maximumRetries = retries }
+        if let authority = job.certificateAuthorityFile {
+            configuration.tls = .init(additionalCertificateFiles: [authority])
+        }
         let engine = try DownloadEngine(stateDirectory: job.stateDirectory, configuration: configuration)
         var ids: [DownloadTaskID] = []
         for transfer in job.transfers {

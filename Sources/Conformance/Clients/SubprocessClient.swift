@@ -26,6 +26,10 @@ public struct SubprocessClient: ClientAdapter {
     public let arguments: @Sendable (ClientJob) throws -> [String]
     /// Checks that the program found is the real one (e.g. not a placeholder build); returns why not.
     public let probe: (@Sendable (String) async -> String?)?
+    /// Variables added to the program's environment for a job (axel's `SSL_CERT_FILE`).
+    public let environment: @Sendable (ClientJob) -> [String: String]
+    /// Why the program cannot be given the server's CA file, or nil when it can.
+    public let tlsLimitation: String?
 
     /// Makes a subprocess client.
     ///
@@ -38,11 +42,14 @@ public struct SubprocessClient: ClientAdapter {
     ///   - transientExitCodes: statuses that are re-run.
     ///   - pausedExitCode: the status meaning "paused".
     ///   - probe: an availability check given the program's path.
+    ///   - tlsLimitation: why it cannot be given the server's CA file; nil when it can.
+    ///   - environment: variables added to the program's environment for a job.
     ///   - arguments: the argument builder.
     public init(
         name: String, program: String, preferredDirectories: [String] = [], capabilities: ClientCapabilities,
         invocation: String, transientExitCodes: Set<Int32>, pausedExitCode: Int32? = nil,
-        probe: (@Sendable (String) async -> String?)? = nil,
+        probe: (@Sendable (String) async -> String?)? = nil, tlsLimitation: String? = nil,
+        environment: @escaping @Sendable (ClientJob) -> [String: String] = { _ in [:] },
         arguments: @escaping @Sendable (ClientJob) throws -> [String]
     ) {
         self.name = name
@@ -53,6 +60,8 @@ public struct SubprocessClient: ClientAdapter {
         self.transientExitCodes = transientExitCodes
         self.pausedExitCode = pausedExitCode
         self.probe = probe
+        self.tlsLimitation = tlsLimitation
+        self.environment = environment
         self.arguments = arguments
     }
 
@@ -121,8 +130,8 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
             return state.launches
         }
         let child = try await ChildProcess(
-            executable: executable, arguments: arguments, directory: job.stateDirectory,
-            logDirectory: job.logDirectory, label: "\(client.name)-\(launch)")
+            executable: executable, arguments: arguments, environment: client.environment(job),
+            directory: job.stateDirectory, logDirectory: job.logDirectory, label: "\(client.name)-\(launch)")
         state.withLockedValue { $0.child = child }
     }
 

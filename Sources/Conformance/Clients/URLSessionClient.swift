@@ -10,6 +10,9 @@ import NIOConcurrencyHelpers
 ///
 /// Retries (up to the job's attempts): transport errors after one second; 408, 429 and 5xx after
 /// Retry-After seconds (one when absent). Other statuses fail at once. Redirects are URLSession's own.
+///
+/// Every row over TLS is n/a: FoundationNetworking on Linux offers no way to trust a custom CA (no server-trust
+/// authentication challenge, no trust setting on the session configuration).
 public struct URLSessionClient: ClientAdapter {
     /// `urlsession`.
     public let name = "urlsession"
@@ -19,6 +22,10 @@ public struct URLSessionClient: ClientAdapter {
     public let invocation =
         "URLSession.download(for:) per attempt, timeoutIntervalForRequest = idle timeout; retry transport "
         + "errors after 1s, 408/429/5xx after Retry-After (default 1s); no resume"
+
+    /// Why it is n/a over TLS.
+    public let tlsLimitation: String? =
+        "FoundationNetworking on Linux takes no custom CA (no server-trust challenge, no trust setting)"
 
     /// Makes the client.
     public init() {}
