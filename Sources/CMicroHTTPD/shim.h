@@ -134,9 +134,14 @@ static inline void *cmhd_connection_socket_context(struct MHD_Connection *connec
     return info ? info->socket_context : NULL;
 }
 
-/// Bytes queued in the socket's send buffer and not yet acknowledged, or -1.
+/// Bytes queued in the socket's send buffer and not yet transmitted, or -1. Bytes transmitted but not yet
+/// acknowledged are not counted: they may already have reached the client (an ACK it delayed, then a kill), so a
+/// count that left them out could say less was sent than the client holds.
 static inline int cmhd_unsent_bytes(int fd) {
-#ifdef SIOCOUTQ
+#if defined(SIOCOUTQNSD)
+    int pending = 0;
+    return ioctl(fd, SIOCOUTQNSD, &pending) == 0 ? pending : -1;
+#elif defined(SIOCOUTQ)
     int pending = 0;
     return ioctl(fd, SIOCOUTQ, &pending) == 0 ? pending : -1;
 #else

@@ -133,6 +133,24 @@ struct ServerTLSTests {
         }
     }
 
+    @Test("a client that leaves a paced body over TLS is journalled client-closed with no fewer bytes than it got")
+    func clientClosedOverTLS() async throws {
+        try await withRangeServer(Self.tlsConfiguration()) { server in
+            let port = try #require(server.tlsPort)
+            let trust = try #require(server.certificateAuthorityPEM)
+            let left = try await TLSProbe.get(
+                port: port, target: "/bytes/4M?rate=1M", trustPEM: trust, limit: .milliseconds(700))
+            #expect(left.ending == .timedOut)
+            #expect(left.body.count > 0)
+            let entries = try await FaultWire.waitForJournal(server) { $0.count >= 1 }
+            let entry = try #require(entries.first)
+            #expect(entry.outcome == .clientClosed)
+            // A kill or a pause must never look like a resume past what the server sent (the judge's rule).
+            #expect(entry.bodyBytesSent >= UInt64(left.body.count), "\(entry.bodyBytesSent) < \(left.body.count)")
+            #expect(entry.bodyBytesSent < 4 * 1024 * 1024)
+        }
+    }
+
     @Test("bad-chunk-after, which writes past the TLS layer, answers 400 on the TLS port naming it")
     func rawFaultRefusedOverTLS() async throws {
         try await withRangeServer(Self.tlsConfiguration()) { server in

@@ -65,9 +65,11 @@ let requestCompleted:
         // A sendfile body is not counted chunk by chunk; libmicrohttpd only says whether it all went out.
         var sent = context.bodyBytesSent
         if outcome == .complete && request.method != "HEAD" { sent = plan.body.length }
-        if outcome == .clientClosed, let connection {
-            // Written is not delivered: what still sits unacknowledged in the socket's send queue never reached
-            // the client. (A reset empties the queue, so this only helps when the peer closed in order.)
+        if outcome == .clientClosed, !request.isTLS, let connection {
+            // Written is not delivered: what still sits untransmitted in the socket's send queue never reached
+            // the client. (A reset empties the queue, so this only helps when the peer closed in order.) Under TLS
+            // the queue holds records whose framing is unknown here (a paced body's records are small), so no body
+            // count can be taken off soundly: the count stays the bytes handed to TLS, never less than arrived.
             let unsent = cmhd_unsent_bytes(cmhd_connection_fd(connection))
             if unsent > 0 { sent -= min(sent, UInt64(unsent)) }
         }
