@@ -26,6 +26,21 @@ private struct FinishedRun: ClientRun {
     func terminate() async {}
 }
 
+/// The catalogue row `name` from fixtures/scenarios.
+private func catalogueEntry(_ name: String) throws -> CatalogueEntry {
+    try #require(
+        try CatalogueEntry.load(directory: "fixtures/scenarios", root: "fixtures/files").first { $0.name == name })
+}
+
+/// A server with the catalogue's files and scenarios; with `tls`, a TLS port too.
+private func catalogueServer(tls: Bool) -> RangeServer.Configuration {
+    var configuration = RangeServer.Configuration()
+    configuration.root = "fixtures/files"
+    configuration.scenariosDirectory = "fixtures/scenarios"
+    if tls { configuration.tlsPort = 0 }
+    return configuration
+}
+
 /// The https matrix: the CA handed to every client, `{cafile}`, the `failure: tls` judgement, and `--tls` runs of
 /// the engine column against a real server.
 @Suite(.serialized) struct TLSMatrixTests {
@@ -93,13 +108,8 @@ private struct FinishedRun: ClientRun {
     }
 
     @Test func everyClientIsGivenTheCAWheneverTheServerHasTLSEvenInAPlainRun() async throws {
-        let entry = try #require(
-            try CatalogueEntry.load(directory: "fixtures/scenarios", root: "fixtures/files").first {
-                $0.name == "tls-cert-expired"
-            })
-        var configuration = RangeServer.Configuration()
-        configuration.root = "fixtures/files"
-        configuration.scenariosDirectory = "fixtures/scenarios"
+        let entry = try catalogueEntry("tls-cert-expired")
+        let configuration = catalogueServer(tls: false)
         let client = RecordingClient()
         let (authority, url) = try await withRangeServer(configuration) { server in
             _ = await MatrixRunner.runPair(entry, client: client, server: server, options: MatrixRunner.Options())
@@ -113,14 +123,8 @@ private struct FinishedRun: ClientRun {
     }
 
     @Test func urlSessionIsNotApplicableOverTLSWithTheReason() async throws {
-        let entry = try #require(
-            try CatalogueEntry.load(directory: "fixtures/scenarios", root: "fixtures/files").first {
-                $0.name == "plain"
-            })
-        var configuration = RangeServer.Configuration()
-        configuration.root = "fixtures/files"
-        configuration.scenariosDirectory = "fixtures/scenarios"
-        configuration.tlsPort = 0
+        let entry = try catalogueEntry("plain")
+        let configuration = catalogueServer(tls: true)
         var options = MatrixRunner.Options()
         options.tls = true
         let cell = try await withRangeServer(configuration) { server in
@@ -134,15 +138,9 @@ private struct FinishedRun: ClientRun {
     }
 
     @Test func anHTTPOnlyRowIsNotApplicableOverTLS() async throws {
-        let entry = try #require(
-            try CatalogueEntry.load(directory: "fixtures/scenarios", root: "fixtures/files").first {
-                $0.name == "bad-chunk"
-            })
+        let entry = try catalogueEntry("bad-chunk")
         #expect(entry.isHTTPOnly)
-        var configuration = RangeServer.Configuration()
-        configuration.root = "fixtures/files"
-        configuration.scenariosDirectory = "fixtures/scenarios"
-        configuration.tlsPort = 0
+        let configuration = catalogueServer(tls: true)
         var options = MatrixRunner.Options()
         options.tls = true
         let cell = try await withRangeServer(configuration) { server in
@@ -201,14 +199,8 @@ private struct FinishedRun: ClientRun {
     }
 
     @Test func anHTTPSRunReachesTheTLSPort() async throws {
-        let entry = try #require(
-            try CatalogueEntry.load(directory: "fixtures/scenarios", root: "fixtures/files").first {
-                $0.name == "drop-then-resume"
-            })
-        var configuration = RangeServer.Configuration()
-        configuration.root = "fixtures/files"
-        configuration.scenariosDirectory = "fixtures/scenarios"
-        configuration.tlsPort = 0
+        let entry = try catalogueEntry("drop-then-resume")
+        let configuration = catalogueServer(tls: true)
         var options = MatrixRunner.Options()
         options.tls = true
         let (cell, entries) = try await withRangeServer(configuration) { server in

@@ -26,16 +26,7 @@ func withTLSEngine<T>(
             $0.tls = .init(additionalCertificatesPEM: [authority])
             adjust(&$0)
         }
-        let dir = makeTemporaryDirectory()
-        let engine = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration)
-        do {
-            let result = try await body(server, engine, dir)
-            await engine.shutdown()
-            return result
-        } catch {
-            await engine.shutdown()
-            throw error
-        }
+        return try await withEngine(on: server, configuration, body)
     }
 }
 
@@ -268,13 +259,17 @@ struct EngineTLSTests {
         }
     }
 
-    @Test("handshake-stall ends in the connect timeout, which covers the handshake, retried, bounded in time")
-    func handshakeStallHitsConnectTimeout() async throws {
-        let connect = scaled(.seconds(1))
+    /// Downloads from the handshake-stall listener with one retry and `timeouts`' settings; returns the failure, how
+    /// long it took and the retries' errors, or nil (recorded as an issue) when the download did not fail.
+    func stalledHandshake(
+        _ timeouts: @escaping (inout DownloadConfiguration.Timeouts) -> Void
+    ) async throws -> (
+        error: DownloadError, elapsed: Duration, retries: [DownloadError]
+    )? {
         try await withTLSEngine(
             tlsServerConfiguration(faults: true),
             {
-                $0.timeouts.connect = connect
+                timeouts(&$0.timeouts)
                 $0.retry.maximumRetries = 1
             }
         ) { server, engine, dir in
@@ -286,45 +281,39 @@ struct EngineTLSTests {
             let elapsed = ContinuousClock.now - started
             guard case .failed(let error) = result else {
                 Issue.record("expected a failure, got \(result)")
-                return
+                return nil
             }
-            print("TLS handshake-stall (connect timeout): \(error.message) after \(elapsed)")
-            #expect(DownloadError.retriesExhausted ~= error)
-            #expect(error.message.contains("the TLS handshake did not finish"), "\(error.message)")
-            #expect(retryErrors(log, id).allSatisfy { DownloadError.connectTimeout ~= $0 })
-            // Two handshakes of one connect timeout each, and far less than the idle timeout twice.
-            #expect(elapsed >= connect * 2)
-            #expect(elapsed < connect * 2 + scaled(.seconds(4)))
+            return (error, elapsed, retryErrors(log, id))
         }
+    }
+
+    @Test("handshake-stall ends in the connect timeout, which covers the handshake, retried, bounded in time")
+    func handshakeStallHitsConnectTimeout() async throws {
+        let connect = scaled(.seconds(1))
+        guard let (error, elapsed, retries) = try await stalledHandshake({ $0.connect = connect }) else { return }
+        print("TLS handshake-stall (connect timeout): \(error.message) after \(elapsed)")
+        #expect(DownloadError.retriesExhausted ~= error)
+        #expect(error.message.contains("the TLS handshake did not finish"), "\(error.message)")
+        #expect(retries.allSatisfy { DownloadError.connectTimeout ~= $0 })
+        // Two handshakes of one connect timeout each, and far less than the idle timeout twice.
+        #expect(elapsed >= connect * 2)
+        #expect(elapsed < connect * 2 + scaled(.seconds(4)))
     }
 
     @Test("handshake-stall with a connect timeout longer than the idle timeout ends in the idle timeout")
     func handshakeStallHitsIdleTimeout() async throws {
         let idle = scaled(.seconds(1))
-        try await withTLSEngine(
-            tlsServerConfiguration(faults: true),
-            {
-                $0.timeouts.connect = scaled(.seconds(6))
-                $0.timeouts.idle = idle
-                $0.retry.maximumRetries = 1
-            }
-        ) { server, engine, dir in
-            let log = EventLog(engine.events())
-            let base = try #require(server.tlsFaultBaseURL(.handshakeStall))
-            let started = ContinuousClock.now
-            let id = try await engine.add(.init(url: base + "/bytes/64K", destination: dir + "/out"))
-            let result = await engine.result(of: id)
-            let elapsed = ContinuousClock.now - started
-            guard case .failed(let error) = result else {
-                Issue.record("expected a failure, got \(result)")
-                return
-            }
-            print("TLS handshake-stall (idle timeout): \(error.message) after \(elapsed)")
-            #expect(DownloadError.retriesExhausted ~= error)
-            #expect(retryErrors(log, id).allSatisfy { DownloadError.idleTimeout ~= $0 })
-            #expect(elapsed >= idle * 2)
-            #expect(elapsed < scaled(.seconds(6)))
-        }
+        guard
+            let (error, elapsed, retries) = try await stalledHandshake({
+                $0.connect = scaled(.seconds(6))
+                $0.idle = idle
+            })
+        else { return }
+        print("TLS handshake-stall (idle timeout): \(error.message) after \(elapsed)")
+        #expect(DownloadError.retriesExhausted ~= error)
+        #expect(retries.allSatisfy { DownloadError.idleTimeout ~= $0 })
+        #expect(elapsed >= idle * 2)
+        #expect(elapsed < scaled(.seconds(6)))
     }
 
     @Test("a CA file that does not exist or holds no PEM: one error naming the file, before any request")

@@ -64,16 +64,25 @@ func withEngine<T>(
     _ body: (RangeServer, DownloadEngine, String) async throws -> T
 ) async throws -> T {
     return try await withRangeServer(fixturesServerConfiguration) { server in
-        let dir = directory ?? makeTemporaryDirectory()
-        let engine = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration)
-        do {
-            let result = try await body(server, engine, dir)
-            await engine.shutdown()
-            return result
-        } catch {
-            await engine.shutdown()
-            throw error
-        }
+        try await withEngine(on: server, configuration, directory: directory, body)
+    }
+}
+
+/// Runs `body` with an engine on a fresh state directory (or `directory`) against a running `server`; the engine is
+/// shut down after, whether `body` returned or threw.
+func withEngine<T>(
+    on server: RangeServer, _ configuration: DownloadConfiguration, directory: String? = nil,
+    _ body: (RangeServer, DownloadEngine, String) async throws -> T
+) async throws -> T {
+    let dir = directory ?? makeTemporaryDirectory()
+    let engine = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration)
+    do {
+        let result = try await body(server, engine, dir)
+        await engine.shutdown()
+        return result
+    } catch {
+        await engine.shutdown()
+        throw error
     }
 }
 
