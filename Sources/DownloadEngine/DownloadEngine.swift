@@ -11,6 +11,10 @@ import Foundation
 ///
 /// Call ``shutdown()`` before dropping the engine: it pauses running transfers, persists their records and closes
 /// the HTTP client.
+///
+/// One engine at a time uses a state directory: it holds the directory's lock from its creation until
+/// ``shutdown()`` (or until it is deinitialised), and a second engine on the directory, in this process or another,
+/// fails to be created with ``DownloadError/stateDirectoryLocked(_:by:)``.
 public actor DownloadEngine {
     private struct Entry {
         var record: TaskRecord
@@ -40,6 +44,8 @@ public actor DownloadEngine {
     public nonisolated let loadProblems: [DownloadError]
 
     private let store: StateStore
+    /// Held from `init` to ``shutdown()``; dropped with the engine otherwise.
+    private let lock: StateDirectoryLock
     private let transport: any Transport
     private let hub = EventHub()
     private var tasks: [DownloadTaskID: Entry] = [:]
@@ -58,7 +64,8 @@ public actor DownloadEngine {
     /// - Parameters:
     ///   - stateDirectory: Where records and partial files live.
     ///   - configuration: Engine settings.
-    /// - Throws: ``DownloadError/fileSystem(_:)`` when the directory cannot be created or written.
+    /// - Throws: ``DownloadError/stateDirectoryLocked(_:by:)`` when another engine, in this process or another, uses
+    ///   the directory; ``DownloadError/fileSystem(_:)`` when the directory cannot be created or written.
     public init(stateDirectory: String, configuration: DownloadConfiguration = .init()) throws {
         try self.init(stateDirectory: stateDirectory, configuration: configuration) {
             try HTTPTransport(configuration: configuration.transport)
@@ -70,6 +77,9 @@ public actor DownloadEngine {
         transport makeTransport: () throws -> any Transport
     ) throws {
         let store = try StateStore(directory: stateDirectory, syncsToDisk: configuration.durability.syncsToDisk)
+        // Before anything in the directory is read or written (loadAll deletes stray files and rewrites the task
+        // log): an engine that does not get the lock must leave the holder's files as they are.
+        self.lock = try StateDirectoryLock(directory: store.directory)
         self.store = store
         self.stateDirectory = store.directory
         self.configuration = configuration
@@ -218,6 +228,8 @@ public actor DownloadEngine {
     /// - Returns: Once the task is paused.
     public func pause(_ id: DownloadTaskID) async throws {
         guard let entry = tasks[id] else { throw DownloadError.unknownTask(id.rawValue) }
+        // A shut-down engine no longer holds the lock: it must not write to the directory.
+        guard !isShutDown else { throw DownloadError.invalidState("the engine is shut down") }
         switch entry.state {
         case .waiting, .idle:
             queue.removeAll { $0 == id }
@@ -235,6 +247,7 @@ public actor DownloadEngine {
     /// - Parameter id: The task.
     public func cancel(_ id: DownloadTaskID) async throws {
         guard let entry = tasks[id] else { throw DownloadError.unknownTask(id.rawValue) }
+        guard !isShutDown else { throw DownloadError.invalidState("the engine is shut down") }
         if entry.state == .running || entry.state == .retrying {
             await stopWorker(id, intent: .cancelled)
             return
@@ -250,6 +263,7 @@ public actor DownloadEngine {
     /// - Parameter id: The task.
     public func remove(_ id: DownloadTaskID) async throws {
         guard tasks[id] != nil else { throw DownloadError.unknownTask(id.rawValue) }
+        guard !isShutDown else { throw DownloadError.invalidState("the engine is shut down") }
         try await cancel(id)
         if let entry = tasks[id] {
             store.delete(entry.record)
@@ -377,8 +391,8 @@ public actor DownloadEngine {
 
     // MARK: Shutdown
 
-    /// Pauses every running transfer (persisting its record), waits for them to stop, and closes the HTTP client.
-    /// Event streams finish. The engine cannot be used afterwards.
+    /// Pauses every running transfer (persisting its record), waits for them to stop, closes the HTTP client and
+    /// releases the state directory's lock. Event streams finish. The engine cannot be used afterwards.
     public func shutdown() async {
         guard !isShutDown else { return }
         isShutDown = true
@@ -389,6 +403,8 @@ public actor DownloadEngine {
         queue.removeAll()
         for id in running { await stopWorker(id, intent: .paused) }
         await transport.shutdown()
+        // Last: every record is saved, so the next engine on the directory finds them all.
+        lock.release()
         hub.finish()
     }
 

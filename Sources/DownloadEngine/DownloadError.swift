@@ -29,6 +29,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case cancelled
         case unknownTask
         case invalidState
+        case stateDirectoryLocked
     }
 
     private let code: Code
@@ -184,6 +185,19 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         .init(.invalidState, detail)
     }
 
+    /// Another engine, in this process or another, holds the state directory's lock (see `docs/engine.md`).
+    ///
+    /// - Parameters:
+    ///   - directory: The absolute state directory.
+    ///   - pid: The holder's PID as its lock file records it; `nil` when the holder has not written it yet.
+    public static func stateDirectoryLocked(_ directory: String, by pid: Int32?) -> DownloadError {
+        let holder = pid.map { "process \($0)" } ?? "another process"
+        return .init(.stateDirectoryLocked, "state directory '\(directory)' is in use by \(holder)")
+    }
+
+    /// Pattern matching any ``stateDirectoryLocked(_:by:)`` error.
+    public static let stateDirectoryLocked = DownloadError(.stateDirectoryLocked, "")
+
     /// Shorthand patterns for matching with `~=` without building a message.
     public static let invalidURL = DownloadError(.invalidURL, "")
     /// Pattern matching any ``unsupportedScheme(_:)`` error.
@@ -250,6 +264,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .cancelled: "cancelled"
         case .unknownTask: "unknown-task"
         case .invalidState: "invalid-state"
+        case .stateDirectoryLocked: "state-directory-locked"
         }
     }
 

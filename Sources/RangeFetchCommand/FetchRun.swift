@@ -27,31 +27,32 @@ struct FetchRun {
         }
         let outputDirectory = (LexicalPath.parent(planned[0].destination))
         let stateDirectory = command.state ?? outputDirectory + "/.rangefetch"
+
+        // Before the engine: Ctrl-C must also end a wait for the state directory's lock, with nothing written.
+        let interrupted = Interruption()
+        let signals = [SIGINT, SIGTERM].map { signalNumber -> any DispatchSourceSignal in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { interrupted.set() }
+            source.resume()
+            return source
+        }
+        defer { signals.forEach { $0.cancel() } }
+
         let engine: DownloadEngine
-        do {
-            engine = try DownloadEngine(stateDirectory: stateDirectory, configuration: configuration)
-        } catch {
-            printError("\(error)")
-            return .failure
+        switch await openEngine(stateDirectory, interrupted: interrupted) {
+        case .opened(let opened): engine = opened
+        case .exit(let status): return status
+        }
+        if interrupted.attach(engine) {
+            await engine.shutdown()
+            return .interrupted
         }
         for problem in engine.loadProblems { printError("warning: \(problem)") }
 
         let renderer = Renderer(mode: command.json ? .json : (isatty(STDOUT_FILENO) == 1 ? .terminal : .plain))
         let events = engine.events()
         let rendering = Task { await renderer.consume(events) }
-
-        let interrupted = Interruption()
-        let signals = [SIGINT, SIGTERM].map { signalNumber -> any DispatchSourceSignal in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler {
-                interrupted.set()
-                Task { await engine.shutdown() }
-            }
-            source.resume()
-            return source
-        }
-        defer { signals.forEach { $0.cancel() } }
 
         let checksums =
             command.checksums.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }.map(
@@ -92,6 +93,41 @@ struct FetchRun {
         return statuses.compactMap { $0 }.first { $0 != .success } ?? .success
     }
 
+    /// Creates the engine; with `--wait-lock`, a state directory in use is polled until it is free (or the run is
+    /// interrupted), else it is one line on stderr and exit code 1.
+    private func openEngine(
+        _ stateDirectory: String, interrupted: Interruption
+    ) async -> OpenedEngine {
+        var announced = false
+        while true {
+            do {
+                return .opened(try DownloadEngine(stateDirectory: stateDirectory, configuration: configuration))
+            } catch let error as DownloadError where DownloadError.stateDirectoryLocked ~= error {
+                guard command.waitLock else {
+                    printError("\(error.message) (use --wait-lock to wait)")
+                    return .exit(.failure)
+                }
+                if !announced {
+                    printError("\(error.message); waiting until it is free")
+                    announced = true
+                }
+                // Polled: a blocking flock on a thread of its own could not be called off by Ctrl-C. 150 ms is
+                // well under what a person notices and costs nothing.
+                try? await Task.sleep(for: .milliseconds(150))
+                if interrupted.isSet { return .exit(.interrupted) }
+            } catch {
+                printError("\(error)")
+                return .exit(.failure)
+            }
+        }
+    }
+
+    /// What ``openEngine(_:interrupted:)`` came to: an engine, or the status to exit with.
+    private enum OpenedEngine {
+        case opened(DownloadEngine)
+        case exit(ExitStatus)
+    }
+
     /// One destination per URL: the `-o` file for one URL, else `<dir>/<last path component>` (deduplicated).
     func destinations() throws -> [(url: String, destination: String)] {
         if command.urls.count == 1, let output = command.output, !output.hasSuffix("/"),
@@ -129,10 +165,29 @@ func printError(_ line: String) {
     FileHandle.standardError.write(Data(("rangefetch: " + line + "\n").utf8))
 }
 
-/// Whether SIGINT or SIGTERM arrived, set from the signal source's queue.
+/// Whether SIGINT or SIGTERM arrived, set from the signal source's queue; once an engine is attached, a signal also
+/// shuts it down (pausing its transfers).
 final class Interruption: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false
-    func set() { lock.withLock { value = true } }
+    private var engine: DownloadEngine?
+
+    func set() {
+        let engine = lock.withLock {
+            value = true
+            return self.engine
+        }
+        if let engine { Task { await engine.shutdown() } }
+    }
+
+    /// Attaches the engine a later signal shuts down; returns whether a signal came already (then ``set()`` did not
+    /// see the engine, and the caller shuts it down).
+    func attach(_ engine: DownloadEngine) -> Bool {
+        lock.withLock {
+            self.engine = engine
+            return value
+        }
+    }
+
     var isSet: Bool { lock.withLock { value } }
 }

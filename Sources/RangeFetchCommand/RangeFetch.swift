@@ -47,7 +47,7 @@ struct RangeFetch: AsyncParsableCommand {
 
             Exit codes:
               0    every download completed and verified
-              1    other failure (file system, destination exists, bad state directory, TLS certificate refused)
+              1    other failure (file system, destination exists, bad or busy state directory, TLS certificate refused)
               2    permanent HTTP failure (4xx, too many redirects, unusable response)
               3    verification failure (length or SHA-256 mismatch)
               4    retries exhausted (or the overall deadline passed)
@@ -111,6 +111,14 @@ struct RangeFetch: AsyncParsableCommand {
             CPU cannot hash as fast as the network delivers; cannot be combined with --sha256 or --checksums.
             """)
     var noDigest = false
+
+    @Flag(
+        name: .customLong("wait-lock"),
+        help: """
+            When another rangefetch uses the state directory, wait until it is done instead of failing (exit code \
+            1).
+            """)
+    var waitLock = false
 
     @Flag(help: "Print one JSON event per line on stdout instead of progress.")
     var json = false

@@ -281,7 +281,7 @@ struct CLITests {
             "USAGE: rangefetch [<options>] [<urls> ...]",
             "-o, --output <output>", "--state <state>", "-j, --concurrency <concurrency>", "--checksums <checksums>",
             "--connect-timeout <connect-timeout>", "--idle-timeout <idle-timeout>", "--retries <retries>", "--durable",
-            "--no-digest", "--json", "--cacert <file>", "--insecure",
+            "--no-digest", "--json", "--cacert <file>", "--insecure", "--wait-lock",
             "0    every download completed and verified", "64   usage error", "130  interrupted",
         ] {
             #expect(text.contains(line), "help lacks: \(line)")

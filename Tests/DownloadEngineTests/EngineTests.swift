@@ -665,7 +665,7 @@ struct EngineTests {
                     == .completed(
                         path: dir + "/s", sha256: expectedSHA256(size: 256 << 10, seed: 104), bytes: 256 << 10))
             let names = try FileManager.default.contentsOfDirectory(atPath: dir + "/.rangefetch")
-            #expect(Set(names) == ["\(id).json", StateStore.taskLogName])
+            #expect(Set(names) == ["\(id).json", StateStore.taskLogName, StateDirectoryLock.fileName])
             // In this engine the task stays completed: adding it again fetches nothing.
             #expect(try await engine.add(.init(url: smallURL, destination: dir + "/s")) == small)
             #expect(await engine.snapshot(small)?.state == .completed)
@@ -673,7 +673,9 @@ struct EngineTests {
                 requests(server, "/bytes/256K?seed=104").count >= 1
             }
             #expect(requests(server, "/bytes/256K?seed=104").count == 1)
-            // Nor does a later engine on the same state directory (a rerun of the same command).
+            // Nor does a later engine on the same state directory (a rerun of the same command), once this one has
+            // let the directory go.
+            await engine.shutdown()
             let rerun = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: testConfiguration())
             #expect(rerun.loadProblems.isEmpty)
             #expect(try await rerun.add(.init(url: smallURL, destination: dir + "/s")) == small)
@@ -712,7 +714,7 @@ struct EngineTests {
             try FileManager.default.copyItem(atPath: dir + "/.rangefetch", toPath: killed + "/.rangefetch")
             try await engine.pause(id)
             let names = try FileManager.default.contentsOfDirectory(atPath: killed + "/.rangefetch")
-            #expect(Set(names) == [StateStore.taskLogName, "\(id).part"])
+            #expect(Set(names) == [StateStore.taskLogName, "\(id).part", StateDirectoryLock.fileName])
             let kept = try #require(FileIO.fileSize(killed + "/.rangefetch/\(id).part"))
             #expect(kept > 0)
 

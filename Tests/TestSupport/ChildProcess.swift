@@ -113,6 +113,14 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// The child's process ID while it runs (until it has closed its output), else `nil`.
+    public var processIdentifier: Int32? {
+        lock.withLock { execution.map { Int32($0.processIdentifier.value) } }
+    }
+
+    /// Whether the child has exited (and been reaped).
+    public var hasExited: Bool { lock.withLock { termination != nil } }
+
     /// Sends `signal` to the child (nothing once it has closed its output: it is exiting).
     public func send(_ signal: Int32) {
         lock.withLock { _ = try? execution?.send(signal: Signal(rawValue: signal)) }

@@ -492,7 +492,9 @@ class KillTorture:
         """At the end: one completed record per download, consistent with docs/engine.md; nothing else."""
         records, _ = self.read_records()
         names = sorted(os.listdir(self.state))
-        extra = [n for n in names if not (n.endswith(".json") and n[:-5] in records) and n != "tasks.jsonl"]
+        # `lock` is the state directory's lock file (docs/engine.md), left in place, empty, by the last run.
+        extra = [n for n in names
+                 if not (n.endswith(".json") and n[:-5] in records) and n not in ("tasks.jsonl", "lock")]
         unsuperseded = self.read_task_log(records)
         if unsuperseded:
             extra.append(f"tasks.jsonl lines for {', '.join(sorted(r.get('url', '?') for r in unsuperseded.values()))}")
@@ -697,8 +699,9 @@ def write_failure(rangefetch, server, limit_blocks):
     say(f"torture: requests: {ranges}")
     if len(gets) != 2 or ranges[1] != f"bytes={limit}-" or gets[1]["status"] != 206:
         failures.append(f"expected a second request with Range bytes={limit}- answered 206, got {ranges}")
-    # tasks.jsonl holds the task's first line, written before its record file existed (superseded by it).
-    leftovers = [n for n in os.listdir(state) if not n.endswith(".json") and n != "tasks.jsonl"] \
+    # tasks.jsonl holds the task's first line, written before its record file existed (superseded by it); lock is
+    # the state directory's lock file (docs/engine.md).
+    leftovers = [n for n in os.listdir(state) if not n.endswith(".json") and n not in ("tasks.jsonl", "lock")] \
         if os.path.isdir(state) else []
     if leftovers:
         failures.append(f"leftover files in the state directory: {leftovers}")
