@@ -214,7 +214,9 @@ struct EngineTLSTests {
             // One attempt: no retry, so no backoff either.
             #expect(retryErrors(log, id).isEmpty)
             #expect(!log.states(id).contains(.retrying))
-            #expect(elapsed < scaled(.seconds(5)))
+            // Bounded, not timed: alone it takes about 0.25 s, and a loaded CI machine running the whole suite at
+            // once took 5.5 s; the single attempt is what the events above prove.
+            #expect(elapsed < scaled(.seconds(30)))
             #expect(!FileManager.default.fileExists(atPath: dir + "/out"))
         }
     }
@@ -295,9 +297,10 @@ struct EngineTLSTests {
         #expect(DownloadError.retriesExhausted ~= error)
         #expect(error.message.contains("the TLS handshake did not finish"), "\(error.message)")
         #expect(retries.allSatisfy { DownloadError.connectTimeout ~= $0 })
-        // Two handshakes of one connect timeout each, and far less than the idle timeout twice.
+        // Two handshakes of one connect timeout each; the upper bound only says it ended (2.0 s alone, 6.8 s on a
+        // loaded CI machine), the retries' kind says which timeout ended it.
         #expect(elapsed >= connect * 2)
-        #expect(elapsed < connect * 2 + scaled(.seconds(4)))
+        #expect(elapsed < connect * 2 + scaled(.seconds(30)))
     }
 
     @Test("handshake-stall with a connect timeout longer than the idle timeout ends in the idle timeout")
@@ -312,8 +315,10 @@ struct EngineTLSTests {
         print("TLS handshake-stall (idle timeout): \(error.message) after \(elapsed)")
         #expect(DownloadError.retriesExhausted ~= error)
         #expect(retries.allSatisfy { DownloadError.idleTimeout ~= $0 })
+        // The retries' kind shows the idle timeout, not the 6 s connect timeout, ended each attempt; the upper bound
+        // only says it ended (2.3 s alone, 6.7 s on a loaded CI machine).
         #expect(elapsed >= idle * 2)
-        #expect(elapsed < scaled(.seconds(6)))
+        #expect(elapsed < scaled(.seconds(40)))
     }
 
     @Test("a CA file that does not exist or holds no PEM: one error naming the file, before any request")
