@@ -42,7 +42,18 @@ final class StateDirectoryLock: @unchecked Sendable {
         // No O_TRUNC: the file may hold the current holder's PID. O_CLOEXEC: a child process must not inherit the
         // description and with it the lock.
         let fd = try FileIO.open(path, O_RDWR | O_CREAT | O_CLOEXEC)
-        if let code = FileIO.errnoOf("flock", { flock(fd, LOCK_EX | LOCK_NB) }) {
+        // A lock released a moment ago may still be held for a moment: a process that forked while it held the lock
+        // shares the lock's open file description with the child until the child's exec closes it (a clean-clone
+        // CI run refused an engine started right after another's shutdown this way). Half a second of retries
+        // outlasts that window; a real holder is still refused.
+        var code = FileIO.errnoOf("flock", { flock(fd, LOCK_EX | LOCK_NB) })
+        var retries = 0
+        while code == EWOULDBLOCK, retries < 50 {
+            usleep(10_000)
+            retries += 1
+            code = FileIO.errnoOf("flock", { flock(fd, LOCK_EX | LOCK_NB) })
+        }
+        if let code {
             let holder = code == EWOULDBLOCK ? Self.readHolder(fd, path) : nil
             FileIO.close(fd)
             guard code == EWOULDBLOCK else {
