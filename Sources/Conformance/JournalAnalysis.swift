@@ -37,38 +37,55 @@ struct JournalAnalysis {
         // Entries are journalled when a response ends, so a killed, dropped or stalled response can come
         // after its own resume in `seq` order; and a pooled client may send its retry on an older idle
         // connection, so connection numbers do not order requests either. `arrival` does.
-        let ordered = entries.sorted { ($0.arrival, $0.seq) < ($1.arrival, $1.seq) }
-        for entry in ordered where entry.method == "GET" {
-            let fileKey = multipleFiles ? (entry.route ?? "") : ""
+        var ordered = entries.sorted { ($0.arrival, $0.seq) < ($1.arrival, $1.seq) }.filter { $0.method == "GET" }
+        func fileKey(_ entry: JournalEntry) -> String { multipleFiles ? (entry.route ?? "") : "" }
+        if segmented { ordered = Self.clipDelegated(ordered, fileKey: fileKey) }
+        // What a segmented client certainly had when it sent `entry`: the responses of the file that ended at least
+        // `segmentGrace` before the request arrived (a request arriving just after is likely to have been sent
+        // before that end reached the client). Its other connections' responses still streaming then (the first response of a
+        // download runs on past its segment until the client stops reading it) are not yet bytes it could
+        // have known about, nor are validators whose response had not ended.
+        func known(before entry: JournalEntry) -> FileState {
+            var state = FileState()
+            guard let arrived = Self.milliseconds(entry.arrivalTime) else { return state }
+            for earlier in ordered where earlier.arrival < entry.arrival && fileKey(earlier) == fileKey(entry) {
+                guard let ended = Self.milliseconds(earlier.time), ended + Self.segmentGrace < arrived else { continue }
+                _ = Self.absorb(earlier, into: &state)
+            }
+            return state
+        }
+        for entry in ordered {
+            let fileKey = fileKey(entry)
             var state = files[fileKey] ?? FileState()
             let time = Self.milliseconds(entry.time)
             // A retry is a request made after the Retry-After answer ended: one that arrived before it (another
             // segment's request, already on its way) cannot have heeded it.
+            // A segmented client's request arriving within `segmentGrace` of the answer's end was likely sent by
+            // another connection before that answer could have been read.
             if let retryAfter = state.retryAfter, let previous = state.lastTime,
-                let arrived = Self.milliseconds(entry.arrivalTime) ?? time, arrived >= previous,
+                let arrived = Self.milliseconds(entry.arrivalTime) ?? time,
+                segmented ? arrived > previous + Self.segmentGrace : arrived >= previous,
                 arrived - previous < Int64(retryAfter) * 1000 - 150
             {
                 violate("retried after \(arrived - previous)ms despite Retry-After: \(retryAfter)")
             }
+            let view = segmented ? known(before: entry) : state
             if !(300...399).contains(entry.status) {
+                // A segmented client may restart from zero on a new validator one of its connections saw, even
+                // before that response ended.
+                let sawOther =
+                    segmented
+                    && state.received.keys.contains { key in view.last.map { $0.key != key } ?? true }
                 checkRequest(
-                    entry, state: state, prefilled: prefilled, rangeRule: rangeRule, ifRangeRule: ifRangeRule,
-                    segmented: segmented, violate: violate)
+                    entry, state: view, prefilled: prefilled, rangeRule: rangeRule, ifRangeRule: ifRangeRule,
+                    segmented: segmented, sawOtherRepresentation: sawOther, violate: violate)
             }
-            if entry.status == 200 || entry.status == 206 {
-                let validators = Validators(
-                    etag: entry.responseHeaders["etag"], lastModified: entry.responseHeaders["last-modified"])
-                var start: UInt64 = 0
-                if entry.status == 206 {
-                    start = entry.responseHeaders["content-range"].flatMap(Self.contentRangeStart) ?? 0
-                }
-                let range = start..<(start + entry.bodyBytesSent)
-                var ranges = state.received[validators.key] ?? []
-                refetchedBytes += Self.overlap(range, ranges)
-                if !range.isEmpty { ranges = Self.union(ranges, range) }
-                state.received[validators.key] = ranges
-                state.last = validators
-                state.interrupted = entry.outcome != .complete
+            if segmented, entry.status == 200 || entry.status == 206 {
+                var known = view
+                refetchedBytes += Self.absorb(entry, into: &known)
+                _ = Self.absorb(entry, into: &state)
+            } else {
+                refetchedBytes += Self.absorb(entry, into: &state)
             }
             state.retryAfter = entry.responseHeaders["retry-after"].flatMap { Int($0) }
             state.lastTime = time
@@ -77,30 +94,88 @@ struct JournalAnalysis {
         simultaneousConnections = Self.simultaneous(entries)
     }
 
+    /// How long after a response ended a segmented client's request may arrive and still have been sent before the
+    /// client saw that end, in milliseconds: its connections send independently.
+    static let segmentGrace: Int64 = 50
+
+    /// A segmented client's responses cut short at the first byte it asked another connection for while they ran.
+    ///
+    /// A client that splits a running segment (or starts segments while its first response runs to the end of the
+    /// file) stops reading the first response where the other begins; what the server had already sent past that
+    /// point was on the way, never kept, and the journal's byte count includes it. A response is clipped at the
+    /// lowest start, inside what it sent, of a request of the same file that arrived while it was open.
+    static func clipDelegated(_ ordered: [JournalEntry], fileKey: (JournalEntry) -> String) -> [JournalEntry] {
+        ordered.map { entry in
+            guard entry.status == 200 || entry.status == 206, entry.outcome != .complete || entry.status == 200,
+                let ended = milliseconds(entry.time)
+            else { return entry }
+            var start: UInt64 = 0
+            if entry.status == 206 { start = entry.responseHeaders["content-range"].flatMap(contentRangeStart) ?? 0 }
+            let end = start + entry.bodyBytesSent
+            let delegated = ordered.compactMap { other -> UInt64? in
+                guard other.arrival > entry.arrival, fileKey(other) == fileKey(entry),
+                    let arrived = milliseconds(other.arrivalTime), arrived <= ended,
+                    let from = other.requestHeaders["range"].flatMap(rangeStart), from > start, from < end
+                else { return nil }
+                return from
+            }.min()
+            guard let delegated else { return entry }
+            var clipped = entry
+            clipped.bodyBytesSent = delegated - start
+            return clipped
+        }
+    }
+
+    /// Adds a 200 or 206 response's bytes and validators to `state`; returns how many of its bytes `state`
+    /// already had (of the same representation).
+    private static func absorb(_ entry: JournalEntry, into state: inout FileState) -> UInt64 {
+        guard entry.status == 200 || entry.status == 206 else { return 0 }
+        let validators = Validators(
+            etag: entry.responseHeaders["etag"], lastModified: entry.responseHeaders["last-modified"])
+        var start: UInt64 = 0
+        if entry.status == 206 {
+            start = entry.responseHeaders["content-range"].flatMap(Self.contentRangeStart) ?? 0
+        }
+        let range = start..<(start + entry.bodyBytesSent)
+        var ranges = state.received[validators.key] ?? []
+        let overlap = Self.overlap(range, ranges)
+        if !range.isEmpty { ranges = Self.union(ranges, range) }
+        state.received[validators.key] = ranges
+        state.last = validators
+        state.interrupted = entry.outcome != .complete
+        return overlap
+    }
+
     private func checkRequest(
         _ entry: JournalEntry, state: FileState, prefilled: UInt64, rangeRule: ScenarioExpectation.RangeRule,
-        ifRangeRule: ScenarioExpectation.IfRangeRule, segmented: Bool, violate: (String) -> Void
+        ifRangeRule: ScenarioExpectation.IfRangeRule, segmented: Bool, sawOtherRepresentation: Bool,
+        violate: (String) -> Void
     ) {
         let ifRange = entry.requestHeaders["if-range"]
         if let ifRange, ifRange.hasPrefix("W/") { violate("If-Range carries a weak ETag \(ifRange)") }
         let kept = state.kept(prefilled: prefilled)
         guard let rangeHeader = entry.requestHeaders["range"] else {
-            if (rangeRule == .exact || rangeRule == .atMost) && state.interrupted && kept > 0 {
+            if (rangeRule == .exact || rangeRule == .atMost) && state.interrupted && kept > 0
+                && !sawOtherRepresentation
+            {
                 violate("restarted from 0 instead of resuming at \(kept)")
             }
             return
         }
         let start = Self.rangeStart(rangeHeader)
-        if rangeRule == .forbidden {
+        // A Range from byte 0 of a download with nothing received resumes nothing (a segmented client's first
+        // request asks for its first segment only).
+        if rangeRule == .forbidden, start != 0 || kept > 0 {
             violate("resumed with Range \(rangeHeader) although no safe validator exists")
             return
         }
         // Only under a resume rule: a response is journalled when it ends, so a stalled first response
         // may be missing from the journal while its resume is already there.
         if segmented {
-            // Segments start wherever the client split the file; what must not happen is asking again for
-            // bytes of this representation it already has.
-            if let start, rangeRule == .exact || rangeRule == .atMost, let last = state.last,
+            // Segments start wherever the client split the file; what must not happen under `exact` is asking
+            // again for bytes of this representation it already has (under `at-most`, as for one connection, a
+            // range may start early: `max-refetched` bounds what that costs).
+            if let start, rangeRule == .exact, let last = state.last,
                 let inside = (state.received[last.key] ?? []).first(where: { $0.contains(start) })
             {
                 violate(
@@ -119,7 +194,8 @@ struct JournalAnalysis {
         case .etag: wanted = last.etag
         case .lastModified: wanted = last.lastModified
         }
-        guard let wanted else { return }
+        // A Range from byte 0 keeps nothing that another version could splice with.
+        guard let wanted, start != 0 else { return }
         if let ifRange {
             if ifRange != wanted { violate("If-Range \(ifRange), expected \(wanted)") }
         } else {
@@ -174,6 +250,26 @@ struct JournalAnalysis {
         }
         result.append(pending)
         return result
+    }
+
+    /// The most requests open at one instant, each from its arrival to the end of its response: how many
+    /// connections a segmented client had fetching at once.
+    static func peakOpenRequests(_ entries: [JournalEntry]) -> Int {
+        var events: [(time: Int64, change: Int)] = []
+        for entry in entries where entry.method == "GET" {
+            guard let arrived = milliseconds(entry.arrivalTime), let ended = milliseconds(entry.time) else { continue }
+            events.append((arrived, 1))
+            events.append((ended, -1))
+        }
+        // An end before an arrival at the same millisecond: a connection reused at once is not two.
+        events.sort { ($0.time, $0.change) < ($1.time, $1.change) }
+        var open = 0
+        var peak = 0
+        for event in events {
+            open += event.change
+            peak = max(peak, open)
+        }
+        return peak
     }
 
     /// A lower bound on simultaneous connections: a connection was certainly open between the end of its

@@ -26,10 +26,13 @@ public enum Judge {
         if let maximum = expectation.maxRequests, !facts.segmented, requests > maximum {
             reasons.append("\(requests) requests, at most \(maximum) allowed")
         }
-        if let maximum = expectation.maxRefetched, analysis.refetchedBytes > maximum {
-            reasons.append(
-                "\(ByteSize.format(analysis.refetchedBytes)) fetched twice, at most \(ByteSize.format(maximum)) allowed"
-            )
+        // The bound is per connection: a segmented client killed or paused loses what each of its connections
+        // had on the way, not what one had.
+        let connections = facts.segmented ? UInt64(max(1, JournalAnalysis.peakOpenRequests(facts.entries))) : 1
+        if let maximum = expectation.maxRefetched, analysis.refetchedBytes > maximum * connections {
+            let bound =
+                ByteSize.format(maximum * connections) + (connections > 1 ? " (\(connections) connections)" : "")
+            reasons.append("\(ByteSize.format(analysis.refetchedBytes)) fetched twice, at most \(bound) allowed")
         }
         if let minimum = expectation.minElapsed, facts.elapsed < minimum {
             reasons.append("finished in \(seconds(facts.elapsed)), expected at least \(seconds(minimum))")

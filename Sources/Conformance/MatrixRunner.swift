@@ -237,6 +237,11 @@ public enum MatrixRunner {
         }
         let elapsed = ContinuousClock.now - started
         let entries = await settledJournal(server: server, run: token)
+        if options.keepWorkDirectories {
+            // Beside the outputs and logs: the requests the verdict was drawn from.
+            let lines: [UInt8] = entries.flatMap { $0.jsonBytes + [0x0A] }
+            FileManager.default.createFile(atPath: "\(work)/journal.jsonl", contents: Data(lines))
+        }
         func cell(_ result: CellResult) -> MatrixCell {
             MatrixCell(scenario: entry.name, client: client.name, result: result, elapsed: elapsed)
         }

@@ -15,6 +15,16 @@ public struct DownloadConfiguration: Sendable {
     /// The maximum number of transfers running at once across the engine. Default 4.
     public var concurrency: Int
 
+    /// Connections per file: above 1, a file whose first response proves range support with a strong `ETag` (and
+    /// whose length is at least two ``minimumSegmentSize``) is split into segments fetched in parallel, each with
+    /// `Range` and the same `If-Range`. At most ``concurrency`` × ``connectionsPerFile`` connections are open.
+    /// Default 1.
+    public var connectionsPerFile: Int
+
+    /// The smallest segment a split produces: a connection that finishes its segment takes half of the largest one
+    /// still running only when each half keeps at least this many bytes. Default 1 MiB.
+    public var minimumSegmentSize: Int64
+
     /// Connect, idle and overall time limits.
     public var timeouts: Timeouts
 
@@ -54,6 +64,8 @@ public struct DownloadConfiguration: Sendable {
     /// Creates a configuration with the defaults.
     public init(
         concurrency: Int = 4,
+        connectionsPerFile: Int = 1,
+        minimumSegmentSize: Int64 = 1 << 20,
         timeouts: Timeouts = .init(),
         retry: RetryPolicy = .init(),
         redirects: RedirectPolicy = .init(),
@@ -66,6 +78,8 @@ public struct DownloadConfiguration: Sendable {
         logger: Logger = Logger(label: "DownloadEngine", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.concurrency = concurrency
+        self.connectionsPerFile = connectionsPerFile
+        self.minimumSegmentSize = minimumSegmentSize
         self.timeouts = timeouts
         self.retry = retry
         self.redirects = redirects
@@ -78,10 +92,11 @@ public struct DownloadConfiguration: Sendable {
         self.logger = logger
     }
 
-    /// The transport's settings: connect timeout, one idle connection per transfer that may run at once.
+    /// The transport's settings: connect timeout, one idle connection per connection that may run at once.
     var transport: TransportConfiguration {
         TransportConfiguration(
-            connectTimeout: timeouts.connect, connectionsPerHost: concurrency, trust: tls, logger: logger)
+            connectTimeout: timeouts.connect, connectionsPerHost: max(1, concurrency) * max(1, connectionsPerFile),
+            trust: tls, logger: logger)
     }
 }
 

@@ -89,7 +89,10 @@ public actor DownloadEngine {
         let loggedIDs = Set(logged.map(\.id))
         for var record in records + logged {
             if !record.state.isTerminal { record.state = .paused }
-            let partialLength = FileIO.fileSize(store.partialPath(record)) ?? 0
+            // A segmented task's partial file has the full length from the start: its ranges tell what is done.
+            let partialLength =
+                record.segments.map { $0.reduce(0) { $0 + Int64($1.count) } }
+                ?? FileIO.fileSize(store.partialPath(record)) ?? 0
             var entry = Entry(
                 record: record, state: record.state,
                 progress: .init(
@@ -494,7 +497,9 @@ public actor DownloadEngine {
     private func finishCancelled(_ id: DownloadTaskID) {
         guard var entry = tasks[id] else { return }
         FileIO.unlink(store.partialPath(entry.record))
+        FileIO.unlink(store.segmentLogPath(entry.record))
         entry.record.validators = .init()
+        entry.record.segments = nil
         entry.progress = .init(bytes: 0, total: entry.progress.total, bytesPerSecond: 0, eta: nil)
         tasks[id] = entry
         setState(id, .cancelled)

@@ -28,6 +28,10 @@ enum ResumePlanner {
         case full
         /// `GET` with `Range: bytes=offset-` and `If-Range: ifRange`.
         case resume(offset: Int64, ifRange: String)
+        /// `GET` with `Range: bytes=0-(length-1)` and no `If-Range`: a fresh download to be fetched in segments
+        /// asks for its first segment only, so no response runs on past it while the others fetch the rest (a
+        /// server that ignores Range answers 200 with everything, and the download goes on over one connection).
+        case probe(length: Int64)
 
         /// The offset the request asks from.
         var offset: Int64 {
@@ -41,8 +45,11 @@ enum ResumePlanner {
     /// - Parameters:
     ///   - offset: The partial file's length.
     ///   - validators: What was recorded about the representation.
-    /// - Returns: `.resume` when there are bytes to keep and a usable validator, else `.full`.
-    static func request(offset: Int64, validators: Validators) -> Request {
+    ///   - probe: The first segment's length when the download may be fetched in segments.
+    /// - Returns: `.resume` when there are bytes to keep and a usable validator; `.probe` for a fresh download that
+    ///   may be segmented; else `.full`.
+    static func request(offset: Int64, validators: Validators, probe: Int64? = nil) -> Request {
+        if offset == 0, let probe, probe > 0 { return .probe(length: probe) }
         guard offset > 0, let ifRange = validators.ifRange else { return .full }
         return .resume(offset: offset, ifRange: ifRange)
     }
@@ -91,6 +98,7 @@ enum ResumePlanner {
         case unsatisfiable = "416 but the partial file is not complete"
         case preconditionFailed = "unexpected 304/412"
         case digestMismatch = "the bytes received disagree with the server's Repr-Digest"
+        case rangeIgnored = "200 to a segment's Range"
     }
 
     /// What to do with a response.
@@ -149,15 +157,16 @@ enum ResumePlanner {
             guard let raw = head.contentRange, let range = ContentRange(parsing: raw), let first = range.first,
                 let last = range.last
             else { return .restart(.malformedContentRange) }
-            if let recorded = validators.totalLength, let complete = range.complete, recorded != complete,
-                offset > 0
-            {
+            // Only for a Range with If-Range: a 206 to a request without one cannot contradict what is recorded. A
+            // segment's range may start at 0 and still carry If-Range.
+            let ranged = if case .resume = request { true } else { false }
+            if let recorded = validators.totalLength, let complete = range.complete, recorded != complete, ranged {
                 return .restart(.lengthChanged)
             }
-            if offset > 0, let recorded = validators.etag, let sent = head.etag, sent != recorded {
+            if ranged, let recorded = validators.etag, let sent = head.etag, sent != recorded {
                 return .restart(.validatorChanged)
             }
-            if offset > 0, validators.etag == nil, let recorded = validators.lastModified, let sent = head.lastModified,
+            if ranged, validators.etag == nil, let recorded = validators.lastModified, let sent = head.lastModified,
                 sent != recorded
             {
                 return .restart(.validatorChanged)

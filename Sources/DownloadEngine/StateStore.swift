@@ -8,6 +8,9 @@ import Foundation
 struct TaskRecord: Codable, Hashable, Sendable {
     static let formatName = "rangefetch-task"
     static let currentVersion = 1
+    /// The version of a segmented task's record: an engine that knows only version 1 would take the partial file's
+    /// length (a sparse file of the full length) for the bytes done, so it must refuse such a record.
+    static let segmentedVersion = 2
 
     var format: String = TaskRecord.formatName
     var version: Int = TaskRecord.currentVersion
@@ -29,10 +32,27 @@ struct TaskRecord: Codable, Hashable, Sendable {
     /// Informational only; never trusted over the partial file's length.
     var recordedLength: Int64 = 0
     var sha256: String?
+    /// A segmented task's ranges done when the record was saved, as `[start, end]` pairs (end exclusive); `nil` for
+    /// a task fetched over one connection, whose partial file's length is its progress. The segment log
+    /// (`<id>.segments`) adds what was written since.
+    var completedRanges: [[Int64]]?
     var error: String?
     var errorKind: String?
     var created: Date
     var updated: Date
+
+    /// ``completedRanges`` as ranges; setting them also sets the record's version.
+    var segments: [Range<Int64>]? {
+        get {
+            completedRanges.map { pairs in
+                pairs.compactMap { $0.count == 2 && $0[0] >= 0 && $0[0] < $0[1] ? $0[0]..<$0[1] : nil }
+            }
+        }
+        set {
+            completedRanges = newValue.map { ranges in ranges.map { [$0.lowerBound, $0.upperBound] } }
+            version = newValue == nil ? TaskRecord.currentVersion : TaskRecord.segmentedVersion
+        }
+    }
 
     var validators: ResumePlanner.Validators {
         get { .init(etag: etag, lastModified: lastModified, totalLength: totalLength) }
@@ -66,6 +86,8 @@ struct StateStore: Sendable {
     var taskLogPath: String { directory + "/" + Self.taskLogName }
     static let taskLogName = "tasks.jsonl"
     func partialPath(_ record: TaskRecord) -> String { LexicalPath.absolute(record.partial, relativeTo: directory) }
+    /// A segmented task's segment log (see ``SegmentLog``).
+    func segmentLogPath(_ record: TaskRecord) -> String { directory + "/" + record.id.rawValue + ".segments" }
     func destinationPath(_ record: TaskRecord) -> String {
         LexicalPath.absolute(record.destination, relativeTo: directory)
     }
@@ -176,7 +198,10 @@ struct StateStore: Sendable {
     /// Decodes one record file, checking format, version and that its paths are relative.
     static func decode(_ bytes: Data) throws -> TaskRecord {
         let record = try decoder.decode(TaskRecord.self, from: bytes)
-        guard record.format == formatName, record.version == TaskRecord.currentVersion else {
+        guard record.format == formatName,
+            record.version == TaskRecord.currentVersion
+                || (record.version == TaskRecord.segmentedVersion && record.completedRanges != nil)
+        else {
             throw DownloadError.unexpectedResponse("unknown record format \(record.format) v\(record.version)")
         }
         guard !record.partial.hasPrefix("/"), !record.destination.hasPrefix("/"), !record.partial.contains("/") else {
@@ -230,11 +255,14 @@ struct StateStore: Sendable {
 
     /// Deletes `<id>.part` files that no record and no unfinished task in the log claims: a task is written down
     /// only once its response head is known, so a run killed before that leaves a partial file that no later run
-    /// would ever claim. A partial file beside a record set aside as corrupt is kept with it.
+    /// would ever claim. A partial file beside a record set aside as corrupt is kept with it. A segment log
+    /// (`<id>.segments`) is kept exactly when its partial file is: it only exists beside a record.
     private func removeOrphanPartials(_ names: [String], present: Set<String>, claimed: Set<String>) {
-        for name in names where name.hasSuffix(".part") {
-            let stem = String(name.dropLast(".part".count))
-            guard UUID(uuidString: stem) != nil, !present.contains(stem + ".json"), !claimed.contains(name) else {
+        for name in names where name.hasSuffix(".part") || name.hasSuffix(".segments") {
+            let stem = String(name.prefix { $0 != "." })
+            guard UUID(uuidString: stem) != nil, !present.contains(stem + ".json"),
+                !claimed.contains(stem + ".part")
+            else {
                 continue
             }
             if names.contains(where: { $0.hasPrefix(stem + ".json.corrupt-") }) { continue }
@@ -242,9 +270,10 @@ struct StateStore: Sendable {
         }
     }
 
-    /// Deletes a task's record and partial file.
+    /// Deletes a task's record, partial file and segment log.
     func delete(_ record: TaskRecord) {
         FileIO.unlink(partialPath(record))
+        FileIO.unlink(segmentLogPath(record))
         FileIO.unlink(recordPath(record.id))
         if syncsToDisk { try? FileIO.fsyncDirectory(directory) }
     }

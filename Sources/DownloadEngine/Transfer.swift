@@ -43,6 +43,12 @@ final class Transfer: @unchecked Sendable {
     private let activity = ActivityClock()
     private let started = ContinuousClock.now
 
+    /// Whether the partial file was extended to the full length for segments (so it must be emptied even when no
+    /// byte of it is done).
+    private var preallocated = false
+    /// Set when a segment's Range got a 200: the rest of this run uses one connection.
+    private var segmentsDisabled = false
+
     private var lastProgressAt = ContinuousClock.now
     private var lastProgressBytes: Int64 = 0
     private var speed: Double = 0
@@ -260,6 +266,8 @@ final class Transfer: @unchecked Sendable {
         // The partial file is empty now, so the validators on disk cannot be mistaken for its bytes'; the next
         // response's validators (and digest) are saved before any byte of it is written.
         try truncate()
+        if record.segments != nil { FileIO.unlink(store.segmentLogPath(record)) }
+        record.segments = nil
         record.validators = .init()
         reprDigest = nil
         record.reprDigestSHA256 = nil
@@ -272,32 +280,52 @@ final class Transfer: @unchecked Sendable {
 
     /// One request: send, decide, and stream the body if the decision keeps it.
     private func attempt(url: String, usingResolvedURL: Bool, crossOrigin: Bool) async throws -> AttemptResult {
-        let plan = ResumePlanner.request(offset: length, validators: record.validators)
+        if record.segments != nil {
+            return try await runSegments(
+                first: nil, url: url, usingResolvedURL: usingResolvedURL, crossOrigin: crossOrigin)
+        }
+        let probe = configuration.connectionsPerFile > 1 && !segmentsDisabled ? configuration.minimumSegmentSize : nil
+        let plan = ResumePlanner.request(offset: length, validators: record.validators, probe: probe)
         if case .full = plan, length > 0 { try truncate() }
         var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
         if configuration.verification.computesSHA256 { headers.append(("Want-Repr-Digest", "sha-256=1")) }
-        if case .resume(let offset, let ifRange) = plan {
-            headers.append(("Range", "bytes=\(offset)-"))
-            headers.append(("If-Range", ifRange))
-        }
-        for header in configuration.headers {
-            if crossOrigin, configuration.redirects.sensitiveHeaders.contains(header.name.lowercased()) { continue }
-            headers.append(header)
-        }
-        let request = TransportRequest(url: url, headers: headers)
         var range = "none"
-        if case .resume(let offset, _) = plan { range = "bytes=\(offset)-" }
+        switch plan {
+        case .full: break
+        case .resume(let offset, let ifRange):
+            range = "bytes=\(offset)-"
+            headers.append(("Range", range))
+            headers.append(("If-Range", ifRange))
+        case .probe(let length):
+            range = "bytes=0-\(length - 1)"
+            headers.append(("Range", range))
+        }
+        headers += userHeaders(crossOrigin: crossOrigin)
+        let request = TransportRequest(url: url, headers: headers)
         configuration.logger.debug("request sent", metadata: ["url": "\(url)", "range": "\(range)"])
         activity.touch()
         return try await withWatchdog { [self] in
             let response = try await transport.execute(request)
             activity.touch()
-            return try await handle(response, plan: plan, url: url, usingResolvedURL: usingResolvedURL)
+            return try await handle(
+                response, plan: plan, url: url, usingResolvedURL: usingResolvedURL, crossOrigin: crossOrigin)
         }
     }
 
+    /// The headers of the user's (the configuration's) sent with a request, without the sensitive ones once a
+    /// redirect changed origin.
+    private func userHeaders(crossOrigin: Bool) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        for header in configuration.headers {
+            if crossOrigin, configuration.redirects.sensitiveHeaders.contains(header.name.lowercased()) { continue }
+            headers.append(header)
+        }
+        return headers
+    }
+
     private func handle(
-        _ response: TransportResponse, plan: ResumePlanner.Request, url: String, usingResolvedURL: Bool
+        _ response: TransportResponse, plan: ResumePlanner.Request, url: String, usingResolvedURL: Bool,
+        crossOrigin: Bool
     ) async throws -> AttemptResult {
         let head = ResumePlanner.ResponseHead(
             status: response.status,
@@ -317,6 +345,11 @@ final class Transfer: @unchecked Sendable {
         // A body the decision does not stream must not hold the connection; after a drain this does nothing.
         defer { response.body.abandon() }
         configuration.logger.debug("response", metadata: ["url": "\(url)", "status": "\(response.status)"])
+        if case .probe = plan, response.status == 416 {
+            // An empty representation (or a server refusing ranges this way): fetch it whole over one connection.
+            segmentsDisabled = true
+            return .moreToFetch
+        }
         let decision = ResumePlanner.decide(
             head, request: plan, validators: record.validators, url: url, usingResolvedURL: usingResolvedURL,
             now: Date()
@@ -339,6 +372,12 @@ final class Transfer: @unchecked Sendable {
             try truncate()
             record.validators = .init(etag: head.etag, lastModified: head.lastModified, totalLength: total)
             record.reprDigestSHA256 = reprDigest
+            if segmentable(response, total: total) {
+                record.segments = []
+                return try await runSegments(
+                    first: .init(body: response.body, position: 0, end: nil, url: url), url: url,
+                    usingResolvedURL: usingResolvedURL, crossOrigin: crossOrigin)
+            }
             let owed = try saveBeforeWriting(changed: true)
             let end = try await stream(response.body, skip: 0, expectedEnd: total, owed: owed)
             return total.map { end >= $0 } ?? true ? .done : .moreToFetch
@@ -352,9 +391,17 @@ final class Transfer: @unchecked Sendable {
             let changed = validators != record.validators || record.reprDigestSHA256 != reprDigest
             record.validators = validators
             record.reprDigestSHA256 = reprDigest
-            let owed = try saveBeforeWriting(changed: changed)
             let range = head.contentRange.flatMap(ContentRange.init(parsing:))
             let rangeEnd = range?.last.map { $0 + 1 }
+            if skip == 0, plan != .full, segmentable(response, total: validators.totalLength) {
+                record.segments = [0..<length]
+                var end: Int64?
+                if case .probe = plan { end = rangeEnd }
+                return try await runSegments(
+                    first: .init(body: response.body, position: length, end: end, url: url), url: url,
+                    usingResolvedURL: usingResolvedURL, crossOrigin: crossOrigin)
+            }
+            let owed = try saveBeforeWriting(changed: changed)
             let end = try await stream(response.body, skip: skip, expectedEnd: rangeEnd, owed: owed)
             if let total = validators.totalLength, end >= total { return .done }
             if validators.totalLength == nil, let rangeEnd, end >= rangeEnd { return .moreToFetch }
@@ -437,6 +484,87 @@ final class Transfer: @unchecked Sendable {
         return try await Watchdog.shared.run(entry, body)
     }
 
+    // MARK: Segments
+
+    /// Whether a response lets the rest of the file be fetched in segments: more than one connection is configured,
+    /// the length is known and worth splitting, the `ETag` is strong (the `If-Range` every segment carries must
+    /// reject any other version), and the server proved (206) or announced (`Accept-Ranges: bytes`) range support.
+    private func segmentable(_ response: TransportResponse, total: Int64?) -> Bool {
+        guard configuration.connectionsPerFile > 1, !segmentsDisabled, let total,
+            total - length >= 2 * configuration.minimumSegmentSize,
+            let etag = response.header("etag"), EntityTag.isStrong(etag)
+        else { return false }
+        if response.status == 206 { return true }
+        return response.header("accept-ranges")?.lowercased().split(separator: ",").contains {
+            $0.trimmingCharacters(in: .whitespaces) == "bytes"
+        } ?? false
+    }
+
+    /// Fetches what ``TaskRecord/segments`` leaves over several connections (see ``SegmentedDownload``).
+    ///
+    /// - Parameter first: A response already streaming from the start of a range to fetch (connection 0's).
+    private func runSegments(
+        first: SegmentedDownload.FirstBody?, url: String, usingResolvedURL: Bool, crossOrigin: Bool
+    ) async throws -> AttemptResult {
+        guard let total = record.totalLength, let etag = record.etag, EntityTag.isStrong(etag) else {
+            // Only a record damaged by hand gets here: the segments cannot be trusted without the validator.
+            first?.body.abandon()
+            record.segments = nil
+            return .restart(.validatorChanged)
+        }
+        // The record (validators, ranges done) reaches the disk before the new segment log replaces the old one
+        // and before any byte of this run is written.
+        try save()
+        if try FileIO.size(fd, partialPath) != total { try FileIO.truncate(fd, partialPath, to: total) }
+        preallocated = true
+        let log = try SegmentLog(path: store.segmentLogPath(record))
+        let plan = SegmentPlan(
+            total: total, completed: record.segments ?? [], minimumSize: configuration.minimumSegmentSize)
+        let original = record.url
+        let download = SegmentedDownload(
+            plan: plan,
+            context: .init(
+                transport: transport, configuration: configuration, originalURL: original,
+                validators: record.validators, ifRange: etag, fd: fd, path: partialPath, log: log,
+                connections: configuration.connectionsPerFile, started: started,
+                headers: { [self] url in userHeaders(crossOrigin: crossOrigin || !sameOrigin(url, original)) },
+                progress: { [self] bytes in
+                    activity.advance(to: bytes)
+                    await progress(bytes: bytes, force: false)
+                }))
+        let outcome: SegmentedDownload.Outcome
+        do {
+            outcome = try await download.run(first: first, hashing: configuration.verification.computesSHA256)
+        } catch {
+            let done = download.board.snapshot
+            record.segments = done.completed
+            length = done.doneBytes
+            if let retry = error as? SegmentedDownload.Retry { return .retry(retry.error, after: retry.after) }
+            throw error
+        }
+        switch outcome {
+        case .complete(let digest):
+            hasher = digest
+            length = total
+            record.segments = [0..<total]
+            return .done
+        case .restart(let reason, let response):
+            segmentsDisabled = reason == .rangeIgnored
+            FileIO.unlink(log.path)
+            record.segments = nil
+            length = download.board.snapshot.doneBytes
+            configuration.logger.info(
+                "segments discarded; restarting from zero over one connection",
+                metadata: ["url": "\(record.url)", "reason": "\(reason.rawValue)"])
+            guard let response else { return .restart(reason) }
+            reprDigest = nil
+            record.reprDigestSHA256 = nil
+            // A 200 to a segment's Range is the whole representation: restart with it, as one connection would.
+            return try await handle(
+                response, plan: .full, url: url, usingResolvedURL: usingResolvedURL, crossOrigin: crossOrigin)
+        }
+    }
+
     // MARK: Files
 
     /// Opens the partial file, keeping its bytes when a record names their validators: a record file, or a line of
@@ -453,7 +581,17 @@ final class Transfer: @unchecked Sendable {
             fd = try FileIO.open(partialPath, flags)
         }
         length = 0
-        if keeps {
+        if keeps, let segments = record.segments {
+            // What the record saved plus what the segment log adds, clipped to the file (a partial file emptied or
+            // replaced by hand holds none of it). The digest is computed from byte 0 as the segments complete.
+            let size = try FileIO.size(fd, partialPath)
+            let logged = SegmentLog.ranges(at: store.segmentLogPath(record))
+            let done = SegmentPlan.complement(
+                of: SegmentPlan.complement(of: segments + logged, in: 0..<size), in: 0..<size)
+            record.segments = done
+            length = done.reduce(0) { $0 + Int64($1.count) }
+            preallocated = size > 0
+        } else if keeps {
             length = try FileIO.size(fd, partialPath)
             try rehashPrefix()
         }
@@ -482,7 +620,8 @@ final class Transfer: @unchecked Sendable {
     private func truncate() throws {
         // Not when already empty: besides the system call, truncating a file makes ext4 flush it on close
         // (`auto_da_alloc`).
-        if length > 0 { try FileIO.truncate(fd, partialPath, to: 0) }
+        if length > 0 || preallocated { try FileIO.truncate(fd, partialPath, to: 0) }
+        preallocated = false
         length = 0
         hasher = configuration.verification.computesSHA256 ? SHA256() : nil
         lastProgressBytes = 0
@@ -515,8 +654,11 @@ final class Transfer: @unchecked Sendable {
         completed.recordedLength = length
         completed.error = nil
         completed.errorKind = nil
+        let segmented = completed.segments != nil
+        completed.segments = nil
         if recordOnDisk { try store.save(completed) } else { try store.appendToLog(completed) }
         try FileIO.moveIntoPlace(partialPath, destination, sync: configuration.durability.syncsToDisk)
+        if segmented { FileIO.unlink(store.segmentLogPath(record)) }
         record = completed
         FileIO.close(fd)
         fd = -1
@@ -525,6 +667,8 @@ final class Transfer: @unchecked Sendable {
 
     private func discardPartial() {
         try? truncate()
+        if record.segments != nil { FileIO.unlink(store.segmentLogPath(record)) }
+        record.segments = nil
         record.validators = .init()
         record.reprDigestSHA256 = nil
     }

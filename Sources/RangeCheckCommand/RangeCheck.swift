@@ -72,7 +72,8 @@ struct RangeCheck: AsyncParsableCommand {
     @Option(name: .customLong("html"), help: "Write a self-contained coloured HTML page to this file.")
     var htmlPath: String?
 
-    @Flag(name: .customLong("keep"), help: "Keep each pair's temporary directory (outputs and client logs).")
+    @Flag(
+        name: .customLong("keep"), help: "Keep each pair's temporary directory (outputs, client logs and the journal).")
     var keep = false
 
     @Flag(name: .customLong("quiet"), help: "Do not print a line per finished pair on stderr.")

@@ -68,6 +68,14 @@ struct RangeFetch: AsyncParsableCommand {
     @Option(name: [.customShort("j"), .long], help: "Maximum concurrent transfers.")
     var concurrency: Int = 4
 
+    @Option(
+        name: [.customShort("x"), .long],
+        help: """
+            Connections per file (1-16): a file whose server supports ranges and sends a strong ETag is fetched in \
+            that many segments at once.
+            """)
+    var connections: Int = 1
+
     @Option(help: "Expected SHA-256 (hex) of the single URL's content.")
     var sha256: String?
 
@@ -129,6 +137,9 @@ struct RangeFetch: AsyncParsableCommand {
     func validate() throws {
         guard !urls.isEmpty else { throw ValidationError("at least one URL is required") }
         guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
+        guard (1...16).contains(connections) else {
+            throw ValidationError("--connections must be between 1 and 16, got \(connections)")
+        }
         guard retries >= 0 else { throw ValidationError("--retries must not be negative") }
         do {
             try trust.check()
@@ -217,7 +228,8 @@ struct RangeFetch: AsyncParsableCommand {
 
     /// The spellings of the options that take a separate value, which ``setAsideURLs(_:)`` must step over.
     static let optionsTakingValues: Set<String> = [
-        "-o", "--output", "--state", "-j", "--concurrency", "--sha256", "--checksums", "--connect-timeout",
+        "-o", "--output", "--state", "-j", "--concurrency", "-x", "--connections", "--sha256", "--checksums",
+        "--connect-timeout",
         "--idle-timeout", "--deadline", "--retries", "--cacert",
     ]
 
@@ -247,6 +259,7 @@ struct RangeFetch: AsyncParsableCommand {
     func run() async throws {
         var configuration = DownloadConfiguration()
         configuration.concurrency = concurrency
+        configuration.connectionsPerFile = connections
         configuration.timeouts = .init(
             connect: parseDuration(connectTimeout)!, idle: parseDuration(idleTimeout)!,
             overall: deadline.flatMap(parseDuration))

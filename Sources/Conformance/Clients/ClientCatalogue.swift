@@ -2,7 +2,8 @@
 public struct ClientCatalogue: Sendable {
     /// The built-in column names.
     public static let builtInNames = [
-        "engine", "rangefetch", "curl", "wget", "wget2", "aria2c", "aria2c-x4", "axel", "axel-n4", "urlsession",
+        "engine", "engine-x4", "rangefetch", "rangefetch-x4", "curl", "wget", "wget2", "aria2c", "aria2c-x4", "axel",
+        "axel-n4", "urlsession",
     ]
 
     /// Where `rangecheck` lives; `rangefetch` is looked for there before PATH.
@@ -24,7 +25,9 @@ public struct ClientCatalogue: Sendable {
     public func client(named name: String) -> (any ClientAdapter)? {
         switch name {
         case "engine": EngineClient.make()
+        case "engine-x4": EngineClient.make(connectionsPerFile: 4)
         case "rangefetch": SubprocessClient.rangefetch(nextTo: rangecheckDirectory)
+        case "rangefetch-x4": SubprocessClient.rangefetch(nextTo: rangecheckDirectory, connections: 4)
         case "curl": SubprocessClient.curl
         case "wget": SubprocessClient.wget
         case "wget2": SubprocessClient.wget2

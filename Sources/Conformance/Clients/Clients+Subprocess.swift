@@ -171,11 +171,16 @@ extension SubprocessClient {
     /// - Parameters:
     ///   - directory: the directory searched before PATH (where `rangecheck` itself lives).
     /// - Returns: the client.
-    public static func rangefetch(nextTo directory: String?) -> SubprocessClient {
-        SubprocessClient(
-            name: "rangefetch", program: "rangefetch", preferredDirectories: directory.map { [$0] } ?? [],
-            capabilities: [.killAndRestart, .pauseAndResume, .multipleFiles],
-            invocation: "rangefetch --output OUTPUT --state STATE --idle-timeout 5s --connect-timeout 5s "
+    ///   - connections: `-x`: above 1 the column is `rangefetch-xN` and segmented.
+    public static func rangefetch(nextTo directory: String?, connections: Int = 1) -> SubprocessClient {
+        var capabilities: ClientCapabilities = [.killAndRestart, .pauseAndResume, .multipleFiles]
+        if connections > 1 { capabilities.insert(.segmented) }
+        let split = connections > 1 ? "-x \(connections) " : ""
+        return SubprocessClient(
+            name: connections > 1 ? "rangefetch-x\(connections)" : "rangefetch", program: "rangefetch",
+            preferredDirectories: directory.map { [$0] } ?? [],
+            capabilities: capabilities,
+            invocation: "rangefetch \(split)--output OUTPUT --state STATE --idle-timeout 5s --connect-timeout 5s "
                 + "[--cacert CA] URL (its own retries; SIGINT pauses, exit 130); a row's connect-timeout replaces 5s, its retries "
                 + "add --retries N",
             transientExitCodes: [], pausedExitCode: 130,
@@ -192,6 +197,7 @@ extension SubprocessClient {
                 "\(seconds(job.connectTimeout))s",
             ]
             if let retries = job.retries { arguments += ["--retries", String(retries)] }
+            if connections > 1 { arguments += ["-x", String(connections)] }
             arguments += trust(job, "--cacert")
             if job.transfers.count == 1 {
                 arguments += ["--output", job.transfers[0].output, job.transfers[0].url]

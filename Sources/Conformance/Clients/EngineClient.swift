@@ -5,20 +5,37 @@ import NIOConcurrencyHelpers
 /// job's concurrency and idle timeout, trusting the server's CA when it has TLS; pause, resume and cancel are the
 /// engine's own calls.
 public struct EngineClient: ClientAdapter {
-    /// `engine`.
-    public let name = "engine"
-    /// Pause and resume, cancel, several files.
-    public let capabilities: ClientCapabilities = [.pauseAndResume, .cancel, .multipleFiles]
+    /// `engine`, or `engine-xN` for the segmented column.
+    public let name: String
+    /// Pause and resume, cancel, several files; segmented with more than one connection per file.
+    public let capabilities: ClientCapabilities
     /// How it is driven.
-    public let invocation =
-        "DownloadEngine(stateDirectory: STATE, configuration: concurrency N, idle timeout 5s, connect 5s, "
-        + "a row's connect-timeout and retries, tls: TLSTrust(additionalCertificateFiles: [CA])) "
-        + "in process; add(DownloadRequest(url:destination:)), result(of:)"
+    public let invocation: String
+    /// ``DownloadConfiguration/connectionsPerFile``.
+    public let connectionsPerFile: Int
 
     /// The adapter.
     ///
+    /// - Parameter connectionsPerFile: Connections per file; above 1 the column is `engine-xN` and segmented.
     /// - Returns: the engine column.
-    public static func make() -> EngineClient { EngineClient() }
+    public static func make(connectionsPerFile: Int = 1) -> EngineClient {
+        EngineClient(connectionsPerFile: connectionsPerFile)
+    }
+
+    private init(connectionsPerFile: Int) {
+        self.connectionsPerFile = connectionsPerFile
+        let segmented = connectionsPerFile > 1
+        name = segmented ? "engine-x\(connectionsPerFile)" : "engine"
+        capabilities =
+            segmented
+            ? [.pauseAndResume, .cancel, .multipleFiles, .segmented] : [.pauseAndResume, .cancel, .multipleFiles]
+        invocation =
+            "DownloadEngine(stateDirectory: STATE, configuration: concurrency N, "
+            + (segmented ? "connectionsPerFile \(connectionsPerFile), " : "")
+            + "idle timeout 5s, connect 5s, "
+            + "a row's connect-timeout and retries, tls: TLSTrust(additionalCertificateFiles: [CA])) "
+            + "in process; add(DownloadRequest(url:destination:)), result(of:)"
+    }
 
     /// Always available: it is linked in.
     ///
@@ -33,6 +50,7 @@ public struct EngineClient: ClientAdapter {
     /// - Throws: the engine's error when it cannot open the state directory or add a transfer.
     public func start(_ job: ClientJob) async throws -> any ClientRun {
         var configuration = DownloadConfiguration(concurrency: job.concurrency)
+        configuration.connectionsPerFile = connectionsPerFile
         configuration.timeouts = .init(connect: job.connectTimeout, idle: job.idleTimeout)
         if let retries = job.retries { configuration.retry.maximumRetries = retries }
         if let authority = job.certificateAuthorityFile {

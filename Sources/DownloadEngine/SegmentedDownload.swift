@@ -1,0 +1,362 @@
+import Crypto
+import Foundation
+import Logging
+
+/// One file fetched over several connections at once, each with `Range` and the same `If-Range`, into a partial
+/// file of the full length.
+///
+/// Every response goes through the same ``ResumePlanner/decide(_:request:validators:url:usingResolvedURL:now:)`` as
+/// a single connection's. Whatever proves another representation (another validator or length, a 200 to a Range, a
+/// bad `Content-Range`) ends the whole download with ``Outcome/restart(_:)``: the transfer empties the partial file
+/// and starts from zero, so two versions are never spliced. A connection refused with 503 or 429 while others work
+/// (a per-client connection cap) gives its range back and ends, so the download goes on with fewer connections; any
+/// other retryable failure is retried by that connection after a backoff. The last connection's failure ends the
+/// run with that error, for the transfer's own retry policy.
+///
+/// The SHA-256 follows the done prefix: a child task reads back and hashes the bytes below the first byte not yet
+/// done (from the page cache), so most of the hashing overlaps the transfer.
+final class SegmentedDownload: @unchecked Sendable {
+    enum Outcome {
+        /// Every byte is on disk; the digest state, when computed.
+        case complete(SHA256?)
+        /// The bytes on disk cannot be completed: start again from zero, with `response` (a 200 to a segment's
+        /// Range: the whole representation, as a single connection's restart would use it) when there is one.
+        case restart(ResumePlanner.RestartReason, response: TransportResponse?)
+    }
+
+    /// A retryable failure with the server's `Retry-After`, if any.
+    struct Retry: Error {
+        var error: DownloadError
+        var after: Duration?
+    }
+
+    /// Ends every connection: the representation changed.
+    private struct Restart: Error {
+        var reason: ResumePlanner.RestartReason
+        var response: TransportResponse?
+    }
+
+    /// A response the transfer already received that continues at a pending range's start.
+    struct FirstBody: Sendable {
+        var body: TransportBody
+        var position: Int64
+        /// Where the response ends (the end of its `Content-Range`), or `nil` when it runs to the end of the file.
+        var end: Int64?
+        var url: String
+    }
+
+    struct Context: Sendable {
+        var transport: any Transport
+        var configuration: DownloadConfiguration
+        var originalURL: String
+        var validators: ResumePlanner.Validators
+        var ifRange: String
+        var fd: Int32
+        var path: String
+        var log: SegmentLog
+        var connections: Int
+        var started: ContinuousClock.Instant
+        var headers: @Sendable (_ url: String) -> [(name: String, value: String)]
+        var progress: @Sendable (_ bytes: Int64) async -> Void
+    }
+
+    private let context: Context
+    let board: SegmentBoard
+
+    init(plan: SegmentPlan, context: Context) {
+        self.context = context
+        self.board = SegmentBoard(plan)
+    }
+
+    private var configuration: DownloadConfiguration { context.configuration }
+
+    /// Runs the connections until every byte is on disk, the representation changes, or the last connection fails.
+    ///
+    /// - Parameters:
+    ///   - first: A body already streaming from the start of a pending range; it becomes connection 0's segment.
+    ///   - hasher: The digest to continue, when one is computed (always from byte 0: the prefix is read back).
+    func run(first: FirstBody?, hashing: Bool) async throws -> Outcome {
+        async let digest = hashing ? hashDonePrefix() : nil
+        do {
+            try await runConnections(first: first)
+        } catch let restart as Restart {
+            return .restart(restart.reason, response: restart.response)
+        }
+        return .complete(try await digest?.state)
+    }
+
+    private func runConnections(first: FirstBody?) async throws {
+        let count = max(1, context.connections)
+        // Claimed before any other connection starts, so none takes the range this body already streams into: a
+        // bounded response exactly its range (the rest is divided among all connections, its own included once it
+        // is done); one running to the end of the file the first of the divided ranges.
+        var initial: (segment: SegmentPlan.Segment, first: FirstBody)?
+        let segment = board.withPlan { plan -> SegmentPlan.Segment? in
+            guard let first else {
+                plan.divide(into: count)
+                return nil
+            }
+            if let end = first.end {
+                defer { plan.divide(into: count) }
+                return plan.claim(0, exactly: first.position..<end, now: .now)
+            }
+            plan.divide(into: count)
+            let piece = plan.pending.first { $0.lowerBound == first.position }
+            return piece.flatMap { plan.claim(0, exactly: $0, now: .now) }
+        }
+        if let first {
+            if let segment { initial = (segment, first) } else { first.body.abandon() }
+        }
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for connection in 0..<count {
+                board.enter(connection)
+                let start = connection == 0 ? initial : nil
+                group.addTask { [self] in
+                    try await self.connection(connection, initial: start)
+                    return true
+                }
+            }
+            group.addTask { [self] in
+                await ticker()
+                return false
+            }
+            var workers = count
+            while let isWorker = try await group.next() {
+                if isWorker { workers -= 1 }
+                if workers == 0 { group.cancelAll() }
+            }
+        }
+        // Every connection ended without an error: they did the work, or the last ones gave up their ranges after
+        // their own retries and others had already left.
+        guard board.snapshot.isComplete else {
+            throw Retry(error: .network("every connection of the segmented download gave up"), after: nil)
+        }
+    }
+
+    /// A progress report every ``DownloadConfiguration/progressInterval`` until cancelled.
+    private func ticker() async {
+        while (try? await Task.sleep(for: configuration.progressInterval)) != nil {
+            await context.progress(board.snapshot.doneBytes)
+        }
+    }
+
+    // MARK: One connection
+
+    private func connection(
+        _ connection: Int, initial: (segment: SegmentPlan.Segment, first: FirstBody)?
+    ) async throws {
+        defer { board.exit(connection) }
+        var url = initial?.first.url ?? context.originalURL
+        var failures = 0
+        var hops = 0
+        var initial = initial
+        while true {
+            try Task.checkCancellation()
+            let segment: SegmentPlan.Segment
+            let body = initial?.first.body
+            if let claimed = initial?.segment {
+                segment = claimed
+                initial = nil
+            } else {
+                switch board.withPlan({ $0.claim(connection, now: .now) }) {
+                case .segment(let claimed):
+                    segment = claimed
+                case .wait:
+                    try await Task.sleep(for: .milliseconds(100))
+                    continue
+                case .none:
+                    return
+                }
+            }
+            do {
+                let after = try await fetch(segment, connection: connection, url: &url, hops: &hops, body: body)
+                if after > segment.position { failures = 0 }
+            } catch let retry as Retry {
+                let progressed = board.withPlan { plan in
+                    defer { plan.release(connection) }
+                    return (plan.active[connection]?.position ?? segment.position) > segment.position
+                }
+                if progressed { failures = 0 }
+                if board.isLast(connection) { throw retry }
+                if retry.error.status == 503 || retry.error.status == 429 {
+                    configuration.logger.info(
+                        "connection refused by the server; going on with fewer connections",
+                        metadata: ["url": "\(url)", "status": "\(retry.error.status ?? 0)"])
+                    return
+                }
+                failures += 1
+                guard
+                    let delay = configuration.retry.delay(
+                        forRetry: failures, retryAfter: retry.after, random: .random(in: 0..<1))
+                else {
+                    if board.isLast(connection) { throw retry }
+                    return
+                }
+                configuration.logger.info(
+                    "segment retrying",
+                    metadata: ["url": "\(url)", "attempt": "\(failures)", "reason": "\(retry.error.message)"])
+                try await Task.sleep(for: delay)
+            }
+        }
+    }
+
+    /// Requests the rest of `segment` (or streams `body`, a response already received for it) and writes it.
+    ///
+    /// - Returns: The segment's position afterwards.
+    private func fetch(
+        _ segment: SegmentPlan.Segment, connection: Int, url: inout String, hops: inout Int, body: TransportBody?
+    ) async throws -> Int64 {
+        let activity = ActivityClock()
+        if let body {
+            return try await stream(body, skip: 0, segment: segment, connection: connection, activity: activity)
+        }
+        while true {
+            // A Retry-After holds back every new request of the download, not only the refused one's.
+            let wait = board.notBefore - .now
+            if wait > .zero { try await Task.sleep(for: wait) }
+            let end = board.withPlan { $0.end(of: connection) } ?? segment.end
+            let plan = ResumePlanner.Request.resume(offset: segment.position, ifRange: context.ifRange)
+            var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
+            // Asked on every segment too: a 200 to a segment's Range becomes the restart's body, and its digest
+            // must be the one it is checked against.
+            if configuration.verification.computesSHA256 { headers.append(("Want-Repr-Digest", "sha-256=1")) }
+            headers += [("Range", "bytes=\(segment.position)-\(end - 1)"), ("If-Range", context.ifRange)]
+            headers += context.headers(url)
+            let sent = headers
+            configuration.logger.debug(
+                "request sent", metadata: ["url": "\(url)", "range": "bytes=\(segment.position)-\(end - 1)"])
+            activity.touch()
+            let requestURL = url
+            let response: TransportResponse
+            do {
+                response = try await watched(activity) { [context] in
+                    try await context.transport.execute(TransportRequest(url: requestURL, headers: sent))
+                }
+            } catch let error as DownloadError where error.isRetryable {
+                throw Retry(error: error, after: nil)
+            }
+            let head = ResumePlanner.ResponseHead(
+                status: response.status, contentRange: response.header("content-range"),
+                contentLength: response.header("content-length"), etag: response.header("etag"),
+                lastModified: response.header("last-modified"), retryAfter: response.header("retry-after"),
+                location: response.header("location"), contentEncoding: response.header("content-encoding"))
+            let decision = ResumePlanner.decide(
+                head, request: plan, validators: context.validators, url: url,
+                usingResolvedURL: url != context.originalURL, now: Date())
+            configuration.logger.debug(
+                "segment decision", metadata: ["url": "\(url)", "status": "\(head.status)", "decision": "\(decision)"])
+            switch decision {
+            case .append(let total), .skipOverlap(_, let total):
+                if let total, let known = context.validators.totalLength, total != known {
+                    response.body.abandon()
+                    throw Restart(reason: .lengthChanged)
+                }
+                var skip: Int64 = 0
+                if case .skipOverlap(let overlap, _) = decision { skip = overlap }
+                return try await stream(
+                    response.body, skip: skip, segment: segment, connection: connection, activity: activity)
+            case .restartWithBody:
+                // The body is handed to the transfer, which starts from zero with it; only the first connection's
+                // such response, the others' are dropped.
+                guard board.offerRestart() else {
+                    response.body.abandon()
+                    throw Restart(reason: .rangeIgnored, response: nil)
+                }
+                throw Restart(reason: .rangeIgnored, response: response)
+            case .restart(let reason):
+                response.body.abandon()
+                throw Restart(reason: reason)
+            case .finish:
+                response.body.abandon()
+                throw Restart(reason: .unsatisfiable)
+            case .redirect(let location):
+                response.body.abandon()
+                hops += 1
+                guard hops <= configuration.redirects.maximumHops else {
+                    throw DownloadError.tooManyRedirects(configuration.redirects.maximumHops, url: context.originalURL)
+                }
+                guard let base = URL(string: url), let target = URL(string: location, relativeTo: base)?.absoluteURL,
+                    let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
+                else { throw DownloadError.redirectWithoutLocation(head.status, url: url) }
+                url = target.absoluteString
+            case .reresolve:
+                response.body.abandon()
+                url = context.originalURL
+                hops = 0
+            case .retry(let after):
+                response.body.abandon()
+                if let after { board.holdRequests(for: after) }
+                throw Retry(error: .retryableHTTPStatus(head.status, url: url), after: after)
+            case .fail(let error):
+                response.body.abandon()
+                throw error
+            }
+        }
+    }
+
+    private func stream(
+        _ body: TransportBody, skip: Int64, segment: SegmentPlan.Segment, connection: Int, activity: ActivityClock
+    ) async throws -> Int64 {
+        defer { body.abandon() }
+        let writer = try SegmentWriter(
+            fd: context.fd, path: context.path, log: context.log, board: board, connection: connection,
+            segment: segment, skip: skip, chunkLimit: max(1, min(configuration.writeBufferSize, 1 << 20)),
+            activity: activity)
+        do {
+            try await watched(activity) { try await body.drain(into: writer) }
+        } catch let error as DownloadError where error.isRetryable {
+            throw Retry(error: error, after: nil)
+        }
+        // A body that ended early after bringing bytes is not a failure (a server may cap a range's length): the
+        // connection claims the rest again. One that brought nothing is.
+        let end = board.withPlan { $0.end(of: connection) } ?? writer.position
+        if writer.position < end, writer.position == segment.position {
+            throw Retry(error: .prematureEndOfBody(received: writer.position, expected: end), after: nil)
+        }
+        return writer.position
+    }
+
+    private func watched<T: Sendable>(
+        _ activity: ActivityClock, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let entry = Watchdog.Entry(
+            activity: activity, idle: configuration.timeouts.idle, overall: configuration.timeouts.overall,
+            started: context.started)
+        return try await Watchdog.shared.run(entry, body)
+    }
+
+    // MARK: Digest
+
+    /// Hashes the file from byte 0 as the done prefix grows, reading back what the connections wrote; returns once
+    /// the whole length is hashed.
+    private func hashDonePrefix() async throws -> Digest? {
+        var hasher = SHA256()
+        var hashed: Int64 = 0
+        let total = board.snapshot.total
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while hashed < total {
+            try Task.checkCancellation()
+            let frontier = board.snapshot.contiguousEnd
+            if frontier <= hashed {
+                try await Task.sleep(for: .milliseconds(20))
+                continue
+            }
+            let want = Int(min(Int64(buffer.count), frontier - hashed))
+            let count = try FileIO.read(
+                context.fd, context.path, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: hashed)
+            guard count > 0 else {
+                throw DownloadError.fileSystem("\(context.path) is shorter than the bytes written to it")
+            }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            hashed += Int64(count)
+            await Task.yield()
+        }
+        return Digest(state: hasher)
+    }
+
+    /// A finished hash state handed from the hashing child task: a plain value with no shared storage.
+    struct Digest: @unchecked Sendable {
+        var state: SHA256
+    }
+}

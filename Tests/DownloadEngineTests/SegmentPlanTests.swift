@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+
+@testable import DownloadEngine
+
+@Suite("Segment plan and log")
+struct SegmentPlanTests {
+    let mebibyte: Int64 = 1 << 20
+
+    @Test("divide splits the pending ranges into as many pieces as connections, never below two minimum sizes")
+    func divide() {
+        var plan = SegmentPlan(total: 8 * mebibyte, completed: [], minimumSize: mebibyte)
+        plan.divide(into: 4)
+        #expect(plan.pending == [0..<2 * mebibyte, 2 * mebibyte..<4 * mebibyte, 4 * mebibyte..<6 * mebibyte, 6 * mebibyte..<8 * mebibyte])
+        var small = SegmentPlan(total: 3 * mebibyte, completed: [], minimumSize: mebibyte)
+        small.divide(into: 8)
+        // 3 MiB splits once (1.5 MiB halves are below two minimum sizes), not into eight.
+        #expect(small.pending.count == 2)
+        #expect(small.pending.allSatisfy { $0.count >= Int(mebibyte) })
+    }
+
+    /// The segment a claim gave, failing the test otherwise.
+    func segment(_ claim: SegmentPlan.Claim) throws -> SegmentPlan.Segment {
+        guard case .segment(let segment) = claim else {
+            Issue.record("expected a segment, got \(claim)")
+            throw CancellationError()
+        }
+        return segment
+    }
+
+    @Test("claims take the largest pending range, then split the largest active segment at a 64 KiB boundary")
+    func claimAndSplit() throws {
+        let start = ContinuousClock.now
+        var plan = SegmentPlan(total: 10 * mebibyte, completed: [0..<mebibyte], minimumSize: mebibyte)
+        plan.divide(into: 2)
+        let claims = (plan.claim(0, now: start), plan.claim(1, now: start))
+        let first = try segment(claims.0)
+        let second = try segment(claims.1)
+        #expect(plan.pending.isEmpty)
+        #expect(Set([first.start, second.start]) == [mebibyte, mebibyte + (9 * mebibyte / 2 & ~0xFFFF)])
+        plan.advance(0, to: first.start + 100_000)
+        plan.advance(1, to: second.start + 100_000)
+        // Too early to know the segments' speeds: wait.
+        let early = plan.claim(2, now: start + .milliseconds(100))
+        #expect(early == .wait)
+        // After a second at 100 KB/s, both have tens of seconds left: connection 2 takes the upper half of one.
+        let split = plan.claim(2, now: start + .seconds(1))
+        let third = try segment(split)
+        #expect(third.start % 65_536 == 0)
+        let owner = plan.end(of: 0) == third.start ? 0 : 1
+        #expect(plan.end(of: owner) == third.start)
+        #expect(third.end == (owner == 0 ? first.end : second.end))
+        #expect(plan.doneBytes == mebibyte + 200_000)
+        #expect(plan.contiguousEnd == mebibyte + 100_000)
+    }
+
+    @Test("a segment about to finish at its speed is not split: its upper half may already be on the wire")
+    func fastSegmentNotSplit() throws {
+        let start = ContinuousClock.now
+        var plan = SegmentPlan(total: 64 * mebibyte, completed: [], minimumSize: mebibyte)
+        let whole = plan.claim(0, now: start)
+        let only = try segment(whole)
+        // 32 MiB in half a second: the other 32 MiB take another half second, under the split horizon.
+        plan.advance(0, to: only.start + 32 * mebibyte)
+        let fast = plan.claim(1, now: start + .milliseconds(500))
+        #expect(fast == .wait)
+        // The same progress over 16 seconds: 16 more to go, worth a second connection.
+        let later = plan.claim(1, now: start + .seconds(16))
+        #expect(try segment(later).start == 48 * mebibyte)
+    }
+
+    @Test("a bounded first response claims exactly its range; the rest is divided")
+    func claimExactly() throws {
+        let now = ContinuousClock.now
+        var plan = SegmentPlan(total: 9 * mebibyte, completed: [], minimumSize: mebibyte)
+        let claimed = plan.claim(0, exactly: 0..<mebibyte, now: now)
+        let probe = try #require(claimed)
+        #expect(probe.end == mebibyte)
+        plan.divide(into: 4)
+        #expect(plan.pending == [mebibyte..<3 * mebibyte, 3 * mebibyte..<5 * mebibyte, 5 * mebibyte..<7 * mebibyte, 7 * mebibyte..<9 * mebibyte])
+        let straddling = plan.claim(1, exactly: 500..<2 * mebibyte, now: now)
+        #expect(straddling == nil)
+    }
+
+    @Test("a segment under two minimum sizes is not split; release gives its rest back, merged")
+    func releaseAndMinimum() throws {
+        let now = ContinuousClock.now
+        var plan = SegmentPlan(total: 3 * mebibyte / 2, completed: [], minimumSize: mebibyte)
+        let whole = plan.claim(0, now: now)
+        let only = try segment(whole)
+        #expect(only.start == 0 && only.end == 3 * mebibyte / 2)
+        let nothing = plan.claim(1, now: now + .seconds(5))
+        #expect(nothing == SegmentPlan.Claim.none)
+        plan.advance(0, to: 500_000)
+        plan.release(0)
+        #expect(plan.pending == [500_000..<3 * mebibyte / 2])
+        #expect(plan.completed == [0..<500_000])
+        #expect(!plan.isComplete)
+        let rest = plan.claim(1, now: now)
+        let again = try segment(rest)
+        plan.advance(1, to: again.end)
+        #expect(plan.isComplete)
+        #expect(plan.completed == [0..<3 * mebibyte / 2])
+        #expect(plan.contiguousEnd == 3 * mebibyte / 2)
+    }
+
+    @Test("the plan starts from the ranges done, clipped and merged")
+    func startsFromCompleted() {
+        let plan = SegmentPlan(
+            total: 100, completed: [10..<20, 15..<30, 90..<200, 50..<50], minimumSize: 1)
+        #expect(plan.pending == [0..<10, 30..<90])
+        #expect(plan.completed == [10..<30, 90..<100])
+        #expect(plan.doneBytes == 30)
+    }
+
+    @Test("the segment log reads back what was written; damaged lines are skipped")
+    func segmentLog() throws {
+        let path = makeTemporaryDirectory() + "/t.segments"
+        let log = try SegmentLog(path: path)
+        try log.write(slot: 0, start: 0, position: 65_536)
+        try log.write(slot: 2, start: 1 << 20, position: (1 << 20) + 131_072)
+        try log.write(slot: 0, start: 0, position: 196_608)
+        // Slot 1 was never written: a hole of zeros, skipped.
+        let written: [Range<Int64>] = [0..<196_608, 1_048_576..<1_179_648]
+        #expect(SegmentLog.ranges(at: path) == written)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seek(toOffset: UInt64(SegmentLog.header.count + 2 * SegmentLog.lineLength + 3))
+        handle.write(Data("x".utf8))
+        try handle.close()
+        #expect(SegmentLog.ranges(at: path) == [written[0]])
+        try Data("not a log\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(SegmentLog.ranges(at: path).isEmpty)
+        #expect(SegmentLog.ranges(at: path + ".missing").isEmpty)
+    }
+}
