@@ -240,7 +240,7 @@ public enum MatrixRunner {
         if options.keepWorkDirectories {
             // Beside the outputs and logs: the requests the verdict was drawn from.
             let lines: [UInt8] = entries.flatMap { $0.jsonBytes + [0x0A] }
-            FileManager.default.createFile(atPath: "\(work)/journal.jsonl", contents: Data(lines))
+            _ = FileManager.default.createFile(atPath: "\(work)/journal.jsonl", contents: Data(lines))
         }
         func cell(_ result: CellResult) -> MatrixCell {
             MatrixCell(scenario: entry.name, client: client.name, result: result, elapsed: elapsed)
