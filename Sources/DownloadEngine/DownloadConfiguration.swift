@@ -40,7 +40,8 @@ public struct DownloadConfiguration: Sendable {
     public var durability: Durability
 
     /// Extra request headers sent on every request (for example `Authorization`); dropped on cross-origin hops
-    /// when listed in ``RedirectPolicy/sensitiveHeaders``.
+    /// when listed in ``RedirectPolicy/sensitiveHeaders``. A request's own ``DownloadRequest/headers`` replace
+    /// these by name. Not stored in task records.
     public var headers: [(name: String, value: String)]
 
     /// Which server certificates `https://` accepts: the system's trust roots, plus any CA given here. Default
@@ -284,11 +285,14 @@ extension DownloadConfiguration {
     public struct RedirectPolicy: Sendable, Hashable {
         /// The maximum number of hops before ``DownloadError/tooManyRedirects(_:url:)``. Default 20.
         public var maximumHops: Int
-        /// Request headers removed when a hop changes origin (scheme, host or port). Default `Authorization`, `Cookie`.
+        /// Request headers removed from the first hop that changes origin (scheme, host or port) onwards, https→http
+        /// included. Default `Authorization`, `Cookie` and `Proxy-Authorization`.
         public var sensitiveHeaders: Set<String>
 
         /// Creates a redirect policy.
-        public init(maximumHops: Int = 20, sensitiveHeaders: Set<String> = ["authorization", "cookie"]) {
+        public init(
+            maximumHops: Int = 20, sensitiveHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+        ) {
             self.maximumHops = maximumHops
             self.sensitiveHeaders = Set(sensitiveHeaders.map { $0.lowercased() })
         }

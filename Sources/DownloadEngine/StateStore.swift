@@ -33,6 +33,32 @@ struct TaskRecord: Codable, Hashable, Sendable {
     var errorKind: String?
     var created: Date
     var updated: Date
+    /// The request's own headers (``DownloadRequest/headers``), sent again on a resume after a restart; `nil` in
+    /// records written before they were stored. On disk without the credential headers unless
+    /// ``storesCredentials``.
+    var headers: [HeaderField]?
+    /// Whether credential headers are written to disk (``DownloadRequest/storesCredentials``).
+    var storesCredentials: Bool?
+    /// The credential headers the request had and the disk did not get: a resume after a restart needs them given
+    /// again.
+    var withheldHeaders: [String]?
+
+    /// The request's own headers as the engine sends them.
+    var requestHeaders: [(name: String, value: String)] {
+        get { (headers ?? []).map { ($0.name, $0.value) } }
+        set { headers = newValue.isEmpty ? nil : newValue.map { HeaderField(name: $0.name, value: $0.value) } }
+    }
+
+    /// The record as it is written to disk: without the credential headers unless the request opted in, their
+    /// names kept in ``withheldHeaders``.
+    var forDisk: TaskRecord {
+        var record = self
+        let (kept, withheld) = RequestHeaders.forDisk(
+            requestHeaders, storesCredentials: storesCredentials == true, withheld: withheldHeaders ?? [])
+        record.requestHeaders = kept
+        record.withheldHeaders = withheld.isEmpty ? nil : withheld
+        return record
+    }
 
     var validators: ResumePlanner.Validators {
         get { .init(etag: etag, lastModified: lastModified, totalLength: totalLength) }
@@ -87,7 +113,7 @@ struct StateStore: Sendable {
     /// Atomically replaces the record: temporary file, rename; with ``syncsToDisk`` also an fsync of the file
     /// before the rename and of the directory after.
     func save(_ record: TaskRecord) throws {
-        var record = record
+        var record = record.forDisk
         record.updated = Date()
         let data: Data
         do {
@@ -104,7 +130,7 @@ struct StateStore: Sendable {
     /// rename (a rerun of the same command fetches nothing). With ``syncsToDisk`` the log and its directory entry
     /// are flushed too.
     func appendToLog(_ record: TaskRecord) throws {
-        var record = record
+        var record = record.forDisk
         record.updated = Date()
         let line: [UInt8]
         do {

@@ -280,10 +280,7 @@ final class Transfer: @unchecked Sendable {
             headers.append(("Range", "bytes=\(offset)-"))
             headers.append(("If-Range", ifRange))
         }
-        for header in configuration.headers {
-            if crossOrigin, configuration.redirects.sensitiveHeaders.contains(header.name.lowercased()) { continue }
-            headers.append(header)
-        }
+        headers += userHeaders(crossOrigin: crossOrigin)
         let request = TransportRequest(url: url, headers: headers)
         var range = "none"
         if case .resume(let offset, _) = plan { range = "bytes=\(offset)-" }
@@ -294,6 +291,13 @@ final class Transfer: @unchecked Sendable {
             activity.touch()
             return try await handle(response, plan: plan, url: url, usingResolvedURL: usingResolvedURL)
         }
+    }
+
+    /// The configuration's and the request's headers for one request (see ``RequestHeaders/user``).
+    private func userHeaders(crossOrigin: Bool) -> [(name: String, value: String)] {
+        RequestHeaders.user(
+            configuration: configuration.headers, request: record.requestHeaders,
+            sensitive: configuration.redirects.sensitiveHeaders, crossOrigin: crossOrigin)
     }
 
     private func handle(
