@@ -48,6 +48,11 @@ public struct DownloadConfiguration: Sendable {
     /// ``TLSTrust/system``.
     public var tls: TLSTrust
 
+    /// The HTTP proxy requests go through, chosen per URL. Default ``Proxy/direct``: none, whatever the
+    /// environment says; ``Proxy/fromEnvironment(_:)`` reads `http_proxy`, `https_proxy`, `all_proxy` and
+    /// `no_proxy` as curl does.
+    public var proxy: Proxy
+
     /// Where the engine logs what it does: each request sent (URL, range), each response status, each retry and
     /// its reason, each resume decision (at `debug`, retries at `info`). Default: a logger that drops everything.
     public var logger: Logger
@@ -64,6 +69,7 @@ public struct DownloadConfiguration: Sendable {
         durability: Durability = .processCrash,
         headers: [(name: String, value: String)] = [],
         tls: TLSTrust = .system,
+        proxy: Proxy = .direct,
         logger: Logger = Logger(label: "DownloadEngine", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.concurrency = concurrency
@@ -76,13 +82,15 @@ public struct DownloadConfiguration: Sendable {
         self.durability = durability
         self.headers = headers
         self.tls = tls
+        self.proxy = proxy
         self.logger = logger
     }
 
     /// The transport's settings: connect timeout, one idle connection per transfer that may run at once.
     var transport: TransportConfiguration {
         TransportConfiguration(
-            connectTimeout: timeouts.connect, connectionsPerHost: concurrency, trust: tls, logger: logger)
+            connectTimeout: timeouts.connect, connectionsPerHost: concurrency, trust: tls, proxy: proxy,
+            logger: logger)
     }
 }
 

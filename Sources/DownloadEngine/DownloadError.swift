@@ -32,6 +32,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case stateDirectoryLocked
         case invalidHeader
         case credentialsRequired
+        case invalidProxy
     }
 
     private let code: Code
@@ -224,6 +225,15 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     /// Pattern matching any ``credentialsRequired(_:)`` error.
     public static let credentialsRequired = DownloadError(.credentialsRequired, "")
 
+    /// A proxy setting that cannot be used: a URL that is not `http://host[:port]`, or a proxy environment
+    /// variable holding one.
+    public static func invalidProxy(_ detail: String) -> DownloadError {
+        .init(.invalidProxy, detail)
+    }
+
+    /// Pattern matching any ``invalidProxy(_:)`` error.
+    public static let invalidProxy = DownloadError(.invalidProxy, "")
+
     /// Shorthand patterns for matching with `~=` without building a message.
     public static let invalidURL = DownloadError(.invalidURL, "")
     /// Pattern matching any ``unsupportedScheme(_:)`` error.
@@ -293,6 +303,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .stateDirectoryLocked: "state-directory-locked"
         case .invalidHeader: "invalid-header"
         case .credentialsRequired: "credentials-required"
+        case .invalidProxy: "invalid-proxy"
         }
     }
 
