@@ -48,6 +48,10 @@ public struct DownloadConfiguration: Sendable {
     /// ``TLSTrust/system``.
     public var tls: TLSTrust
 
+    /// What ``DownloadEngine/download(_:)`` does with its download when the Swift task awaiting it is cancelled.
+    /// Default ``TaskCancellation/pause``.
+    public var onTaskCancellation: TaskCancellation
+
     /// The HTTP proxy requests go through, chosen per URL. Default ``Proxy/direct``: none, whatever the
     /// environment says; ``Proxy/fromEnvironment(_:)`` reads `http_proxy`, `https_proxy`, `all_proxy` and
     /// `no_proxy` as curl does.
@@ -69,6 +73,7 @@ public struct DownloadConfiguration: Sendable {
         durability: Durability = .processCrash,
         headers: [(name: String, value: String)] = [],
         tls: TLSTrust = .system,
+        onTaskCancellation: TaskCancellation = .pause,
         proxy: Proxy = .direct,
         logger: Logger = Logger(label: "DownloadEngine", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
@@ -82,6 +87,7 @@ public struct DownloadConfiguration: Sendable {
         self.durability = durability
         self.headers = headers
         self.tls = tls
+        self.onTaskCancellation = onTaskCancellation
         self.proxy = proxy
         self.logger = logger
     }
@@ -91,6 +97,30 @@ public struct DownloadConfiguration: Sendable {
         TransportConfiguration(
             connectTimeout: timeouts.connect, connectionsPerHost: concurrency, trust: tls, proxy: proxy,
             logger: logger)
+    }
+}
+
+extension DownloadConfiguration {
+    /// What happens to a download whose awaiting Swift task is cancelled (see ``DownloadEngine/download(_:)``).
+    public struct TaskCancellation: Sendable, Hashable {
+        private enum Action: Hashable {
+            case pause
+            case cancel
+        }
+
+        private let action: Action
+
+        /// Pause it: the partial file and the record stay, and the next ``DownloadEngine/download(_:)`` or
+        /// ``DownloadEngine/add(_:start:)`` of the same URL and destination resumes it. The default, so that
+        /// leaving a screen never throws away what was downloaded; a caller who wants it gone says so.
+        public static let pause = TaskCancellation(action: .pause)
+
+        /// Cancel it and remove it from the engine: the partial file and the record are deleted, as with
+        /// ``DownloadEngine/remove(_:)``.
+        public static let cancel = TaskCancellation(action: .cancel)
+
+        /// Whether the download is removed rather than paused.
+        var removes: Bool { action == .cancel }
     }
 }
 

@@ -283,7 +283,8 @@ public actor DownloadEngine {
         try await cancel(id)
         if let entry = tasks[id] {
             store.delete(entry.record)
-            if !entry.onDisk { store.removeFromLog(id) }
+            // Also with a record file: a task's first lines went to the log before its record file existed.
+            store.removeFromLog(id)
             byTarget[TaskTarget(url: entry.record.url, destination: store.destinationPath(entry.record))] = nil
         }
         tasks[id] = nil
