@@ -185,8 +185,9 @@ public actor DownloadEngine {
         var record = TaskRecord(
             id: id, url: request.url, destination: store.relative(destination), partial: id.rawValue + ".part",
             expectedSHA256: request.sha256?.lowercased(), overwrite: request.overwrite, state: .idle, created: now,
-            updated: now, storesCredentials: request.storesCredentials ? true : nil)
+            updated: now)
         record.requestHeaders = request.headers
+        record.storesCredentials = request.storesCredentials ? true : nil
         // Not saved yet: the transfer saves the record once the response head is known, before the first byte is
         // written. Killed before that, the task had nothing worth keeping.
         tasks[id] = Entry(

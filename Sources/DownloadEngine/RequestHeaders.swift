@@ -116,6 +116,25 @@ enum RequestHeaders {
     }
 }
 
+extension TaskRecord {
+    /// The request's own headers as the engine sends them.
+    var requestHeaders: [(name: String, value: String)] {
+        get { (headers ?? []).map { ($0.name, $0.value) } }
+        set { headers = newValue.isEmpty ? nil : newValue.map { HeaderField(name: $0.name, value: $0.value) } }
+    }
+
+    /// The record as it is written to disk: without the credential headers unless the request opted in, their
+    /// names kept in ``withheldHeaders``.
+    var forDisk: TaskRecord {
+        var record = self
+        let (kept, withheld) = RequestHeaders.forDisk(
+            requestHeaders, storesCredentials: storesCredentials == true, withheld: withheldHeaders ?? [])
+        record.requestHeaders = kept
+        record.withheldHeaders = withheld.isEmpty ? nil : withheld
+        return record
+    }
+}
+
 extension String {
     /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
     fileprivate func trimmingOWS() -> String {

@@ -21,6 +21,15 @@ struct TaskRecord: Codable, Hashable, Sendable {
     var partial: String
     var expectedSHA256: String?
     var overwrite: Bool = false
+    /// The request's own headers (``DownloadRequest/headers``), sent again on a resume after a restart; `nil` in
+    /// records written before they were stored. On disk without the credential headers unless
+    /// ``storesCredentials``.
+    var headers: [HeaderField]?
+    /// Whether credential headers are written to disk (``DownloadRequest/storesCredentials``).
+    var storesCredentials: Bool?
+    /// The credential headers the request had and the disk did not get: a resume after a restart needs them given
+    /// again.
+    var withheldHeaders: [String]?
     var etag: String?
     var lastModified: String?
     var totalLength: Int64?
@@ -33,32 +42,6 @@ struct TaskRecord: Codable, Hashable, Sendable {
     var errorKind: String?
     var created: Date
     var updated: Date
-    /// The request's own headers (``DownloadRequest/headers``), sent again on a resume after a restart; `nil` in
-    /// records written before they were stored. On disk without the credential headers unless
-    /// ``storesCredentials``.
-    var headers: [HeaderField]?
-    /// Whether credential headers are written to disk (``DownloadRequest/storesCredentials``).
-    var storesCredentials: Bool?
-    /// The credential headers the request had and the disk did not get: a resume after a restart needs them given
-    /// again.
-    var withheldHeaders: [String]?
-
-    /// The request's own headers as the engine sends them.
-    var requestHeaders: [(name: String, value: String)] {
-        get { (headers ?? []).map { ($0.name, $0.value) } }
-        set { headers = newValue.isEmpty ? nil : newValue.map { HeaderField(name: $0.name, value: $0.value) } }
-    }
-
-    /// The record as it is written to disk: without the credential headers unless the request opted in, their
-    /// names kept in ``withheldHeaders``.
-    var forDisk: TaskRecord {
-        var record = self
-        let (kept, withheld) = RequestHeaders.forDisk(
-            requestHeaders, storesCredentials: storesCredentials == true, withheld: withheldHeaders ?? [])
-        record.requestHeaders = kept
-        record.withheldHeaders = withheld.isEmpty ? nil : withheld
-        return record
-    }
 
     var validators: ResumePlanner.Validators {
         get { .init(etag: etag, lastModified: lastModified, totalLength: totalLength) }
