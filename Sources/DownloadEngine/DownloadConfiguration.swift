@@ -50,12 +50,22 @@ public struct DownloadConfiguration: Sendable {
     public var durability: Durability
 
     /// Extra request headers sent on every request (for example `Authorization`); dropped on cross-origin hops
-    /// when listed in ``RedirectPolicy/sensitiveHeaders``.
+    /// when listed in ``RedirectPolicy/sensitiveHeaders``. A request's own ``DownloadRequest/headers`` replace
+    /// these by name. Not stored in task records.
     public var headers: [(name: String, value: String)]
 
     /// Which server certificates `https://` accepts: the system's trust roots, plus any CA given here. Default
     /// ``TLSTrust/system``.
     public var tls: TLSTrust
+
+    /// What ``DownloadEngine/download(_:)`` does with its download when the Swift task awaiting it is cancelled.
+    /// Default ``TaskCancellation/pause``.
+    public var onTaskCancellation: TaskCancellation
+
+    /// The HTTP proxy requests go through, chosen per URL. Default ``Proxy/direct``: none, whatever the
+    /// environment says; ``Proxy/fromEnvironment(_:)`` reads `http_proxy`, `https_proxy`, `all_proxy` and
+    /// `no_proxy` as curl does.
+    public var proxy: Proxy
 
     /// Where the engine logs what it does: each request sent (URL, range), each response status, each retry and
     /// its reason, each resume decision (at `debug`, retries at `info`). Default: a logger that drops everything.
@@ -75,6 +85,8 @@ public struct DownloadConfiguration: Sendable {
         durability: Durability = .processCrash,
         headers: [(name: String, value: String)] = [],
         tls: TLSTrust = .system,
+        onTaskCancellation: TaskCancellation = .pause,
+        proxy: Proxy = .direct,
         logger: Logger = Logger(label: "DownloadEngine", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.concurrency = concurrency
@@ -89,6 +101,8 @@ public struct DownloadConfiguration: Sendable {
         self.durability = durability
         self.headers = headers
         self.tls = tls
+        self.onTaskCancellation = onTaskCancellation
+        self.proxy = proxy
         self.logger = logger
     }
 
@@ -96,7 +110,31 @@ public struct DownloadConfiguration: Sendable {
     var transport: TransportConfiguration {
         TransportConfiguration(
             connectTimeout: timeouts.connect, connectionsPerHost: max(1, concurrency) * max(1, connectionsPerFile),
-            trust: tls, logger: logger)
+            trust: tls, proxy: proxy, logger: logger)
+    }
+}
+
+extension DownloadConfiguration {
+    /// What happens to a download whose awaiting Swift task is cancelled (see ``DownloadEngine/download(_:)``).
+    public struct TaskCancellation: Sendable, Hashable {
+        private enum Action: Hashable {
+            case pause
+            case cancel
+        }
+
+        private let action: Action
+
+        /// Pause it: the partial file and the record stay, and the next ``DownloadEngine/download(_:)`` or
+        /// ``DownloadEngine/add(_:start:)`` of the same URL and destination resumes it. The default, so that
+        /// leaving a screen never throws away what was downloaded; a caller who wants it gone says so.
+        public static let pause = TaskCancellation(action: .pause)
+
+        /// Cancel it and remove it from the engine: the partial file and the record are deleted, as with
+        /// ``DownloadEngine/remove(_:)``.
+        public static let cancel = TaskCancellation(action: .cancel)
+
+        /// Whether the download is removed rather than paused.
+        var removes: Bool { action == .cancel }
     }
 }
 
@@ -299,11 +337,14 @@ extension DownloadConfiguration {
     public struct RedirectPolicy: Sendable, Hashable {
         /// The maximum number of hops before ``DownloadError/tooManyRedirects(_:url:)``. Default 20.
         public var maximumHops: Int
-        /// Request headers removed when a hop changes origin (scheme, host or port). Default `Authorization`, `Cookie`.
+        /// Request headers removed from the first hop that changes origin (scheme, host or port) onwards, https→http
+        /// included. Default `Authorization`, `Cookie` and `Proxy-Authorization`.
         public var sensitiveHeaders: Set<String>
 
         /// Creates a redirect policy.
-        public init(maximumHops: Int = 20, sensitiveHeaders: Set<String> = ["authorization", "cookie"]) {
+        public init(
+            maximumHops: Int = 20, sensitiveHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+        ) {
             self.maximumHops = maximumHops
             self.sensitiveHeaders = Set(sensitiveHeaders.map { $0.lowercased() })
         }

@@ -128,7 +128,10 @@ public actor DownloadEngine {
     ///   - start: Whether to queue it at once. Default `true`.
     /// - Returns: The task's identifier.
     /// - Throws: ``DownloadError/invalidURL(_:)``, ``DownloadError/unsupportedScheme(_:)``,
-    ///   ``DownloadError/fileSystem(_:)`` when the destination directory is unusable.
+    ///   ``DownloadError/fileSystem(_:)`` when the destination directory is unusable,
+    ///   ``DownloadError/invalidHeader(_:)`` for a header that cannot be sent (of the request or the configuration),
+    ///   ``DownloadError/credentialsRequired(_:)`` when a task resumed from the state directory needs credential
+    ///   headers that were not stored and are not given again.
     @discardableResult
     public func add(_ request: DownloadRequest, start: Bool = true) throws -> DownloadTaskID {
         try add(request, start: start, group: nil)
@@ -137,6 +140,7 @@ public actor DownloadEngine {
     private func add(_ request: DownloadRequest, start: Bool, group: DownloadGroupID?) throws -> DownloadTaskID {
         guard !isShutDown else { throw DownloadError.invalidState("the engine is shut down") }
         try Self.validate(url: request.url)
+        try RequestHeaders.validate(configuration.headers + request.headers)
         if let sha = request.sha256 {
             guard sha.count == 64, sha.allSatisfy(\.isHexDigit) else {
                 throw DownloadError.invalidState("--sha256 must be 64 hex digits, got '\(sha)'")
@@ -161,6 +165,11 @@ public actor DownloadEngine {
         if let existing = byTarget[target], var entry = tasks[existing] {
             entry.record.expectedSHA256 = request.sha256?.lowercased() ?? entry.record.expectedSHA256
             entry.record.overwrite = request.overwrite
+            // The headers given now replace the stored ones of their names; the others (from the record) are sent
+            // again, so a rerun of a command without its -H options still sends them.
+            entry.record.requestHeaders = RequestHeaders.replacing(
+                entry.record.requestHeaders, with: request.headers)
+            entry.record.storesCredentials = request.storesCredentials ? true : nil
             if entry.state == .completed, !FileIO.exists(destination) { entry.state = .idle }
             if entry.state == .failed || entry.state == .cancelled { entry.state = .idle }
             entry.error = nil
@@ -176,10 +185,12 @@ public actor DownloadEngine {
         }
         let id = DownloadTaskID.random()
         let now = Date()
-        let record = TaskRecord(
+        var record = TaskRecord(
             id: id, url: request.url, destination: store.relative(destination), partial: id.rawValue + ".part",
             expectedSHA256: request.sha256?.lowercased(), overwrite: request.overwrite, state: .idle, created: now,
             updated: now)
+        record.requestHeaders = request.headers
+        record.storesCredentials = request.storesCredentials ? true : nil
         // Not saved yet: the transfer saves the record once the response head is known, before the first byte is
         // written. Killed before that, the task had nothing worth keeping.
         tasks[id] = Entry(
@@ -203,7 +214,9 @@ public actor DownloadEngine {
     /// Queues an idle, paused or failed task (FIFO); it runs when a transfer slot is free.
     ///
     /// - Parameter id: The task.
-    /// - Throws: ``DownloadError/unknownTask(_:)``, or ``DownloadError/invalidState(_:)`` for a completed task.
+    /// - Throws: ``DownloadError/unknownTask(_:)``, ``DownloadError/invalidState(_:)`` for a completed task,
+    ///   ``DownloadError/credentialsRequired(_:)`` for a task loaded from the state directory whose credential
+    ///   headers were not stored (add it again with them).
     public func start(_ id: DownloadTaskID) throws {
         guard var entry = tasks[id] else { throw DownloadError.unknownTask(id.rawValue) }
         guard !isShutDown else { throw DownloadError.invalidState("the engine is shut down") }
@@ -211,6 +224,10 @@ public actor DownloadEngine {
         case .waiting, .running, .retrying: return
         case .completed, .cancelled: throw DownloadError.invalidState("task \(id) is \(entry.state.rawValue)")
         case .idle, .paused, .failed:
+            // Without them the server would refuse the resume or, worse, serve another representation to an
+            // anonymous client; better to say what is missing.
+            let missing = RequestHeaders.missing(entry.record.withheldHeaders ?? [], in: entry.record.requestHeaders)
+            if !missing.isEmpty { throw DownloadError.credentialsRequired(missing) }
             entry.error = nil
             entry.result = nil
             tasks[id] = entry
@@ -270,7 +287,8 @@ public actor DownloadEngine {
         try await cancel(id)
         if let entry = tasks[id] {
             store.delete(entry.record)
-            if !entry.onDisk { store.removeFromLog(id) }
+            // Also with a record file: a task's first lines went to the log before its record file existed.
+            store.removeFromLog(id)
             byTarget[TaskTarget(url: entry.record.url, destination: store.destinationPath(entry.record))] = nil
         }
         tasks[id] = nil

@@ -30,6 +30,9 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case unknownTask
         case invalidState
         case stateDirectoryLocked
+        case invalidHeader
+        case credentialsRequired
+        case invalidProxy
     }
 
     private let code: Code
@@ -198,6 +201,39 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     /// Pattern matching any ``stateDirectoryLocked(_:by:)`` error.
     public static let stateDirectoryLocked = DownloadError(.stateDirectoryLocked, "")
 
+    /// A request header that cannot be sent: malformed (no colon, a name that is not an HTTP token, a line break in
+    /// the value) or one the engine sets itself (`Range`, `If-Range`, `Accept-Encoding`, `Host`, ...).
+    public static func invalidHeader(_ detail: String) -> DownloadError {
+        .init(.invalidHeader, detail)
+    }
+
+    /// Pattern matching any ``invalidHeader(_:)`` error.
+    public static let invalidHeader = DownloadError(.invalidHeader, "")
+
+    /// A task resumed from the state directory was started with credential headers (`Authorization`, `Cookie`,
+    /// `Proxy-Authorization`) that were not stored (see ``DownloadRequest/storesCredentials``), and they were not
+    /// given again: the engine does not resume it without them.
+    ///
+    /// - Parameter names: The headers to give again.
+    public static func credentialsRequired(_ names: [String]) -> DownloadError {
+        .init(
+            .credentialsRequired,
+            "resuming needs the header\(names.count == 1 ? "" : "s") \(names.joined(separator: ", ")) again: "
+                + "\(names.count == 1 ? "it was" : "they were") not stored with the task")
+    }
+
+    /// Pattern matching any ``credentialsRequired(_:)`` error.
+    public static let credentialsRequired = DownloadError(.credentialsRequired, "")
+
+    /// A proxy setting that cannot be used: a URL that is not `http://host[:port]`, or a proxy environment
+    /// variable holding one.
+    public static func invalidProxy(_ detail: String) -> DownloadError {
+        .init(.invalidProxy, detail)
+    }
+
+    /// Pattern matching any ``invalidProxy(_:)`` error.
+    public static let invalidProxy = DownloadError(.invalidProxy, "")
+
     /// Shorthand patterns for matching with `~=` without building a message.
     public static let invalidURL = DownloadError(.invalidURL, "")
     /// Pattern matching any ``unsupportedScheme(_:)`` error.
@@ -265,6 +301,9 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .unknownTask: "unknown-task"
         case .invalidState: "invalid-state"
         case .stateDirectoryLocked: "state-directory-locked"
+        case .invalidHeader: "invalid-header"
+        case .credentialsRequired: "credentials-required"
+        case .invalidProxy: "invalid-proxy"
         }
     }
 

@@ -6,9 +6,9 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// The engine's HTTP/1.1 client for `http://` and `https://`: AsyncHTTPClient, one `HTTPClient` per transport (so
-/// one per trust and proxy configuration), redirects and decompression off, each body streamed through a
-/// ``ResponseBodyStream`` delegate.
+/// The engine's HTTP/1.1 client for `http://` and `https://`: AsyncHTTPClient, one `HTTPClient` for direct requests
+/// and one per proxy (AsyncHTTPClient sets the proxy per client; each is made on its first request), redirects and
+/// decompression off, each body streamed through a ``ResponseBodyStream`` delegate.
 ///
 /// AsyncHTTPClient, not a client of our own: measured on benchmark case 6 (500 × 256 KiB, `-j 8`), carrying
 /// `http://` through it made no difference against a lean NIOHTTP1 client (medians 1.11 and 1.10 of curl in
@@ -22,11 +22,18 @@ import NIOSSL
 /// - A request on a kept-alive connection that the server closes before answering fails with a network error and
 ///   is retried by the engine's retry policy like any other; AsyncHTTPClient does not send it again by itself, and
 ///   the transport cannot tell a reused connection from a new one, whose silent close is a fault to report.
+///
+/// Through a proxy, every request goes through a `CONNECT` tunnel, `http://` ones too: AsyncHTTPClient sends no
+/// absolute-form requests. A `Proxy-Authorization` among the request's fields would then reach the origin inside the
+/// tunnel, so it is left out; the proxy's credentials go on the `CONNECT` (``DownloadConfiguration/Proxy/Server``).
 final class HTTPTransport: Transport, @unchecked Sendable {
     private let client: HTTPClient
     private let configuration: TransportConfiguration
+    private let settings: HTTPClient.Configuration
     private let lock = NSLock()
     private var isShutDown = false
+    /// The clients of the proxies requests went through, guarded by `lock`.
+    private var proxied: [DownloadConfiguration.Proxy.Server: HTTPClient] = [:]
     private static let silent = Logger(
         label: "DownloadEngine.HTTPTransport", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -47,21 +54,44 @@ final class HTTPTransport: Transport, @unchecked Sendable {
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.connectionsPerHost))
         settings.connectionPool.retryConnectionEstablishment = false
+        self.settings = settings
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
     }
 
     deinit {
         // A transport dropped without `shutdown()` must not trap in HTTPClient's check that it was shut down.
-        if !isShutDown { client.shutdown { _ in } }
+        if !isShutDown {
+            client.shutdown { _ in }
+            for client in proxied.values { client.shutdown { _ in } }
+        }
+    }
+
+    /// The client for requests through `proxy`, made on first use.
+    private func client(for proxy: DownloadConfiguration.Proxy.Server) throws -> HTTPClient {
+        try lock.withLock {
+            // A client made after shutdown would never be shut down.
+            guard !isShutDown else { throw DownloadError.invalidState("the transport is shut down") }
+            if let existing = proxied[proxy] { return existing }
+            var settings = self.settings
+            settings.proxy = .server(
+                host: proxy.host, port: proxy.port,
+                authorization: proxy.username.map { .basic(username: $0, password: proxy.password ?? "") })
+            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
+            proxied[proxy] = made
+            return made
+        }
     }
 
     func execute(_ request: TransportRequest) async throws -> TransportResponse {
-        guard configuration.proxy == nil else {
-            throw DownloadError.invalidState("HTTP proxies are not supported yet (a proxy was configured)")
-        }
+        let proxy = configuration.proxy.server(for: request.url)
+        var request = request
+        if proxy != nil { request.headers.removeAll { $0.name.lowercased() == "proxy-authorization" } }
         let outgoing = try Self.request(request)
-        let peer =
+        let origin =
             outgoing.host.contains(":") ? "[\(outgoing.host)]:\(outgoing.port)" : "\(outgoing.host):\(outgoing.port)"
+        // Connect failures name what the engine connects to: through a proxy, the proxy.
+        let peer = Peer(origin: origin, proxy: proxy.map { "proxy \($0)" })
+        let client = try proxy.map(client(for:)) ?? self.client
         let stream = ResponseBodyStream()
         let task = client.execute(
             request: outgoing, delegate: stream, logger: configuration.logger ?? Self.silent)
@@ -89,11 +119,20 @@ final class HTTPTransport: Transport, @unchecked Sendable {
     }
 
     func shutdown() async {
-        let first = lock.withLock {
+        let clients: [HTTPClient]? = lock.withLock {
             defer { isShutDown = true }
-            return !isShutDown
+            return isShutDown ? nil : [client] + proxied.values
         }
-        if first { try? await client.shutdown() }
+        for client in clients ?? [] { try? await client.shutdown() }
+    }
+
+    /// What an error message names: the origin, and the proxy a request went through.
+    struct Peer: Sendable {
+        var origin: String
+        var proxy: String?
+
+        /// What a failed connect names: the proxy when there is one, as that is what was connected to.
+        var connected: String { proxy ?? origin }
     }
 
     // MARK: Pure parts
@@ -122,8 +161,22 @@ final class HTTPTransport: Transport, @unchecked Sendable {
     }
 
     /// The engine's error for what AsyncHTTPClient or NIO reported.
-    static func translate(_ error: any Error, url: String, peer: String) -> any Error {
-        if let tls = translateTLS(error, url: url, peer: peer) { return tls }
+    static func translate(_ error: any Error, url: String, peer: Peer) -> any Error {
+        if let proxy = peer.proxy, let error = error as? HTTPClientError {
+            // The proxy's answer to CONNECT; AsyncHTTPClient keeps its status to itself, apart from a 407.
+            if error == HTTPClientError.proxyAuthenticationRequired {
+                return DownloadError.permanentHTTPStatus(407, url: proxy)
+            }
+            if error == HTTPClientError.invalidProxyResponse {
+                return DownloadError.network("\(proxy) did not open a tunnel to \(peer.origin) (CONNECT refused)")
+            }
+            if error == HTTPClientError.httpProxyHandshakeTimeout || error == HTTPClientError.connectTimeout {
+                return DownloadError.connectTimeout("\(url) through \(proxy)")
+            }
+        }
+        if let tls = translateTLS(error, url: url, peer: peer.origin) { return tls }
+        let connected = peer.connected
+        let peer = peer.proxy.map { "\(peer.origin) (through \($0))" } ?? peer.origin
         switch error {
         case is CancellationError, is DownloadError:
             return error
@@ -143,10 +196,10 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         case let error as HTTPParserError:
             return DownloadError.malformedResponse("\(error) from \(peer)")
         case is NIOConnectionError:
-            return DownloadError.connectFailed(peer, "\(error)")
+            return DownloadError.connectFailed(connected, "\(error)")
         case let error as IOError where [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode):
             // How NIO reports a refused connect: only a connect can end this way before the request is sent.
-            return DownloadError.connectFailed(peer, String(cString: strerror(error.errnoCode)))
+            return DownloadError.connectFailed(connected, String(cString: strerror(error.errnoCode)))
         default:
             return DownloadError.network("\(peer): \(error)")
         }

@@ -88,6 +88,22 @@ public struct DownloadRequest: Sendable, Hashable {
     public var sha256: String?
     /// Whether an existing destination file may be replaced. Default `false`.
     public var overwrite: Bool
+    /// Request headers of this download, sent with every request after ``DownloadConfiguration/headers``; a field
+    /// of the same name (case-insensitively) replaces the configuration's. Those the engine sets itself (`Range`,
+    /// `If-Range`, `Accept-Encoding`, `Host`, ...) are refused by ``DownloadEngine/add(_:start:)``. Stored in the
+    /// task's record so a resume after a restart sends them again; `Authorization`, `Cookie` and
+    /// `Proxy-Authorization` only with ``storesCredentials``.
+    public var headers: [(name: String, value: String)] {
+        get { headerFields.map { ($0.name, $0.value) } }
+        set { headerFields = newValue.map { HeaderField(name: $0.name, value: $0.value) } }
+    }
+    /// Whether `Authorization`, `Cookie` and `Proxy-Authorization` among ``headers`` are written to the task's
+    /// record in the state directory (in clear text). Default `false`: a resume after a restart then needs them
+    /// given again, and ``DownloadEngine/add(_:start:)`` says so with ``DownloadError/credentialsRequired(_:)``.
+    public var storesCredentials: Bool
+
+    /// Stored as plain values so that the request stays `Hashable`, which tuples are not.
+    private var headerFields: [HeaderField]
 
     /// Creates a request.
     ///
@@ -96,11 +112,18 @@ public struct DownloadRequest: Sendable, Hashable {
     ///   - destination: The file to create.
     ///   - sha256: The expected SHA-256 in hex, if known.
     ///   - overwrite: Whether an existing destination may be replaced.
-    public init(url: String, destination: String, sha256: String? = nil, overwrite: Bool = false) {
+    ///   - headers: Request headers of this download.
+    ///   - storesCredentials: Whether credential headers are written to the state directory.
+    public init(
+        url: String, destination: String, sha256: String? = nil, overwrite: Bool = false,
+        headers: [(name: String, value: String)] = [], storesCredentials: Bool = false
+    ) {
         self.url = url
         self.destination = destination
         self.sha256 = sha256
         self.overwrite = overwrite
+        self.headerFields = headers.map { HeaderField(name: $0.name, value: $0.value) }
+        self.storesCredentials = storesCredentials
     }
 }
 

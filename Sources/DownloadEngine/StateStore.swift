@@ -24,6 +24,15 @@ struct TaskRecord: Codable, Hashable, Sendable {
     var partial: String
     var expectedSHA256: String?
     var overwrite: Bool = false
+    /// The request's own headers (``DownloadRequest/headers``), sent again on a resume after a restart; `nil` in
+    /// records written before they were stored. On disk without the credential headers unless
+    /// ``storesCredentials``.
+    var headers: [HeaderField]?
+    /// Whether credential headers are written to disk (``DownloadRequest/storesCredentials``).
+    var storesCredentials: Bool?
+    /// The credential headers the request had and the disk did not get: a resume after a restart needs them given
+    /// again.
+    var withheldHeaders: [String]?
     var etag: String?
     var lastModified: String?
     var totalLength: Int64?
@@ -109,7 +118,7 @@ struct StateStore: Sendable {
     /// Atomically replaces the record: temporary file, rename; with ``syncsToDisk`` also an fsync of the file
     /// before the rename and of the directory after.
     func save(_ record: TaskRecord) throws {
-        var record = record
+        var record = record.forDisk
         record.updated = Date()
         let data: Data
         do {
@@ -126,7 +135,7 @@ struct StateStore: Sendable {
     /// rename (a rerun of the same command fetches nothing). With ``syncsToDisk`` the log and its directory entry
     /// are flushed too.
     func appendToLog(_ record: TaskRecord) throws {
-        var record = record
+        var record = record.forDisk
         record.updated = Date()
         let line: [UInt8]
         do {

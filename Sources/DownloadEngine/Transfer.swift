@@ -312,15 +312,11 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// The headers of the user's (the configuration's) sent with a request, without the sensitive ones once a
-    /// redirect changed origin.
+    /// The configuration's and the request's headers for one request (see ``RequestHeaders/user``).
     private func userHeaders(crossOrigin: Bool) -> [(name: String, value: String)] {
-        var headers: [(name: String, value: String)] = []
-        for header in configuration.headers {
-            if crossOrigin, configuration.redirects.sensitiveHeaders.contains(header.name.lowercased()) { continue }
-            headers.append(header)
-        }
-        return headers
+        RequestHeaders.user(
+            configuration: configuration.headers, request: record.requestHeaders,
+            sensitive: configuration.redirects.sensitiveHeaders, crossOrigin: crossOrigin)
     }
 
     private func handle(

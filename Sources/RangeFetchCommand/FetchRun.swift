@@ -57,6 +57,8 @@ struct FetchRun {
         let checksums =
             command.checksums.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }.map(
                 parseChecksums) ?? [:]
+        // Checked in `validate()` already.
+        let headers = (try? command.requestHeaders()) ?? []
         var ids: [(index: Int, id: DownloadTaskID)] = []
         var statuses = [ExitStatus?](repeating: nil, count: planned.count)
         for (index, item) in planned.enumerated() {
@@ -65,9 +67,13 @@ struct FetchRun {
             do {
                 let id = try await engine.add(
                     DownloadRequest(
-                        url: item.url, destination: item.destination, sha256: expected, overwrite: command.overwrite))
+                        url: item.url, destination: item.destination, sha256: expected, overwrite: command.overwrite,
+                        headers: headers, storesCredentials: command.storeCredentials))
                 await renderer.name(id, name)
                 ids.append((index, id))
+            } catch let error as DownloadError where DownloadError.credentialsRequired ~= error {
+                printError("\(item.url): \(error); pass -H again (--store-credentials keeps credentials for next time)")
+                statuses[index] = ExitStatus.of(error)
             } catch let error as DownloadError {
                 printError("\(item.url): \(error)")
                 statuses[index] = ExitStatus.of(error)

@@ -23,7 +23,9 @@ enum ExitStatus: Int32 {
         case DownloadError.verificationFailed: .verificationFailure
         case DownloadError.permanentHTTPStatus, DownloadError.tooManyRedirects: .permanentHTTPFailure
         case DownloadError.retriesExhausted, DownloadError.deadlineExceeded: .retriesExhausted
-        case DownloadError.invalidURL, DownloadError.unsupportedScheme: .usage
+        case DownloadError.invalidURL, DownloadError.unsupportedScheme, DownloadError.invalidHeader,
+            DownloadError.credentialsRequired, DownloadError.invalidProxy:
+            .usage
         default:
             if error.kind == "redirect-without-location" || error.kind == "unexpected-response" {
                 .permanentHTTPFailure
@@ -51,7 +53,7 @@ struct RangeFetch: AsyncParsableCommand {
               2    permanent HTTP failure (4xx, too many redirects, unusable response)
               3    verification failure (length or SHA-256 mismatch)
               4    retries exhausted (or the overall deadline passed)
-              64   usage error (bad option, malformed URL, unsupported scheme)
+              64   usage error (bad option, malformed URL, unsupported scheme, bad header or proxy, missing credentials)
               130  interrupted (paused; run again to resume)
             With several URLs, the code is that of the first failed URL in command-line order.
             """
@@ -101,6 +103,36 @@ struct RangeFetch: AsyncParsableCommand {
 
     @Flag(help: "Accept any TLS certificate for any host name (test servers only; never the default).")
     var insecure = false
+
+    @Option(
+        name: [.customShort("H"), .customLong("header")],
+        help: ArgumentHelp(
+            "Send this request header with every request, as 'Name: value' (repeatable).", valueName: "header"))
+    var header: [String] = []
+
+    @Option(name: .customLong("user-agent"), help: "Send this User-Agent (a -H User-Agent wins).")
+    var userAgent: String?
+
+    @Flag(
+        name: .customLong("store-credentials"),
+        help: """
+            Store Authorization, Cookie and Proxy-Authorization headers in the state directory (clear text), so a \
+            resume after a restart sends them again; without it, such a resume needs them given again.
+            """)
+    var storeCredentials = false
+
+    @Option(
+        help: ArgumentHelp(
+            """
+            Use this HTTP proxy ([http://][user:password@]host[:port]); '' for none. Default: http_proxy, \
+            https_proxy, all_proxy.
+            """, valueName: "url"))
+    var proxy: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Comma-separated hosts reached without the proxy ('*' for all). Default: no_proxy.", valueName: "list"))
+    var noproxy: String?
 
     @Flag(help: "Replace existing output files.")
     var overwrite = false
@@ -163,6 +195,19 @@ struct RangeFetch: AsyncParsableCommand {
         if noDigest, let other = sha256 != nil ? "--sha256" : checksums != nil ? "--checksums" : nil {
             // One line without the usage text: the two flags are the whole story.
             printError("--no-digest cannot be combined with \(other): checking a digest needs one computed")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        do {
+            _ = try requestHeaders()
+        } catch let error as DownloadError {
+            // One line without the usage text: the message names the header.
+            printError(error.message)
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        do {
+            _ = try proxySetting(environment: ProcessInfo.processInfo.environment)
+        } catch let error as DownloadError {
+            printError(error.message)
             throw ExitCode(ExitStatus.usage.rawValue)
         }
         if let checksums, (try? String(contentsOfFile: checksums, encoding: .utf8)) == nil {
@@ -231,6 +276,7 @@ struct RangeFetch: AsyncParsableCommand {
         "-o", "--output", "--state", "-j", "--concurrency", "-x", "--connections", "--sha256", "--checksums",
         "--connect-timeout",
         "--idle-timeout", "--deadline", "--retries", "--cacert",
+        "-H", "--header", "--user-agent", "--proxy", "--noproxy",
     ]
 
     #if DEBUG
@@ -256,6 +302,37 @@ struct RangeFetch: AsyncParsableCommand {
         .init(additionalCertificateFiles: cacert, acceptsAnyCertificate: insecure)
     }
 
+    /// The `-H` headers, after the `--user-agent` one unless a `-H` sets `User-Agent`.
+    ///
+    /// - Throws: ``DownloadError/invalidHeader(_:)`` naming the first malformed or engine-owned header.
+    func requestHeaders() throws -> [(name: String, value: String)] {
+        let given = try header.map(DownloadRequest.header(parsing:))
+        guard let userAgent, !given.contains(where: { $0.name.lowercased() == "user-agent" }) else { return given }
+        return try [DownloadRequest.header(parsing: "User-Agent: " + userAgent)] + given
+    }
+
+    /// The proxy setting: `--proxy` (`''` for none) or the environment's proxies, and `--noproxy` or the
+    /// environment's `no_proxy`.
+    ///
+    /// - Throws: ``DownloadError/invalidProxy(_:)`` naming the option or variable.
+    func proxySetting(environment: [String: String]) throws -> DownloadConfiguration.Proxy {
+        var setting: DownloadConfiguration.Proxy
+        if let proxy {
+            guard !proxy.isEmpty else { return .direct }
+            do {
+                setting = .init(try .init(parsing: proxy))
+            } catch let error as DownloadError {
+                throw DownloadError.invalidProxy("--proxy: \(error.message)")
+            }
+            let inherited = environment["no_proxy"] ?? environment["NO_PROXY"] ?? ""
+            setting.noProxy = DownloadConfiguration.Proxy.list(inherited)
+        } else {
+            setting = try .fromEnvironment(environment)
+        }
+        if let noproxy { setting.noProxy = DownloadConfiguration.Proxy.list(noproxy) }
+        return setting
+    }
+
     func run() async throws {
         var configuration = DownloadConfiguration()
         configuration.concurrency = concurrency
@@ -267,6 +344,7 @@ struct RangeFetch: AsyncParsableCommand {
         if durable { configuration.durability = .powerLoss }
         if noDigest { configuration.verification = .lengthOnly }
         configuration.tls = trust
+        configuration.proxy = try proxySetting(environment: ProcessInfo.processInfo.environment)
         let code = await FetchRun(command: self, configuration: configuration).run()
         if code != .success { throw ExitCode(code.rawValue) }
     }

@@ -32,3 +32,20 @@ private func engineDocSample() async throws {
     await engine.shutdown()  // pauses running transfers, persists, closes the client
     // end doc-sample
 }
+
+/// The structured-cancellation sample of docs/engine.md, compiled (not run) like the one above.
+private func cancellationDocSample() async throws {
+    // doc-sample: docs/engine.md
+    var configuration = DownloadConfiguration()
+    configuration.onTaskCancellation = .pause  // the default: keep what was downloaded
+    configuration.proxy = try .fromEnvironment(ProcessInfo.processInfo.environment)  // opt in, as curl reads it
+    let engine = try DownloadEngine(stateDirectory: "downloads/.rangefetch", configuration: configuration)
+    let request = DownloadRequest(
+        url: "http://127.0.0.1:8080/bytes/10M", destination: "downloads/b.bin",
+        headers: [("Authorization", "Bearer TOKEN")])  // stored only with storesCredentials: true
+    let download = Task { try await engine.download(request) }
+    download.cancel()  // pauses the download; the call throws CancellationError
+    _ = try? await download.value
+    await engine.shutdown()
+    // end doc-sample
+}

@@ -440,7 +440,7 @@ struct HTTPTransportTests {
         await client.shutdown()
     }
 
-    @Test("a request header with a line break is refused; a configured proxy is refused as unsupported")
+    @Test("a request header with a line break is refused; an unreachable proxy is named as the proxy")
     func refusedRequests() async throws {
         let client = try transport()
         await #expect(throws: DownloadError.self) {
@@ -448,13 +448,14 @@ struct HTTPTransportTests {
         }
         await client.shutdown()
         var configuration = TransportConfiguration()
-        configuration.proxy = .init(host: "127.0.0.1", port: 9)
+        configuration.proxy = .init(.init(host: "127.0.0.1", port: 9))
         let proxied = try HTTPTransport(configuration: configuration)
         do {
-            _ = try await proxied.execute(TransportRequest(url: "http://127.0.0.1:9/", headers: []))
+            _ = try await proxied.execute(TransportRequest(url: "http://127.0.0.1:1/", headers: []))
             Issue.record("no error")
         } catch let error as DownloadError {
-            #expect(error.message.contains("prox"))
+            #expect(error.isConnectFailure)
+            #expect(error.message.contains("proxy 127.0.0.1:9"), "\(error.message)")
         }
         await proxied.shutdown()
     }

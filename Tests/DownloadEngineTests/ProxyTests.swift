@@ -1,0 +1,209 @@
+import Foundation
+import RangeServer
+import Testing
+
+@testable import DownloadEngine
+
+/// Which proxy a URL goes through: the environment's variables as curl reads them, and `no_proxy`.
+@Suite("Proxy selection")
+struct ProxySelectionTests {
+    typealias Proxy = DownloadConfiguration.Proxy
+
+    @Test("proxy URLs parse as curl takes them; other schemes and paths are refused without showing a password")
+    func parsing() throws {
+        let full = try Proxy.Server(parsing: "http://us%40r:p%3Ass@proxy.example:3128/")
+        #expect(full == .init(host: "proxy.example", port: 3128, username: "us@r", password: "p:ss"))
+        #expect(full.description == "proxy.example:3128")
+        #expect(try Proxy.Server(parsing: "proxy.example") == .init(host: "proxy.example", port: 1080))
+        #expect(try Proxy.Server(parsing: "HTTP://[::1]:8080") == .init(host: "::1", port: 8080))
+        for bad in ["https://p:1", "socks5://p:1", "http://p:1/path", "http://:1", "http://u:hunter2@p:99999"] {
+            do {
+                _ = try Proxy.Server(parsing: bad)
+                Issue.record("accepted \(bad)")
+            } catch let error as DownloadError {
+                #expect(error.kind == "invalid-proxy")
+                #expect(!error.message.contains("hunter2"), "\(error.message)")
+            }
+        }
+    }
+
+    @Test("environment: lower case first, HTTP_PROXY ignored (httpoxy), all_proxy as the fallback, empty means none")
+    func environment() throws {
+        let a = try Proxy.Server(parsing: "a:1")
+        let b = try Proxy.Server(parsing: "b:2")
+        let c = try Proxy.Server(parsing: "c:3")
+        #expect(try Proxy.fromEnvironment([:]) == .direct)
+        #expect(try Proxy.fromEnvironment(["HTTP_PROXY": "a:1"]) == .direct)
+        #expect(try Proxy.fromEnvironment(["http_proxy": "a:1"]) == .init(http: a))
+        #expect(try Proxy.fromEnvironment(["HTTPS_PROXY": "b:2"]) == .init(https: b))
+        #expect(try Proxy.fromEnvironment(["https_proxy": "a:1", "HTTPS_PROXY": "b:2"]) == .init(https: a))
+        #expect(try Proxy.fromEnvironment(["ALL_PROXY": "c:3", "http_proxy": "a:1"]) == .init(http: a, https: c))
+        #expect(try Proxy.fromEnvironment(["all_proxy": "c:3", "https_proxy": ""]) == .init(http: c))
+        #expect(
+            try Proxy.fromEnvironment(["http_proxy": "a:1", "NO_PROXY": "x, .y ,", "no_proxy": "z"])
+                == .init(http: a, noProxy: ["z"]))
+        #expect(try Proxy.fromEnvironment(["NO_PROXY": "x, .y ,"]).noProxy == ["x", ".y"])
+        do {
+            _ = try Proxy.fromEnvironment(["https_proxy": "ftp://p"])
+            Issue.record("accepted ftp://")
+        } catch let error as DownloadError {
+            #expect(error.message.hasPrefix("https_proxy: "), "\(error.message)")
+        }
+    }
+
+    @Test(
+        "no_proxy: * matches all; a name matches itself and subdomains, leading dot optional; IPs exactly; ports ignored",
+        arguments: [
+            ("example.com", "example.com", true), ("example.com", "www.example.com", true),
+            (".example.com", "example.com", true), (".example.com", "a.b.example.com", true),
+            ("example.com", "notexample.com", false), ("example.com", "example.com.org", false),
+            ("EXAMPLE.com", "Example.COM.", true), ("example.com:8080", "example.com", true),
+            ("*", "anything", true), ("127.0.0.1", "127.0.0.1", true), ("127.0.0.1", "127.0.0.10", false),
+            ("0.0.1", "127.0.0.1", false), ("::1", "[::1]", true), ("[::1]:80", "::1", true),
+            ("localhost", "127.0.0.1", false), ("", "example.com", false),
+        ])
+    func noProxy(entry: String, host: String, bypassed: Bool) {
+        #expect(Proxy.bypasses(host: host, noProxy: [entry]) == bypassed)
+    }
+
+    @Test("the proxy of a URL: by scheme, none for a no_proxy host")
+    func selection() throws {
+        let a = try Proxy.Server(parsing: "a:1")
+        let b = try Proxy.Server(parsing: "b:2")
+        let proxy = Proxy(http: a, https: b, noProxy: ["internal"])
+        #expect(proxy.server(for: "http://example.com/x") == a)
+        #expect(proxy.server(for: "https://example.com:8443/x") == b)
+        #expect(proxy.server(for: "https://files.internal/x") == nil)
+        #expect(Proxy(http: a).server(for: "https://example.com/") == nil)
+        #expect(Proxy.direct.server(for: "http://example.com/") == nil)
+    }
+}
+
+/// Downloads through a forward proxy on loopback (``ForwardProxy``), whose record of request heads is the witness.
+@Suite("Proxies: engine")
+struct ProxyEngineTests {
+    func through(_ proxy: ForwardProxy, noProxy: [String] = []) -> DownloadConfiguration {
+        testConfiguration {
+            $0.proxy = .init(.init(host: "127.0.0.1", port: proxy.port), noProxy: noProxy)
+        }
+    }
+
+    @Test("http:// goes through the proxy in a CONNECT tunnel; drops mid-body resume through it")
+    func plainHTTPThroughProxy() async throws {
+        try await withForwardProxy { proxy in
+            try await withRangeServer(fixturesServerConfiguration) { server in
+                try await withEngine(on: server, through(proxy)) { server, engine, dir in
+                    let id = try await engine.add(
+                        .init(url: server.baseURL + "/bytes/1M?seed=601&drop-after=300K", destination: dir + "/a"))
+                    let result = await engine.result(of: id)
+                    #expect(
+                        result
+                            == .completed(
+                                path: dir + "/a", sha256: expectedSHA256(size: 1 << 20, seed: 601), bytes: 1 << 20))
+                    // Every response is dropped after 300 KiB: four requests, each resuming where the last ended.
+                    let gets = requests(server, "/bytes/1M?seed=601").sorted { $0.arrival < $1.arrival }
+                    #expect(
+                        gets.map { $0.requestHeaders["range"] } == [
+                            nil, "bytes=307200-", "bytes=614400-", "bytes=921600-",
+                        ])
+                    let lines = proxy.requests.map(\.line)
+                    // A dropped connection cannot be reused: each resume opened a tunnel of its own.
+                    #expect(lines.count == 4, "\(lines)")
+                    #expect(lines.allSatisfy { $0 == "CONNECT 127.0.0.1:\(server.port) HTTP/1.1" }, "\(lines)")
+                }
+            }
+        }
+    }
+
+    @Test("https:// goes through CONNECT to the TLS port, with the proxy's credentials on the CONNECT only")
+    func httpsThroughConnect() async throws {
+        try await withForwardProxy { proxy in
+            try await withTLSEngine(
+                tlsServerConfiguration(),
+                {
+                    $0.proxy = .init(.init(host: "127.0.0.1", port: proxy.port, username: "u", password: "p"))
+                    $0.headers = [("Proxy-Authorization", "Basic bm90LWZvci10aGUtb3JpZ2lu")]
+                }
+            ) { server, engine, dir in
+                let base = try #require(server.tlsBaseURL)
+                let port = try #require(server.tlsPort)
+                let id = try await engine.add(.init(url: base + "/bytes/256K?seed=602", destination: dir + "/a"))
+                let result = await engine.result(of: id)
+                #expect(
+                    result
+                        == .completed(
+                            path: dir + "/a", sha256: expectedSHA256(size: 256 << 10, seed: 602), bytes: 256 << 10))
+                let request = try #require(proxy.requests.first)
+                #expect(request.line == "CONNECT 127.0.0.1:\(port) HTTP/1.1")
+                #expect(request.headers["proxy-authorization"] == "Basic dTpw")
+                let get = try #require(requests(server, "/bytes/256K?seed=602").first)
+                #expect(get.tls)
+                // Inside the tunnel the origin sees no proxy credentials.
+                #expect(get.requestHeaders["proxy-authorization"] == nil)
+            }
+        }
+    }
+
+    @Test("a no_proxy host is reached directly, others through the proxy")
+    func noProxyBypass() async throws {
+        try await withForwardProxy { proxy in
+            try await withRangeServer(fixturesServerConfiguration) { server in
+                try await withEngine(on: server, through(proxy, noProxy: ["localhost"])) { server, engine, dir in
+                    let direct = try await engine.add(
+                        .init(url: "http://localhost:\(server.port)/bytes/1K?seed=603", destination: dir + "/a"))
+                    #expect(
+                        await engine.result(of: direct)
+                            == .completed(path: dir + "/a", sha256: expectedSHA256(size: 1024, seed: 603), bytes: 1024))
+                    #expect(proxy.requests.isEmpty)
+                    let proxied = try await engine.add(
+                        .init(url: server.baseURL + "/bytes/1K?seed=604", destination: dir + "/b"))
+                    #expect(
+                        await engine.result(of: proxied)
+                            == .completed(path: dir + "/b", sha256: expectedSHA256(size: 1024, seed: 604), bytes: 1024))
+                    #expect(proxy.requests.map(\.line) == ["CONNECT 127.0.0.1:\(server.port) HTTP/1.1"])
+                    #expect(requests(server, "/bytes/1K?seed=60").count == 2)
+                }
+            }
+        }
+    }
+
+    @Test("a proxy that refuses connections fails the task with one line naming the proxy, not the origin")
+    func refusedProxy() async throws {
+        let configuration = testConfiguration {
+            $0.proxy = .init(.init(host: "127.0.0.1", port: 1))
+            $0.retry = .init(maximumRetries: 1, initialDelay: .milliseconds(10))
+        }
+        try await withEngine(configuration) { server, engine, dir in
+            let id = try await engine.add(.init(url: server.baseURL + "/bytes/1K", destination: dir + "/a"))
+            guard case .failed(let error) = await engine.result(of: id) else {
+                Issue.record("did not fail")
+                return
+            }
+            #expect(error.message.contains("proxy 127.0.0.1:1"), "\(error.message)")
+            #expect(!error.message.contains(":\(server.port)"), "\(error.message)")
+            #expect(!error.message.contains("\n"))
+            #expect(requests(server, "/bytes/").isEmpty)
+        }
+    }
+
+    @Test("a proxy that answers CONNECT with an error is reported as the proxy's")
+    func deniedTunnel() async throws {
+        try await withForwardProxy { proxy in
+            let configuration = testConfiguration {
+                $0.proxy = .init(.init(host: "127.0.0.1", port: proxy.port))
+                $0.retry = .never
+            }
+            try await withEngine(configuration) { _, engine, dir in
+                // Port 1 refuses, so the proxy answers 502.
+                let id = try await engine.add(.init(url: "http://127.0.0.1:1/x", destination: dir + "/a"))
+                guard case .failed(let error) = await engine.result(of: id) else {
+                    Issue.record("did not fail")
+                    return
+                }
+                #expect(
+                    error.message.contains("proxy 127.0.0.1:\(proxy.port) did not open a tunnel"), "\(error.message)")
+                #expect(proxy.requests.map(\.line) == ["CONNECT 127.0.0.1:1 HTTP/1.1"])
+            }
+        }
+    }
+}
