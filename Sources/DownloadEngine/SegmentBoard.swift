@@ -1,6 +1,5 @@
 import Foundation
 
-
 /// The ``SegmentPlan`` of a running segmented download, shared by its connections (each body drains on its
 /// connection's event loop) under a lock.
 final class SegmentBoard: @unchecked Sendable {

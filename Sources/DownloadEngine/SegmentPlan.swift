@@ -99,7 +99,8 @@ struct SegmentPlan: Hashable, Sendable {
     ) -> Segment? {
         release(connection)
         guard !range.isEmpty,
-            let index = pending.firstIndex(where: { $0.contains(range.lowerBound) && $0.upperBound >= range.upperBound })
+            let index = pending.firstIndex(where: { $0.contains(range.lowerBound) && $0.upperBound >= range.upperBound }
+            )
         else { return nil }
         let piece = pending[index]
         var rest: [Range<Int64>] = []
@@ -117,7 +118,8 @@ struct SegmentPlan: Hashable, Sendable {
         release(connection)
         if let index = largestPendingIndex() {
             let range = pending.remove(at: index)
-            let segment = Segment(start: range.lowerBound, position: range.lowerBound, end: range.upperBound, started: now)
+            let segment = Segment(
+                start: range.lowerBound, position: range.lowerBound, end: range.upperBound, started: now)
             active[connection] = segment
             return .segment(segment)
         }

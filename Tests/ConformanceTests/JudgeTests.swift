@@ -1,6 +1,7 @@
-import Conformance
 import RangeServer
 import Testing
+
+@testable import Conformance
 
 /// The judge must catch every kind of misbehaviour, each from fabricated facts of a deliberately broken client.
 @Suite struct JudgeTests {
@@ -127,7 +128,7 @@ import Testing
                 seq, status: 206, sent: sent, outcome: outcome,
                 request: ["range": "bytes=\(start)-\(end - 1)", "if-range": Self.etag],
                 response: ["etag": Self.etag, "content-range": "bytes \(start)-\(end - 1)/\(Self.length)"],
-                millisecond: seq * 10)
+                millisecond: seq * 100)
         }
         var entries = (0..<4).map { index in
             segment(index + 1, from: UInt64(index) * mebibyte, to: UInt64(index + 1) * mebibyte, sent: mebibyte)
@@ -151,6 +152,73 @@ import Testing
         #expect(
             Judge.violations(of: Self.resume, in: facts).first
                 == "Range starts at 1048576, inside bytes already received (0-1572863)")
+    }
+
+    /// A segmented client's first response asks for the first segment only, and while it streams the others
+    /// start: bytes a response sent past a range delegated to another connection while it ran were on the way,
+    /// not kept, and a response that had not ended when a request arrived (less than 50 ms before) is not yet
+    /// known to the client.
+    @Test func aSegmentedClientIsJudgedByWhatItCouldKnow() {
+        let mebibyte: UInt64 = 1 << 20
+        func timed(
+            _ seq: Int, range: String?, ifRange: String?, status: Int = 206, contentRange: String?, sent: UInt64,
+            outcome: JournalOutcome = .complete, arrived: Int, ended: Int
+        ) -> JournalEntry {
+            var request: [String: String] = [:]
+            request["range"] = range
+            request["if-range"] = ifRange
+            var response = ["etag": Self.etag]
+            response["content-range"] = contentRange
+            var entry = Self.entry(
+                seq, status: status, sent: sent, outcome: outcome, request: request, response: response,
+                millisecond: ended)
+            entry.arrivalTime = JournalEntry.timestamp(
+                secondsSince1970: 1_800_000_000 + Int64(arrived / 1000), milliseconds: arrived % 1000)
+            return entry
+        }
+        // A first response from byte 0, cut by the client at 1 MiB once the second segment had started (the
+        // server counted 3 MiB sent); the second segment, then a resume of the second from where it was cut.
+        let entries = [
+            timed(
+                1, range: nil, ifRange: nil, status: 200, contentRange: nil, sent: 3 * mebibyte,
+                outcome: .clientClosed, arrived: 0, ended: 40),
+            timed(
+                2, range: "bytes=1048576-4194303", ifRange: Self.etag,
+                contentRange: "bytes 1048576-4194303/\(Self.length)", sent: 3 * mebibyte, arrived: 10, ended: 90),
+        ]
+        var facts = Self.facts(entries)
+        facts.segmented = true
+        #expect(Judge.violations(of: Self.resume, in: facts) == [])
+        // One stream judged the same way sends the second request inside what it was sent.
+        #expect(!Judge.violations(of: Self.resume, in: Self.facts(entries)).isEmpty)
+        // A request arriving 30 ms after another's response ended may not have known it; 200 ms after, it did.
+        var late = entries
+        late.append(
+            timed(
+                3, range: "bytes=1048576-2097151", ifRange: Self.etag,
+                contentRange: "bytes 1048576-2097151/\(Self.length)", sent: mebibyte, arrived: 120, ended: 130))
+        facts.entries = late
+        #expect(Judge.violations(of: Self.resume, in: facts) == [])
+        late[2] = timed(
+            3, range: "bytes=1048576-2097151", ifRange: Self.etag,
+            contentRange: "bytes 1048576-2097151/\(Self.length)", sent: mebibyte, arrived: 300, ended: 310)
+        facts.entries = late
+        #expect(
+            Judge.violations(of: Self.resume, in: facts).first?.hasPrefix("Range starts at 1048576, inside") == true)
+        // Refetch bounds are per request open at once.
+        #expect(JournalAnalysis.peakOpenRequests(entries) == 2)
+        // A first segment (Range from 0, no If-Range) is not a resume, even where resuming is forbidden.
+        let probe = [
+            timed(
+                1, range: "bytes=0-1048575", ifRange: nil, contentRange: "bytes 0-1048575/\(Self.length)",
+                sent: mebibyte, arrived: 0, ended: 10)
+        ]
+        var forbidden = Self.resume
+        forbidden.range = .forbidden
+        var probeFacts = Self.facts(probe)
+        probeFacts.segmented = true
+        #expect(Judge.violations(of: forbidden, in: probeFacts) == [])
+        #expect(Judge.violations(of: Self.resume, in: probeFacts) == [])
     }
 
     /// Seen with a pooled client: the dropped response went out on a new connection 2 and was journalled

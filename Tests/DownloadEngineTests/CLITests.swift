@@ -281,7 +281,8 @@ struct CLITests {
             "USAGE: rangefetch [<options>] [<urls> ...]",
             "-o, --output <output>", "--state <state>", "-j, --concurrency <concurrency>", "--checksums <checksums>",
             "--connect-timeout <connect-timeout>", "--idle-timeout <idle-timeout>", "--retries <retries>", "--durable",
-            "-x, --connections <connections>", "--no-digest", "--json", "--cacert <file>", "--insecure", "--wait-lock", "-H, --header <header>",
+            "-x, --connections <connections>", "--no-digest", "--json", "--cacert <file>", "--insecure", "--wait-lock",
+            "-H, --header <header>",
             "--user-agent <user-agent>", "--store-credentials", "--proxy <url>", "--noproxy <list>",
             "0    every download completed and verified", "64   usage error", "130  interrupted",
         ] {

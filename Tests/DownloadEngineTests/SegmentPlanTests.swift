@@ -11,7 +11,10 @@ struct SegmentPlanTests {
     func divide() {
         var plan = SegmentPlan(total: 8 * mebibyte, completed: [], minimumSize: mebibyte)
         plan.divide(into: 4)
-        #expect(plan.pending == [0..<2 * mebibyte, 2 * mebibyte..<4 * mebibyte, 4 * mebibyte..<6 * mebibyte, 6 * mebibyte..<8 * mebibyte])
+        #expect(
+            plan.pending == [
+                0..<2 * mebibyte, 2 * mebibyte..<4 * mebibyte, 4 * mebibyte..<6 * mebibyte, 6 * mebibyte..<8 * mebibyte,
+            ])
         var small = SegmentPlan(total: 3 * mebibyte, completed: [], minimumSize: mebibyte)
         small.divide(into: 8)
         // 3 MiB splits once (1.5 MiB halves are below two minimum sizes), not into eight.
@@ -77,7 +80,11 @@ struct SegmentPlanTests {
         let probe = try #require(claimed)
         #expect(probe.end == mebibyte)
         plan.divide(into: 4)
-        #expect(plan.pending == [mebibyte..<3 * mebibyte, 3 * mebibyte..<5 * mebibyte, 5 * mebibyte..<7 * mebibyte, 7 * mebibyte..<9 * mebibyte])
+        #expect(
+            plan.pending == [
+                mebibyte..<3 * mebibyte, 3 * mebibyte..<5 * mebibyte, 5 * mebibyte..<7 * mebibyte,
+                7 * mebibyte..<9 * mebibyte,
+            ])
         let straddling = plan.claim(1, exactly: 500..<2 * mebibyte, now: now)
         #expect(straddling == nil)
     }

@@ -40,7 +40,9 @@ struct SegmentedDownloadTests {
             let url = server.baseURL + "/bytes/8M?seed=501&rate=\(paced(1024))"
             let id = try await engine.add(.init(url: url, destination: dir + "/out"))
             let result = await engine.result(of: id)
-            #expect(result == .completed(path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 501), bytes: 8 << 20))
+            #expect(
+                result
+                    == .completed(path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 501), bytes: 8 << 20))
             try await eventually(.seconds(10), "4 GETs in the journal") { requests(server, "/bytes/8M").count >= 4 }
             let gets = requests(server, "/bytes/8M").sorted { $0.arrival < $1.arrival }
             let first = try #require(gets.first)
@@ -48,7 +50,9 @@ struct SegmentedDownloadTests {
             #expect(first.status == 206 && first.bodyBytesSent == 1 << 20)
             let ranged = Array(gets.dropFirst())
             #expect(ranged.count >= 3)
-            #expect(ranged.allSatisfy { $0.status == 206 && $0.requestHeaders["if-range"] == first.responseHeaders["etag"] })
+            #expect(
+                ranged.allSatisfy { $0.status == 206 && $0.requestHeaders["if-range"] == first.responseHeaders["etag"] }
+            )
             #expect(Set(ranged.compactMap(rangeStart)).count == ranged.count, "each segment asks for its own bytes")
             // In flight at once: the fourth request arrived before any of the first four responses ended.
             let opening = Array(gets.prefix(4))
@@ -71,11 +75,14 @@ struct SegmentedDownloadTests {
         ])
         try await withRangeServer(server) { server in
             try await withEngine(on: server, segmentedConfiguration(4)) { server, engine, dir in
-                let id = try await engine.add(.init(url: server.baseURL + "/scenario/seg-version/r1", destination: dir + "/out"))
+                let id = try await engine.add(
+                    .init(url: server.baseURL + "/scenario/seg-version/r1", destination: dir + "/out"))
                 let result = await engine.result(of: id)
                 #expect(
                     result
-                        == .completed(path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 502, version: 2), bytes: 8 << 20))
+                        == .completed(
+                            path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 502, version: 2),
+                            bytes: 8 << 20))
                 let gets = requests(server, "/scenario/seg-version/r1").sorted { $0.arrival < $1.arrival }
                 let v1 = try #require(gets.first?.responseHeaders["etag"])
                 // The 206 of version 2 to a segment that asked If-Range: v1 ...
@@ -86,10 +93,17 @@ struct SegmentedDownloadTests {
                 let freshStart = gets[(changed + 1)...].contains {
                     rangeStart($0) == 0 && $0.requestHeaders["if-range"] == nil && $0.responseHeaders["etag"] != v1
                 }
-                let wholeBody = gets.contains { $0.status == 200 && $0.bodyBytesSent == 8 << 20 && $0.outcome == .complete }
-                #expect(freshStart || wholeBody, "\(gets.map { ($0.requestHeaders["range"] ?? "-", $0.status, $0.bodyBytesSent) })")
+                let wholeBody = gets.contains {
+                    $0.status == 200 && $0.bodyBytesSent == 8 << 20 && $0.outcome == .complete
+                }
+                #expect(
+                    freshStart || wholeBody,
+                    "\(gets.map { ($0.requestHeaders["range"] ?? "-", $0.status, $0.bodyBytesSent) })")
                 // Version 1's bytes never reached the output: nothing of it was kept past the change.
-                #expect(!gets.contains { $0.arrival > gets[changed].arrival && $0.requestHeaders["if-range"] == v1 && $0.status == 206 })
+                #expect(
+                    !gets.contains {
+                        $0.arrival > gets[changed].arrival && $0.requestHeaders["if-range"] == v1 && $0.status == 206
+                    })
             }
         }
     }
@@ -104,9 +118,13 @@ struct SegmentedDownloadTests {
         ])
         try await withRangeServer(server) { server in
             try await withEngine(on: server, segmentedConfiguration(4)) { server, engine, dir in
-                let id = try await engine.add(.init(url: server.baseURL + "/scenario/seg-200/r1", destination: dir + "/out"))
+                let id = try await engine.add(
+                    .init(url: server.baseURL + "/scenario/seg-200/r1", destination: dir + "/out"))
                 let result = await engine.result(of: id)
-                #expect(result == .completed(path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 503), bytes: 8 << 20))
+                #expect(
+                    result
+                        == .completed(
+                            path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 503), bytes: 8 << 20))
                 try await eventually(.seconds(10), "the 200 in the journal") {
                     requests(server, "/scenario/seg-200/r1").contains { $0.attempt == 3 }
                 }
@@ -128,7 +146,9 @@ struct SegmentedDownloadTests {
             let log = EventLog(engine.events())
             let id = try await engine.add(.init(url: url, destination: dir + "/out"))
             let result = await engine.result(of: id)
-            #expect(result == .completed(path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 504), bytes: 8 << 20))
+            #expect(
+                result
+                    == .completed(path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 504), bytes: 8 << 20))
             try await eventually(.seconds(10), "the journal") {
                 requests(server, "/bytes/8M").filter { $0.status == 206 || $0.status == 200 }.reduce(0) {
                     $0 + $1.bodyBytesSent
@@ -162,9 +182,13 @@ struct SegmentedDownloadTests {
             let resumedAt = Date()
             try await engine.resume(id)
             let result = await engine.result(of: id)
-            #expect(result == .completed(path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 505), bytes: 8 << 20))
+            #expect(
+                result
+                    == .completed(path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 505), bytes: 8 << 20))
             // No resumed request asked for a byte the record held.
-            let resumed = requests(server, "/bytes/8M").filter { (instant($0.arrivalTime) ?? .distantPast) >= resumedAt }
+            let resumed = requests(server, "/bytes/8M").filter {
+                (instant($0.arrivalTime) ?? .distantPast) >= resumedAt
+            }
             #expect(resumed.count >= 2)
             for entry in resumed {
                 let start = try #require(rangeStart(entry), "every resumed request is ranged")
@@ -237,7 +261,9 @@ struct SegmentedCLITests {
                 #expect(next.count >= 8, "round \(round + 1) made \(next.count) requests")
                 for entry in next {
                     let start = try #require(rangeStart(entry), "a resumed run's requests are all ranged")
-                    #expect(!ranges.contains { $0.contains(start) }, "after kill \(round): bytes=\(start)- was held: \(ranges)")
+                    #expect(
+                        !ranges.contains { $0.contains(start) },
+                        "after kill \(round): bytes=\(start)- was held: \(ranges)")
                 }
             }
             // Refetched per kill: what the server sent beyond the file, at most 1 MiB per open connection per kill.

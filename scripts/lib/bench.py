@@ -701,6 +701,73 @@ class Bench:
             covered_to = end
         return {"requests": requests, "bytesSent": total, "uniqueBytes": union, "duplicateBytes": total - union}
 
+    def case9(self):
+        title = ("segmented: 256 MiB /bytes at rate=8M per connection, rangefetch -x 8 vs aria2c -x 8 -s 8 vs axel -n 8; "
+                 "the same behind connection-cap=4; peak RSS of -x 16 at 4 GiB")
+        if self.rangefetch_missing(9, title):
+            return
+        rs, url = self.start_rangeserver()
+        size = 256 * MIB
+
+        def fetch(tool, query):
+            directory = self.downloads_dir(tool)
+            output = os.path.join(directory, "seg.bin")
+            target = url + "/bytes/256M?seed=9&rate=8M" + query
+            if tool == "rangefetch":
+                command = [self.options.rangefetch, "-x", "8", "-o", output, target]
+            elif tool == "aria2c":
+                command = ["aria2c", "-x", "8", "-s", "8", "-k", "1M", "--file-allocation=none", "--allow-overwrite=true",
+                           "--summary-interval=0", "--console-log-level=warn", "--download-result=hide",
+                           "-d", directory, "-o", "seg.bin", target]
+            else:
+                command = ["axel", "-q", "-n", "8", "-o", output, target]
+            sample = self.timed_run(command, 300)
+            written = os.path.getsize(output)
+            if written != size:
+                raise RuntimeError(f"{tool} wrote {written} bytes")
+            sample["mibPerSecond"] = written / sample["seconds"] / MIB
+            shutil.rmtree(directory)
+            return sample
+
+        try:
+            samples = self.rounds("case 9", {
+                "rangefetch": lambda: fetch("rangefetch", ""),
+                "aria2c": lambda: fetch("aria2c", ""),
+                "axel": lambda: fetch("axel", ""),
+            })
+            # A server that refuses a fifth connection with 503 + Retry-After: rangefetch must finish with four.
+            capped = [fetch("rangefetch", "&connection-cap=4") for _ in range(self.pairs)]
+            directory = self.downloads_dir("rangefetch-x16")
+            output = os.path.join(directory, "4g.bin")
+            big = self.timed_run([self.options.rangefetch, "-x", "16", "-o", output, url + "/bytes/4G?seed=9"], 600)
+            big["mibPerSecond"] = os.path.getsize(output) / big["seconds"] / MIB
+            shutil.rmtree(directory)
+        finally:
+            self.stop(rs)
+        rf, aria, axel = samples["rangefetch"], samples["aria2c"], samples["axel"]
+        throughput = lambda side: [s["mibPerSecond"] for s in side]
+        faster = aria if median(throughput(aria)) >= median(throughput(axel)) else axel
+        faster_name = "aria2c" if faster is aria else "axel"
+        ratio = median(pair_ratios(throughput(rf), throughput(faster)))
+        of_line = median(throughput(rf)) / (8 * 8)
+        capped_of_line = median(throughput(capped)) / (4 * 8)
+        rows = [
+            row(f"throughput MiB/s (rangefetch -x 8 / {faster_name}, the faster peer)", rf, faster, "mibPerSecond", ratio),
+            row("throughput MiB/s (rangefetch -x 8 / aria2c -x 8 -s 8)", rf, aria, "mibPerSecond",
+                median(pair_ratios(throughput(rf), throughput(aria)))),
+            row("throughput MiB/s (rangefetch -x 8 / axel -n 8)", rf, axel, "mibPerSecond",
+                median(pair_ratios(throughput(rf), throughput(axel)))),
+            {"metric": "rangefetch -x 8 median MiB/s / (8 x 8 MiB/s)", "a": of_line},
+            {"metric": "rangefetch -x 8 behind connection-cap=4, median MiB/s / (4 x 8 MiB/s)", "a": capped_of_line},
+            {"metric": "rangefetch -x 16 peak RSS MiB, 4 GiB /bytes (verified)", "a": big["peakRssKiB"] / KIB},
+            {"metric": "rangefetch -x 16 MiB/s, 4 GiB /bytes (verified)", "a": big["mibPerSecond"]},
+        ]
+        passed = ratio >= 1.0 and of_line >= 0.9 and capped_of_line >= 0.9 and big["peakRssKiB"] <= 96 * KIB
+        self.record(9, title, rows,
+                    "ratio to the faster peer >= 1.0, >= 0.9 of 8 x 8 MiB/s, capped >= 0.9 of 4 x 8 MiB/s, "
+                    "-x 16 peak RSS <= 96 MiB", passed,
+                    samples={"rangefetch": rf, "aria2c": aria, "axel": axel, "capped": capped, "rangefetch4G": big})
+
     def case7(self):
         title = "resume waste: 10 kill -9 during a 1 GiB download (rate=64M), rangefetch vs aria2c"
         if self.rangefetch_missing(7, title):
@@ -944,7 +1011,7 @@ def machine_facts():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("cases", nargs="*", help="1..8, threads, micro (default: 1-8 and micro)")
+    parser.add_argument("cases", nargs="*", help="1..9, threads, micro (default: 1-9 and micro)")
     parser.add_argument("--repo", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--files", required=True)
@@ -961,8 +1028,8 @@ def main():
     parser.add_argument("--seed", type=int, default=20261121)
     options = parser.parse_args()
 
-    cases = options.cases or ["1", "2", "3", "4", "5", "6", "7", "8", "micro"]
-    known = {"1", "2", "3", "4", "5", "6", "7", "8", "threads", "micro"}
+    cases = options.cases or ["1", "2", "3", "4", "5", "6", "7", "8", "9", "micro"]
+    known = {"1", "2", "3", "4", "5", "6", "7", "8", "9", "threads", "micro"}
     unknown = [c for c in cases if c not in known]
     if unknown:
         parser.error(f"unknown case(s) {' '.join(unknown)}; choose from {' '.join(sorted(known))}")
