@@ -44,10 +44,13 @@ struct SegmentPlan: Hashable, Sendable {
     static let splitHorizon: Duration = .seconds(1)
     /// How long a segment must have run before its speed is trusted.
     static let speedWindow: Duration = .milliseconds(250)
-    /// Unclaimed ranges, sorted by start, never adjacent.
+    /// Unclaimed ranges, sorted by start, disjoint (the pieces of a division are adjacent; a release merges).
     private(set) var pending: [Range<Int64>]
     /// Active segments by connection.
     private(set) var active: [Int: Segment] = [:]
+    /// The most a claim takes from one pending range: the share of one connection when the work was divided, so
+    /// ranges merged back together (given back by connections that failed) are shared again, not taken whole.
+    private(set) var pieceLimit: Int64 = .max
 
     /// Starts a plan from the ranges already done.
     ///
@@ -82,14 +85,26 @@ struct SegmentPlan: Hashable, Sendable {
         return end
     }
 
-    /// Splits the pending ranges until there are `count` of them, or none is large enough to split: the initial
-    /// division of the work among `count` connections.
+    /// Divides the pending bytes into `count` equal pieces (on 64 KiB boundaries, none smaller than
+    /// ``minimumSize`` but the last of a range): the initial division of the work among `count` connections.
     mutating func divide(into count: Int) {
-        while pending.count < count, let index = largestPendingIndex(), pending[index].count >= 2 * minimumSize {
-            let range = pending[index]
-            let middle = Self.middle(of: range)
-            pending.replaceSubrange(index...index, with: [range.lowerBound..<middle, middle..<range.upperBound])
+        let bytes = pending.reduce(Int64(0)) { $0 + Int64($1.count) }
+        guard count > 0, bytes > 0 else { return }
+        var piece = (bytes + Int64(count) - 1) / Int64(count)
+        piece = max(minimumSize, (piece + 0xFFFF) & ~0xFFFF)
+        pieceLimit = piece
+        var pieces: [Range<Int64>] = []
+        for range in pending {
+            var start = range.lowerBound
+            while start < range.upperBound {
+                var end = min(start + piece, range.upperBound)
+                // A last piece under the minimum joins the one before it.
+                if range.upperBound - end < minimumSize { end = range.upperBound }
+                pieces.append(start..<end)
+                start = end
+            }
         }
+        pending = pieces
     }
 
     /// Gives `connection` exactly `range` (the part of a pending range a response already streaming covers), or
@@ -117,7 +132,13 @@ struct SegmentPlan: Hashable, Sendable {
     mutating func claim(_ connection: Int, now: ContinuousClock.Instant) -> Claim {
         release(connection)
         if let index = largestPendingIndex() {
-            let range = pending.remove(at: index)
+            var range = pending[index]
+            if Int64(range.count) - pieceLimit >= minimumSize {
+                pending[index] = range.lowerBound + pieceLimit..<range.upperBound
+                range = range.lowerBound..<range.lowerBound + pieceLimit
+            } else {
+                pending.remove(at: index)
+            }
             let segment = Segment(
                 start: range.lowerBound, position: range.lowerBound, end: range.upperBound, started: now)
             active[connection] = segment

@@ -284,7 +284,7 @@ final class Transfer: @unchecked Sendable {
             return try await runSegments(
                 first: nil, url: url, usingResolvedURL: usingResolvedURL, crossOrigin: crossOrigin)
         }
-        let probe = configuration.connectionsPerFile > 1 && !segmentsDisabled ? configuration.minimumSegmentSize : nil
+        let probe = configuration.connectionsPerFile > 1 && !segmentsDisabled ? Self.firstSegmentLength : nil
         let plan = ResumePlanner.request(offset: length, validators: record.validators, probe: probe)
         if case .full = plan, length > 0 { try truncate() }
         var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
@@ -481,6 +481,10 @@ final class Transfer: @unchecked Sendable {
     }
 
     // MARK: Segments
+
+    /// What the first request of a download that may be segmented asks for: small, because the other connections
+    /// start only once its head is in, and nothing else runs while it does.
+    static let firstSegmentLength: Int64 = 64 << 10
 
     /// Whether a response lets the rest of the file be fetched in segments: more than one connection is configured,
     /// the length is known and worth splitting, the `ETag` is strong (the `If-Range` every segment carries must

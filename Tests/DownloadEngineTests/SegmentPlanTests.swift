@@ -7,7 +7,7 @@ import Testing
 struct SegmentPlanTests {
     let mebibyte: Int64 = 1 << 20
 
-    @Test("divide splits the pending ranges into as many pieces as connections, never below two minimum sizes")
+    @Test("divide cuts the pending bytes into as many equal pieces as connections, none below the minimum size")
     func divide() {
         var plan = SegmentPlan(total: 8 * mebibyte, completed: [], minimumSize: mebibyte)
         plan.divide(into: 4)
@@ -17,8 +17,8 @@ struct SegmentPlanTests {
             ])
         var small = SegmentPlan(total: 3 * mebibyte, completed: [], minimumSize: mebibyte)
         small.divide(into: 8)
-        // 3 MiB splits once (1.5 MiB halves are below two minimum sizes), not into eight.
-        #expect(small.pending.count == 2)
+        // 3 MiB makes three pieces of the minimum size, not eight.
+        #expect(small.pending.count == 3)
         #expect(small.pending.allSatisfy { $0.count >= Int(mebibyte) })
     }
 
@@ -87,6 +87,23 @@ struct SegmentPlanTests {
             ])
         let straddling = plan.claim(1, exactly: 500..<2 * mebibyte, now: now)
         #expect(straddling == nil)
+    }
+
+    @Test("ranges given back merge, and are shared again in pieces of one connection's share")
+    func releasedRangesAreSharedAgain() throws {
+        let now = ContinuousClock.now
+        var plan = SegmentPlan(total: 8 * mebibyte, completed: [], minimumSize: mebibyte)
+        plan.divide(into: 4)
+        let claims = (0..<4).map { plan.claim($0, now: now) }
+        _ = try claims.map(segment)
+        // Connections 2 and 3 are refused: their adjacent pieces merge into one pending range of 4 MiB ...
+        plan.release(2)
+        plan.release(3)
+        #expect(plan.pending == [4 * mebibyte..<8 * mebibyte])
+        // ... which the next claims take one share (2 MiB) at a time.
+        let next = plan.claim(4, now: now)
+        #expect(try segment(next).end - segment(next).start == 2 * mebibyte)
+        #expect(plan.pending == [6 * mebibyte..<8 * mebibyte])
     }
 
     @Test("a segment under two minimum sizes is not split; release gives its rest back, merged")
