@@ -3,8 +3,9 @@
 ///
 /// Bytes are in one of three places: `pending` (nobody fetches them yet), an active segment's remaining
 /// `position..<end` (a connection fetches them), or done (everything else). A connection that finishes its segment
-/// claims the largest pending range; when none is left it splits the largest active segment in two and takes the
-/// upper half, so no connection sits idle while another has more than two minimum sizes to go.
+/// claims the next pending piece; when none is left it splits the largest active segment in two and takes the
+/// upper half, so no connection sits idle while another has more than two minimum sizes to go. Pending ranges are
+/// taken in file order, a piece at a time, so the done prefix grows steadily.
 ///
 /// A split only takes a segment that would otherwise run on for at least ``splitHorizon`` at its measured speed.
 /// The request of the segment split is already on its way, and the server may have sent its upper half already:
@@ -85,12 +86,21 @@ struct SegmentPlan: Hashable, Sendable {
         return end
     }
 
-    /// Divides the pending bytes into `count` equal pieces (on 64 KiB boundaries, none smaller than
-    /// ``minimumSize`` but the last of a range): the initial division of the work among `count` connections.
+    /// Pieces per connection when the work is divided.
+    ///
+    /// Connections take pieces in file order, so the done prefix, which is all the SHA-256 can read, grows with
+    /// the whole download rather than with the first connection's share: with one piece per connection, 7 of 8
+    /// shares were hashed only after the last byte arrived (0.2 s of 4.2 s for 256 MiB at 8 × 8 MiB/s). Each piece
+    /// is one more request on a kept-alive connection.
+    static let piecesPerConnection: Int64 = 16
+
+    /// Divides the pending bytes into ``piecesPerConnection`` pieces per connection (on 64 KiB boundaries, none
+    /// smaller than ``minimumSize`` but the last of a range): the division of the work among `count` connections.
     mutating func divide(into count: Int) {
         let bytes = pending.reduce(Int64(0)) { $0 + Int64($1.count) }
         guard count > 0, bytes > 0 else { return }
-        var piece = (bytes + Int64(count) - 1) / Int64(count)
+        let count64 = Int64(count) * Self.piecesPerConnection
+        var piece = (bytes + count64 - 1) / count64
         piece = max(minimumSize, (piece + 0xFFFF) & ~0xFFFF)
         pieceLimit = piece
         var pieces: [Range<Int64>] = []
@@ -127,11 +137,12 @@ struct SegmentPlan: Hashable, Sendable {
         return segment
     }
 
-    /// Gives `connection` new work: the largest pending range, else the upper half of the largest active segment
-    /// worth splitting (see the type's discussion).
+    /// Gives `connection` new work: the first pending piece (in file order), else the upper half of the largest
+    /// active segment worth splitting (see the type's discussion).
     mutating func claim(_ connection: Int, now: ContinuousClock.Instant) -> Claim {
         release(connection)
-        if let index = largestPendingIndex() {
+        if !pending.isEmpty {
+            let index = 0
             var range = pending[index]
             if Int64(range.count) - pieceLimit >= minimumSize {
                 pending[index] = range.lowerBound + pieceLimit..<range.upperBound
@@ -178,10 +189,6 @@ struct SegmentPlan: Hashable, Sendable {
             pending = Self.complement(
                 of: Self.complement(of: pending + [segment.position..<segment.end], in: 0..<total), in: 0..<total)
         }
-    }
-
-    private func largestPendingIndex() -> Int? {
-        pending.indices.max { (pending[$0].count, $1) < (pending[$1].count, $0) }
     }
 
     /// Where a range is split: its middle, moved down to a 64 KiB boundary (where write buffers, and so refetches

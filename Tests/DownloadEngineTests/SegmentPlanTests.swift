@@ -7,19 +7,17 @@ import Testing
 struct SegmentPlanTests {
     let mebibyte: Int64 = 1 << 20
 
-    @Test("divide cuts the pending bytes into as many equal pieces as connections, none below the minimum size")
+    @Test("divide cuts the pending bytes into pieces, several per connection, none below the minimum size")
     func divide() {
-        var plan = SegmentPlan(total: 8 * mebibyte, completed: [], minimumSize: mebibyte)
+        var plan = SegmentPlan(total: 512 * mebibyte, completed: [], minimumSize: mebibyte)
         plan.divide(into: 4)
-        #expect(
-            plan.pending == [
-                0..<2 * mebibyte, 2 * mebibyte..<4 * mebibyte, 4 * mebibyte..<6 * mebibyte, 6 * mebibyte..<8 * mebibyte,
-            ])
-        var small = SegmentPlan(total: 3 * mebibyte, completed: [], minimumSize: mebibyte)
+        // 16 pieces per connection: 64 pieces of 8 MiB, in file order.
+        #expect(plan.pending.count == 64)
+        #expect(plan.pending.first == 0..<8 * mebibyte && plan.pending.last == 504 * mebibyte..<512 * mebibyte)
+        var small = SegmentPlan(total: 3 * mebibyte + 4096, completed: [], minimumSize: mebibyte)
         small.divide(into: 8)
-        // 3 MiB makes three pieces of the minimum size, not eight.
-        #expect(small.pending.count == 3)
-        #expect(small.pending.allSatisfy { $0.count >= Int(mebibyte) })
+        // 3 MiB makes three pieces of the minimum size; the 4 KiB left over joins the last.
+        #expect(small.pending == [0..<mebibyte, mebibyte..<2 * mebibyte, 2 * mebibyte..<3 * mebibyte + 4096])
     }
 
     /// The segment a claim gave, failing the test otherwise.
@@ -31,30 +29,29 @@ struct SegmentPlanTests {
         return segment
     }
 
-    @Test("claims take the largest pending range, then split the largest active segment at a 64 KiB boundary")
+    @Test("claims take pending pieces in file order, then split the largest running segment at 64 KiB")
     func claimAndSplit() throws {
         let start = ContinuousClock.now
         var plan = SegmentPlan(total: 10 * mebibyte, completed: [0..<mebibyte], minimumSize: mebibyte)
-        plan.divide(into: 2)
-        let claims = (plan.claim(0, now: start), plan.claim(1, now: start))
-        let first = try segment(claims.0)
-        let second = try segment(claims.1)
-        #expect(plan.pending.isEmpty)
-        #expect(Set([first.start, second.start]) == [mebibyte, mebibyte + (9 * mebibyte / 2 & ~0xFFFF)])
-        plan.advance(0, to: first.start + 100_000)
-        plan.advance(1, to: second.start + 100_000)
-        // Too early to know the segments' speeds: wait.
-        let early = plan.claim(2, now: start + .milliseconds(100))
+        plan.divide(into: 1)
+        let first = try segment(plan.claim(0, now: start))
+        let second = try segment(plan.claim(1, now: start))
+        #expect(first.start == mebibyte && first.end == 2 * mebibyte)
+        #expect(second.start == 2 * mebibyte && second.end == 3 * mebibyte)
+        var whole = SegmentPlan(total: 10 * mebibyte, completed: [0..<mebibyte], minimumSize: mebibyte)
+        let only = try segment(whole.claim(0, now: start))
+        #expect(only.start == mebibyte && only.end == 10 * mebibyte)
+        whole.advance(0, to: only.start + 100_000)
+        // Too early to know the segment's speed: wait.
+        let early = whole.claim(1, now: start + .milliseconds(100))
         #expect(early == .wait)
-        // After a second at 100 KB/s, both have tens of seconds left: connection 2 takes the upper half of one.
-        let split = plan.claim(2, now: start + .seconds(1))
-        let third = try segment(split)
-        #expect(third.start % 65_536 == 0)
-        let owner = plan.end(of: 0) == third.start ? 0 : 1
-        #expect(plan.end(of: owner) == third.start)
-        #expect(third.end == (owner == 0 ? first.end : second.end))
-        #expect(plan.doneBytes == mebibyte + 200_000)
-        #expect(plan.contiguousEnd == mebibyte + 100_000)
+        // After a second at 100 KB/s it has a minute and a half left: connection 1 takes its upper half.
+        let split = whole.claim(1, now: start + .seconds(1))
+        let upper = try segment(split)
+        #expect(upper.start % 65_536 == 0 && upper.end == 10 * mebibyte)
+        #expect(whole.end(of: 0) == upper.start)
+        #expect(whole.doneBytes == mebibyte + 100_000)
+        #expect(whole.contiguousEnd == mebibyte + 100_000)
     }
 
     @Test("a segment about to finish at its speed is not split: its upper half may already be on the wire")
@@ -80,30 +77,26 @@ struct SegmentPlanTests {
         let probe = try #require(claimed)
         #expect(probe.end == mebibyte)
         plan.divide(into: 4)
-        #expect(
-            plan.pending == [
-                mebibyte..<3 * mebibyte, 3 * mebibyte..<5 * mebibyte, 5 * mebibyte..<7 * mebibyte,
-                7 * mebibyte..<9 * mebibyte,
-            ])
+        #expect(plan.pending.count == 8 && plan.pending.first == mebibyte..<2 * mebibyte)
         let straddling = plan.claim(1, exactly: 500..<2 * mebibyte, now: now)
         #expect(straddling == nil)
     }
 
-    @Test("ranges given back merge, and are shared again in pieces of one connection's share")
+    @Test("ranges given back merge, and are shared again a piece at a time")
     func releasedRangesAreSharedAgain() throws {
         let now = ContinuousClock.now
         var plan = SegmentPlan(total: 8 * mebibyte, completed: [], minimumSize: mebibyte)
         plan.divide(into: 4)
         let claims = (0..<4).map { plan.claim($0, now: now) }
         _ = try claims.map(segment)
-        // Connections 2 and 3 are refused: their adjacent pieces merge into one pending range of 4 MiB ...
+        // Connections 2 and 3 are refused: their pieces merge with the pending ones into one range ...
         plan.release(2)
         plan.release(3)
-        #expect(plan.pending == [4 * mebibyte..<8 * mebibyte])
-        // ... which the next claims take one share (2 MiB) at a time.
+        #expect(plan.pending == [2 * mebibyte..<8 * mebibyte])
+        // ... which the next claims take one piece (1 MiB) at a time, in file order.
         let next = plan.claim(4, now: now)
-        #expect(try segment(next).end - segment(next).start == 2 * mebibyte)
-        #expect(plan.pending == [6 * mebibyte..<8 * mebibyte])
+        #expect(try segment(next).start == 2 * mebibyte && segment(next).end == 3 * mebibyte)
+        #expect(plan.pending == [3 * mebibyte..<8 * mebibyte])
     }
 
     @Test("a segment under two minimum sizes is not split; release gives its rest back, merged")
