@@ -56,18 +56,18 @@ enum OutputInspector {
     }
 
     /// The bytes under a directory tree (regular files), for step thresholds.
+    ///
+    /// A file counts with the blocks it has, not its length: a segmented client (`rangefetch -x`, aria2c) may set
+    /// its file to the full length before any byte arrives, and the holes of such a sparse file are not on disk.
     static func bytesOnDisk(under directories: [String]) -> UInt64 {
         var total: UInt64 = 0
         for directory in directories {
             guard let enumerator = FileManager.default.enumerator(atPath: directory) else { continue }
             while let relative = enumerator.nextObject() as? String {
-                let attributes = enumerator.fileAttributes
-                if attributes?[.type] as? FileAttributeType == .typeRegular,
-                    let size = attributes?[.size] as? NSNumber
-                {
-                    total += size.uint64Value
-                }
-                _ = relative
+                guard enumerator.fileAttributes?[.type] as? FileAttributeType == .typeRegular else { continue }
+                var status = stat()
+                guard stat(directory + "/" + relative, &status) == 0 else { continue }
+                total += UInt64(max(0, min(Int64(status.st_size), Int64(status.st_blocks) * 512)))
             }
         }
         return total
