@@ -1,3 +1,4 @@
+import Crypto
 import SystemCalls
 
 #if canImport(Glibc)
@@ -190,6 +191,24 @@ enum FileIO {
             unlink(from)
         }
         if sync { try fsyncDirectory(LexicalPath.parent(to)) }
+    }
+}
+
+extension FileIO {
+    /// Hashes the first `length` bytes of `fd` into `hasher`, 1 MiB at a time.
+    ///
+    /// - Throws: ``DownloadError/fileSystem(_:)`` when a read fails or the file is shorter.
+    static func hashPrefix(_ fd: Int32, _ path: String, length: Int64, into hasher: inout SHA256) throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < length {
+            let want = Int(min(Int64(buffer.count), length - offset))
+            let count = try read(fd, path, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
+            guard count > 0 else { throw DownloadError.fileSystem("\(path) is shorter than the \(length) bytes kept") }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
+        }
     }
 }
 

@@ -16,10 +16,24 @@ final class HashPipeline: @unchecked Sendable {
     private var waiting = 0
     /// Only touched on `queue`.
     private var hasher: SHA256
+    /// Only touched on `queue`: a failure to read the kept prefix back.
+    private var failure: (any Error)?
 
-    init(_ hasher: SHA256, limit: Int = 8 << 20) {
+    /// Starts a pipeline; with `prefix`, the first `prefix.length` bytes of the partial file (kept from an earlier
+    /// attempt) are read back and hashed first, on the hash thread, while the request for the rest is sent and its
+    /// first parts arrive: a resume no longer waits for the kept prefix to be hashed before asking for the rest.
+    init(_ hasher: SHA256, prefix: (fd: Int32, path: String, length: Int64)? = nil, limit: Int = 8 << 20) {
         self.hasher = hasher
         self.limit = limit
+        if let prefix, prefix.length > 0 {
+            queue.async { [self] in
+                do {
+                    try FileIO.hashPrefix(prefix.fd, prefix.path, length: prefix.length, into: &self.hasher)
+                } catch {
+                    failure = error
+                }
+            }
+        }
     }
 
     /// Queues bytes that were just written, after every part submitted before.
@@ -38,10 +52,18 @@ final class HashPipeline: @unchecked Sendable {
         }
     }
 
-    /// The hash state once every submitted part has been hashed.
-    func result() async -> SHA256 {
-        await withCheckedContinuation { continuation in
-            queue.async { [self] in continuation.resume(returning: hasher) }
+    /// The hash state once the prefix and every submitted part have been hashed.
+    ///
+    /// - Throws: The error reading the prefix back, if that failed.
+    func result() async throws -> SHA256 {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { [self] in
+                if let failure {
+                    continuation.resume(throwing: failure)
+                } else {
+                    continuation.resume(returning: hasher)
+                }
+            }
         }
     }
 }

@@ -27,15 +27,16 @@ final class PartialFileWriter: BodySink, @unchecked Sendable {
     private(set) var madeOwedSave = false
 
     init(
-        fd: Int32, path: String, length: Int64, hasher: SHA256?, skip: Int64, end: Int64?, chunkLimit: Int,
-        activity: ActivityClock, owedSave: (@Sendable () throws -> Void)? = nil, owedSaveLimit: Int64 = 0
+        fd: Int32, path: String, length: Int64, hasher: SHA256?, unhashedPrefix: Int64 = 0, skip: Int64,
+        end: Int64?, chunkLimit: Int, activity: ActivityClock, owedSave: (@Sendable () throws -> Void)? = nil,
+        owedSaveLimit: Int64 = 0
     ) {
         self.owedSave = owedSave
         self.owedSaveLimit = owedSaveLimit
         self.fd = fd
         self.path = path
         self.length = length
-        self.hashes = hasher.map { HashPipeline($0) }
+        self.hashes = hasher.map { HashPipeline($0, prefix: (fd, path, unhashedPrefix)) }
         self.skip = skip
         self.end = end
         self.chunkLimit = chunkLimit

@@ -39,6 +39,9 @@ final class Transfer: @unchecked Sendable {
     private var length: Int64 = 0
     /// `nil` when the configuration computes no digest.
     private var hasher: SHA256?
+    /// The bytes at the start of the partial file, kept from an earlier run, that `hasher` does not cover yet: the
+    /// next body's hash pipeline reads them back first, while the request is on its way.
+    private var unhashedPrefix: Int64 = 0
     private var reprDigest: String?
     private let activity = ActivityClock()
     private let started = ContinuousClock.now
@@ -182,6 +185,8 @@ final class Transfer: @unchecked Sendable {
 
             switch result {
             case .done:
+                // Done without a body (a 416 for a partial file already complete): the prefix is hashed here.
+                if unhashedPrefix > 0 { try rehashPrefix() }
                 let digest = hasher.map { HeaderValues.hex($0.finalize()) }
                 let verdict = ResumePlanner.verify(
                     length: length, totalLength: record.totalLength, sha256: digest, expected: record.expectedSHA256,
@@ -411,7 +416,8 @@ final class Transfer: @unchecked Sendable {
         _ body: TransportBody, skip: Int64, expectedEnd: Int64?, owed: (@Sendable () throws -> Void)?
     ) async throws -> Int64 {
         let writer = PartialFileWriter(
-            fd: fd, path: partialPath, length: length, hasher: hasher, skip: skip, end: expectedEnd,
+            fd: fd, path: partialPath, length: length, hasher: hasher, unhashedPrefix: unhashedPrefix, skip: skip,
+            end: expectedEnd,
             chunkLimit: max(1, min(configuration.writeBufferSize, 1 << 20)), activity: activity,
             owedSave: owed, owedSaveLimit: Self.unrecordedLimit)
         defer { if writer.madeOwedSave { recordOnDisk = true } }
@@ -430,7 +436,14 @@ final class Transfer: @unchecked Sendable {
         }
         // Whatever happened, the bytes the writer stored are the partial file's: keep them for the resume.
         length = writer.length
-        if let hashes = writer.hashes { hasher = await hashes.result() }
+        unhashedPrefix = 0
+        if let hashes = writer.hashes {
+            do {
+                hasher = try await hashes.result()
+            } catch {
+                failure = failure ?? error
+            }
+        }
         if let failure { throw failure }
         // A body that completes the download needs no progress event of its own: the engine publishes the final
         // one with the completion (one actor hop and one event less per file).
@@ -515,6 +528,8 @@ final class Transfer: @unchecked Sendable {
         // The record (validators, ranges done) reaches the disk before the new segment log replaces the old one
         // and before any byte of this run is written.
         try save()
+        // The segmented download hashes the file from byte 0 itself.
+        unhashedPrefix = 0
         if try FileIO.size(fd, partialPath) != total { try FileIO.truncate(fd, partialPath, to: total) }
         preallocated = true
         let log = try SegmentLog(path: store.segmentLogPath(record))
@@ -593,28 +608,20 @@ final class Transfer: @unchecked Sendable {
             preallocated = size > 0
         } else if keeps {
             length = try FileIO.size(fd, partialPath)
-            try rehashPrefix()
+            if configuration.verification.computesSHA256, length > 0 {
+                hasher = SHA256()
+                unhashedPrefix = length
+            }
         }
         lastProgressBytes = length
     }
 
-    /// Hashes the kept prefix of the partial file so the digest covers the whole representation after a resume.
+    /// Hashes the kept prefix of the partial file here and now, when no body will (see ``unhashedPrefix``).
     private func rehashPrefix() throws {
-        guard configuration.verification.computesSHA256, length > 0 else { return }
         var hasher = SHA256()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        var offset: Int64 = 0
-        while offset < length {
-            let want = Int(min(Int64(buffer.count), length - offset))
-            let n = try FileIO.read(
-                fd, partialPath, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
-            if n == 0 { break }
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-            offset += Int64(n)
-        }
+        try FileIO.hashPrefix(fd, partialPath, length: unhashedPrefix, into: &hasher)
         self.hasher = hasher
-        length = offset
+        unhashedPrefix = 0
     }
 
     private func truncate() throws {
@@ -623,6 +630,7 @@ final class Transfer: @unchecked Sendable {
         if length > 0 || preallocated { try FileIO.truncate(fd, partialPath, to: 0) }
         preallocated = false
         length = 0
+        unhashedPrefix = 0
         hasher = configuration.verification.computesSHA256 ? SHA256() : nil
         lastProgressBytes = 0
     }
