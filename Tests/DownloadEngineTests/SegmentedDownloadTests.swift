@@ -37,7 +37,7 @@ struct SegmentedDownloadTests {
     @Test("-x 4: the first request asks for the first segment only; the others, with its ETag as If-Range, run at once")
     func segmentsInFlight() async throws {
         try await withEngine(segmentedConfiguration(4)) { server, engine, dir in
-            let url = server.baseURL + "/bytes/8M?seed=501&rate=\(paced(1024))"
+            let url = server.baseURL + "/bytes/8M?seed=501&rate=\(paced(512))"
             let id = try await engine.add(.init(url: url, destination: dir + "/out"))
             let result = await engine.result(of: id)
             #expect(
@@ -55,7 +55,7 @@ struct SegmentedDownloadTests {
             )
             #expect(Set(ranged.compactMap(rangeStart)).count == ranged.count, "each segment asks for its own bytes")
             // In flight at once: the first three segments' requests all arrived before any of them ended (each is a
-            // 1 MiB piece at 1 MiB/s; the 64 KiB first segment ends sooner).
+            // 1 MiB piece at 512 KiB/s; the 64 KiB first segment ends sooner).
             let opening = Array(ranged.prefix(3))
             let lastArrival = try #require(opening.compactMap { instant($0.arrivalTime) }.max())
             let firstEnd = try #require(opening.compactMap { instant($0.time) }.min())
