@@ -10,6 +10,7 @@ final class SegmentBoard: @unchecked Sendable {
     private var alive: Set<Int> = []
     private var requestsHeldUntil = ContinuousClock.now
     private var restartOffered = false
+    private var restartResponse: TransportResponse?
 
     init(_ plan: SegmentPlan) { self.plan = plan }
 
@@ -33,11 +34,21 @@ final class SegmentBoard: @unchecked Sendable {
         lock.withLock { requestsHeldUntil = max(requestsHeldUntil, .now + duration) }
     }
 
-    /// Whether a connection's response may become the restart's body: `true` for the first to ask only.
-    func offerRestart() -> Bool {
+    /// Keeps a connection's 200 as the restart's body if it is the first offered; `false` when another was.
+    func offerRestart(_ response: TransportResponse) -> Bool {
         lock.withLock {
-            defer { restartOffered = true }
-            return !restartOffered
+            guard !restartOffered else { return false }
+            restartOffered = true
+            restartResponse = response
+            return true
+        }
+    }
+
+    /// The response kept by ``offerRestart(_:)``, once.
+    func takeRestartResponse() -> TransportResponse? {
+        lock.withLock {
+            defer { restartResponse = nil }
+            return restartResponse
         }
     }
 

@@ -21,7 +21,7 @@ final class SegmentWriter: BodySink, @unchecked Sendable {
     init(
         fd: Int32, path: String, log: SegmentLog, board: SegmentBoard, connection: Int, segment: SegmentPlan.Segment,
         skip: Int64, chunkLimit: Int, activity: ActivityClock
-    ) throws {
+    ) {
         self.fd = fd
         self.path = path
         self.log = log

@@ -30,10 +30,10 @@ final class SegmentedDownload: @unchecked Sendable {
         var after: Duration?
     }
 
-    /// Ends every connection: the representation changed.
+    /// Ends every connection: the representation changed. A 200 that may become the restart's body waits in the
+    /// board (``SegmentBoard/offerRestart(_:)``): the task group rethrows only one child's error.
     private struct Restart: Error {
         var reason: ResumePlanner.RestartReason
-        var response: TransportResponse?
     }
 
     /// A response the transfer already received that continues at a pending range's start.
@@ -74,13 +74,17 @@ final class SegmentedDownload: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - first: A body already streaming from the start of a pending range; it becomes connection 0's segment.
-    ///   - hasher: The digest to continue, when one is computed (always from byte 0: the prefix is read back).
+    ///   - hashing: Whether to compute the SHA-256 (from byte 0: the done prefix is read back from the file).
     func run(first: FirstBody?, hashing: Bool) async throws -> Outcome {
         async let digest = hashing ? hashDonePrefix() : nil
         do {
             try await runConnections(first: first)
         } catch let restart as Restart {
-            return .restart(restart.reason, response: restart.response)
+            return .restart(restart.reason, response: board.takeRestartResponse())
+        } catch {
+            // A 200 offered as a restart's body by one connection while another's error ended the run.
+            board.takeRestartResponse()?.body.abandon()
+            throw error
         }
         return .complete(try await digest?.state)
     }
@@ -145,7 +149,12 @@ final class SegmentedDownload: @unchecked Sendable {
     private func connection(
         _ connection: Int, initial: (segment: SegmentPlan.Segment, first: FirstBody)?
     ) async throws {
-        defer { board.exit(connection) }
+        // The first body is given up if the connection ends before streaming it (harmless after it ended).
+        let firstBody = initial?.first.body
+        defer {
+            firstBody?.abandon()
+            board.exit(connection)
+        }
         var url = initial?.first.url ?? context.originalURL
         var failures = 0
         var hops = 0
@@ -256,13 +265,12 @@ final class SegmentedDownload: @unchecked Sendable {
                 return try await stream(
                     response.body, skip: skip, segment: segment, connection: connection, activity: activity)
             case .restartWithBody:
-                // The body is handed to the transfer, which starts from zero with it; only the first connection's
-                // such response, the others' are dropped.
-                guard board.offerRestart() else {
-                    response.body.abandon()
-                    throw Restart(reason: .rangeIgnored, response: nil)
-                }
-                throw Restart(reason: .rangeIgnored, response: response)
+                // The body is handed to the transfer, which starts from zero with it: the first connection's such
+                // response; the others' are dropped.
+                // Not if this connection was cancelled (another ended the run) while its head arrived: the
+                // cancellation then cancelled the request too.
+                if Task.isCancelled || !board.offerRestart(response) { response.body.abandon() }
+                throw Restart(reason: .rangeIgnored)
             case .restart(let reason):
                 response.body.abandon()
                 throw Restart(reason: reason)
@@ -298,7 +306,7 @@ final class SegmentedDownload: @unchecked Sendable {
         _ body: TransportBody, skip: Int64, segment: SegmentPlan.Segment, connection: Int, activity: ActivityClock
     ) async throws -> Int64 {
         defer { body.abandon() }
-        let writer = try SegmentWriter(
+        let writer = SegmentWriter(
             fd: context.fd, path: context.path, log: context.log, board: board, connection: connection,
             segment: segment, skip: skip, chunkLimit: max(1, min(configuration.writeBufferSize, 1 << 20)),
             activity: activity)

@@ -569,14 +569,19 @@ final class Transfer: @unchecked Sendable {
             record.segments = nil
             length = download.board.snapshot.doneBytes
             configuration.logger.info(
-                "segments discarded; restarting from zero over one connection",
+                "segments discarded; restarting from zero",
                 metadata: ["url": "\(record.url)", "reason": "\(reason.rawValue)"])
             guard let response else { return .restart(reason) }
             reprDigest = nil
             record.reprDigestSHA256 = nil
             // A 200 to a segment's Range is the whole representation: restart with it, as one connection would.
-            return try await handle(
-                response, plan: .full, url: url, usingResolvedURL: usingResolvedURL, crossOrigin: crossOrigin)
+            do {
+                return try await handle(
+                    response, plan: .full, url: url, usingResolvedURL: usingResolvedURL, crossOrigin: crossOrigin)
+            } catch is CancellationError where !Task.isCancelled {
+                // Its request was cancelled with its connection after all; this task was not: ask again.
+                return .restart(reason)
+            }
         }
     }
 
