@@ -203,6 +203,37 @@ enum ResumePlanner {
     }
 }
 
+extension ResumePlanner {
+    /// Whether the rest of a download may be fetched in segments after `head`: a 206 (range support proved) or a
+    /// 200 announcing `Accept-Ranges: bytes`, a strong `ETag` (the `If-Range` every segment carries must reject any
+    /// other version), and a known length with at least two `minimumSegment` left past the `held` bytes.
+    static func allowsSegments(
+        _ head: ResponseHead, total: Int64?, held: Int64, minimumSegment: Int64, acceptRanges: String?
+    ) -> Bool {
+        guard let total, total - held >= 2 * minimumSegment, let etag = head.etag, EntityTag.isStrong(etag) else {
+            return false
+        }
+        if head.status == 206 { return true }
+        return acceptRanges?.lowercased().split(separator: ",").contains {
+            $0.trimmingCharacters(in: .whitespaces) == "bytes"
+        } ?? false
+    }
+
+    /// The absolute URL a redirect's `Location` points to from `url`.
+    ///
+    /// - Throws: ``DownloadError/redirectWithoutLocation(_:url:)`` when it does not resolve to a URL with a host,
+    ///   ``DownloadError/unsupportedScheme(_:)`` for anything but `http` and `https`.
+    static func redirectTarget(_ location: String, from url: String, status: Int) throws -> String {
+        guard let base = URL(string: url), let target = URL(string: location, relativeTo: base)?.absoluteURL,
+            let host = target.host, !host.isEmpty
+        else { throw DownloadError.redirectWithoutLocation(status, url: url) }
+        guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw DownloadError.unsupportedScheme(target.absoluteString)
+        }
+        return target.absoluteString
+    }
+}
+
 /// Whether a `Content-Encoding` value leaves the bytes as they are: empty, or only `identity` codings.
 private func isIdentity(_ contentEncoding: String) -> Bool {
     contentEncoding.split(separator: ",").allSatisfy {

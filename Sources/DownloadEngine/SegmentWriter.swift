@@ -41,8 +41,8 @@ final class SegmentWriter: BodySink, @unchecked Sendable {
             index = Int(min(Int64(part.readableBytes), skip))
             skip -= Int64(index)
         }
+        var end = board.withPlan { $0.end(of: connection) } ?? position
         while index < part.readableBytes {
-            let end = board.withPlan { $0.end(of: connection) } ?? position
             let room = end - position
             // The segment is done (or was split below this point): the rest of the body is another connection's.
             guard room > 0 else { return false }
@@ -54,7 +54,12 @@ final class SegmentWriter: BodySink, @unchecked Sendable {
             position += Int64(count)
             index += count
             try log.write(slot: slot, start: start, position: position)
-            board.withPlan { $0.advance(connection, to: position) }
+            // One lock a write buffer: record the progress and learn whether a split lowered the end meanwhile.
+            end =
+                board.withPlan { plan in
+                    plan.advance(connection, to: position)
+                    return plan.end(of: connection)
+                } ?? position
             activity.advance(to: position)
         }
         return true

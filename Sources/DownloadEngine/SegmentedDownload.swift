@@ -244,22 +244,15 @@ final class SegmentedDownload: @unchecked Sendable {
             } catch let error as DownloadError where error.isRetryable {
                 throw Retry(error: error, after: nil)
             }
-            let head = ResumePlanner.ResponseHead(
-                status: response.status, contentRange: response.header("content-range"),
-                contentLength: response.header("content-length"), etag: response.header("etag"),
-                lastModified: response.header("last-modified"), retryAfter: response.header("retry-after"),
-                location: response.header("location"), contentEncoding: response.header("content-encoding"))
+            let head = ResumePlanner.ResponseHead(response)
             let decision = ResumePlanner.decide(
                 head, request: plan, validators: context.validators, url: url,
                 usingResolvedURL: url != context.originalURL, now: Date())
             configuration.logger.debug(
                 "segment decision", metadata: ["url": "\(url)", "status": "\(head.status)", "decision": "\(decision)"])
             switch decision {
-            case .append(let total), .skipOverlap(_, let total):
-                if let total, let known = context.validators.totalLength, total != known {
-                    response.body.abandon()
-                    throw Restart(reason: .lengthChanged)
-                }
+            case .append, .skipOverlap:
+                // Another complete length or validator was already a `.restart` of the planner's.
                 var skip: Int64 = 0
                 if case .skipOverlap(let overlap, _) = decision { skip = overlap }
                 return try await stream(
@@ -283,10 +276,7 @@ final class SegmentedDownload: @unchecked Sendable {
                 guard hops <= configuration.redirects.maximumHops else {
                     throw DownloadError.tooManyRedirects(configuration.redirects.maximumHops, url: context.originalURL)
                 }
-                guard let base = URL(string: url), let target = URL(string: location, relativeTo: base)?.absoluteURL,
-                    let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
-                else { throw DownloadError.redirectWithoutLocation(head.status, url: url) }
-                url = target.absoluteString
+                url = try ResumePlanner.redirectTarget(location, from: url, status: head.status)
             case .reresolve:
                 response.body.abandon()
                 url = context.originalURL

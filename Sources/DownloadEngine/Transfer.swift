@@ -207,13 +207,8 @@ final class Transfer: @unchecked Sendable {
                 if hops > configuration.redirects.maximumHops {
                     throw DownloadError.tooManyRedirects(configuration.redirects.maximumHops, url: record.url)
                 }
-                guard let base = URL(string: url), let target = URL(string: location, relativeTo: base)?.absoluteURL,
-                    let host = target.host, !host.isEmpty
-                else { throw DownloadError.redirectWithoutLocation(status, url: url) }
-                guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-                    throw DownloadError.unsupportedScheme(target.absoluteString)
-                }
-                let hop = RedirectHop(from: url, to: target.absoluteString, status: status)
+                let target = try ResumePlanner.redirectTarget(location, from: url, status: status)
+                let hop = RedirectHop(from: url, to: target, status: status)
                 if hops == 1 { record.redirects = [] }
                 record.redirects.append(hop)
                 record.resolvedURL = hop.to
@@ -328,16 +323,7 @@ final class Transfer: @unchecked Sendable {
         _ response: TransportResponse, plan: ResumePlanner.Request, url: String, usingResolvedURL: Bool,
         crossOrigin: Bool
     ) async throws -> AttemptResult {
-        let head = ResumePlanner.ResponseHead(
-            status: response.status,
-            contentRange: response.header("content-range"),
-            contentLength: response.header("content-length"),
-            etag: response.header("etag"),
-            lastModified: response.header("last-modified"),
-            retryAfter: response.header("retry-after"),
-            location: response.header("location"),
-            contentEncoding: response.header("content-encoding")
-        )
+        let head = ResumePlanner.ResponseHead(response)
         if let digest = response.header("repr-digest").flatMap(HeaderValues.sha256FromReprDigest),
             (200...299).contains(response.status)
         {
@@ -499,18 +485,13 @@ final class Transfer: @unchecked Sendable {
     /// start only once its head is in, and nothing else runs while it does.
     static let firstSegmentLength: Int64 = 64 << 10
 
-    /// Whether a response lets the rest of the file be fetched in segments: more than one connection is configured,
-    /// the length is known and worth splitting, the `ETag` is strong (the `If-Range` every segment carries must
-    /// reject any other version), and the server proved (206) or announced (`Accept-Ranges: bytes`) range support.
+    /// Whether a response lets the rest of the file be fetched in segments (see
+    /// ``ResumePlanner/allowsSegments(_:total:held:minimumSegment:)``), with more than one connection configured.
     private func segmentable(_ response: TransportResponse, total: Int64?) -> Bool {
-        guard configuration.connectionsPerFile > 1, !segmentsDisabled, let total,
-            total - length >= 2 * configuration.minimumSegmentSize,
-            let etag = response.header("etag"), EntityTag.isStrong(etag)
-        else { return false }
-        if response.status == 206 { return true }
-        return response.header("accept-ranges")?.lowercased().split(separator: ",").contains {
-            $0.trimmingCharacters(in: .whitespaces) == "bytes"
-        } ?? false
+        guard configuration.connectionsPerFile > 1, !segmentsDisabled else { return false }
+        return ResumePlanner.allowsSegments(
+            .init(response), total: total, held: length, minimumSegment: configuration.minimumSegmentSize,
+            acceptRanges: response.header("accept-ranges"))
     }
 
     /// Fetches what ``TaskRecord/segments`` leaves over several connections (see ``SegmentedDownload``).

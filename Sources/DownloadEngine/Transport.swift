@@ -63,3 +63,14 @@ protocol Transport: Sendable {
     /// Releases connections; the transport is unusable afterwards.
     func shutdown() async
 }
+
+extension ResumePlanner.ResponseHead {
+    /// The fields of `response` the planner reads.
+    init(_ response: TransportResponse) {
+        self.init(
+            status: response.status, contentRange: response.header("content-range"),
+            contentLength: response.header("content-length"), etag: response.header("etag"),
+            lastModified: response.header("last-modified"), retryAfter: response.header("retry-after"),
+            location: response.header("location"), contentEncoding: response.header("content-encoding"))
+    }
+}

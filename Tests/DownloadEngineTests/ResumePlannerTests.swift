@@ -6,6 +6,40 @@ import Testing
 
 @Suite("Resume planner (pure)")
 struct ResumePlannerTests {
+    @Test func segmentsNeedProvenRangesAStrongETagAndEnoughLeft() {
+        let mebibyte: Int64 = 1 << 20
+        let partial = ResumePlanner.ResponseHead(status: 206, etag: "\"v1\"")
+        #expect(
+            ResumePlanner.allowsSegments(
+                partial, total: 8 * mebibyte, held: 0, minimumSegment: mebibyte, acceptRanges: nil))
+        // Too little left, no length, a weak ETag.
+        #expect(
+            !ResumePlanner.allowsSegments(
+                partial, total: 8 * mebibyte, held: 7 * mebibyte, minimumSegment: mebibyte, acceptRanges: nil))
+        #expect(
+            !ResumePlanner.allowsSegments(partial, total: nil, held: 0, minimumSegment: mebibyte, acceptRanges: nil))
+        let weak = ResumePlanner.ResponseHead(status: 206, etag: "W/\"v1\"")
+        #expect(
+            !ResumePlanner.allowsSegments(
+                weak, total: 8 * mebibyte, held: 0, minimumSegment: mebibyte, acceptRanges: nil))
+        // A 200 only when it announces byte ranges.
+        let whole = ResumePlanner.ResponseHead(status: 200, etag: "\"v1\"")
+        #expect(
+            ResumePlanner.allowsSegments(
+                whole, total: 8 * mebibyte, held: 0, minimumSegment: mebibyte, acceptRanges: "none, Bytes"))
+        #expect(
+            !ResumePlanner.allowsSegments(
+                whole, total: 8 * mebibyte, held: 0, minimumSegment: mebibyte, acceptRanges: nil))
+    }
+
+    @Test func redirectTargetsResolveAgainstTheRequestURL() throws {
+        #expect(try ResumePlanner.redirectTarget("/b?x=1", from: "http://h:8/a", status: 302) == "http://h:8/b?x=1")
+        #expect(try ResumePlanner.redirectTarget("https://o/c", from: "http://h/a", status: 301) == "https://o/c")
+        #expect(throws: DownloadError.self) {
+            try ResumePlanner.redirectTarget("ftp://o/c", from: "http://h/a", status: 302)
+        }
+    }
+
     typealias V = ResumePlanner.Validators
     typealias Head = ResumePlanner.ResponseHead
     let now = Date(timeIntervalSince1970: 1_700_000_000)
