@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "rangeserver", targets: ["RangeServerCommand"]),
         .executable(name: "rangefetch", targets: ["RangeFetchCommand"]),
         .executable(name: "rangecheck", targets: ["RangeCheckCommand"]),
+        .executable(name: "urlsession-conformance", targets: ["URLSessionConformanceExample"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -114,6 +115,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // A reference client of `rangecheck serve` for app developers to copy: URLSession and a SHA-256 only.
+        .executableTarget(
+            name: "URLSessionConformanceExample",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
         .executableTarget(
             name: "RangeBench",
             dependencies: ["RangeServer"]
@@ -167,7 +173,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["Conformance", "RangeServer"]
+            dependencies: [
+                "Conformance", "RangeServer", "TestSupport",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

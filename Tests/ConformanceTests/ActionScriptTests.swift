@@ -1,0 +1,207 @@
+import Foundation
+import Subprocess
+import TestSupport
+import Testing
+
+/// What a GitHub runner gives the action's script: a workspace, a temporary directory, and the files the step
+/// summary and the outputs are appended to, all in a scratch directory of the test's own.
+private struct RunnerEnvironment {
+    let directory: String
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "rangecheck-action-" + UUID().uuidString
+        for sub in ["workspace", "temp"] {
+            try FileManager.default.createDirectory(atPath: directory + "/" + sub, withIntermediateDirectories: true)
+        }
+        for file in ["summary.md", "output.txt"] {
+            FileManager.default.createFile(atPath: directory + "/" + file, contents: nil)
+        }
+    }
+
+    /// The variables a runner sets for a composite action's step, and the inputs as action.yml passes them.
+    func variables(inputs: [String: String]) -> [Environment.Key: String?] {
+        var variables: [Environment.Key: String?] = [
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_ACTION_PATH": BuiltProducts.repositoryRoot,
+            "GITHUB_WORKSPACE": directory + "/workspace",
+            "GITHUB_STEP_SUMMARY": directory + "/summary.md",
+            "GITHUB_OUTPUT": directory + "/output.txt",
+            "RUNNER_TEMP": directory + "/temp",
+            // The rangecheck the test target was built with, so the script does not build one for minutes.
+            "RANGECHECK_BIN": BuiltProducts.rangecheck,
+        ]
+        for (name, value) in inputs {
+            variables[.init(stringLiteral: "INPUT_" + name.uppercased().replacingOccurrences(of: "-", with: "_"))] =
+                value
+        }
+        return variables
+    }
+
+    var summary: String { (try? String(contentsOfFile: directory + "/summary.md", encoding: .utf8)) ?? "" }
+
+    /// The `NAME=VALUE` lines the script appended to `GITHUB_OUTPUT`.
+    var outputs: [String: String] {
+        let text = (try? String(contentsOfFile: directory + "/output.txt", encoding: .utf8)) ?? ""
+        var outputs: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            outputs[String(line[..<equals])] = String(line[line.index(after: equals)...])
+        }
+        return outputs
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+/// `scripts/rangecheck-action`, the work of the reusable action (action.yml), run locally as a runner would run it.
+@Suite("scripts/rangecheck-action", .serialized)
+struct ActionScriptTests {
+    static let curl = "curl -sS -f -C - -o {output} {url}"
+
+    /// Runs the script with `inputs` (`client-command`, `tls`, ...); returns its exit status and stderr.
+    private static func run(_ inputs: [String: String], in runner: RunnerEnvironment) async throws -> (
+        status: Int32, errors: String
+    ) {
+        let child = try await ChildProcess.start(
+            BuiltProducts.repositoryRoot + "/scripts/rangecheck-action", [],
+            directory: runner.directory + "/workspace", environment: .inherit.updating(runner.variables(inputs: inputs)))
+        let status = try #require(await child.wait(limit: .seconds(300)), "the action script did not finish")
+        return (ChildProcess.code(status), child.errors)
+    }
+
+    @Test(
+        "a client that passes: exit 0, the matrix in the summary, reports left for upload",
+        .enabled(if: BuiltProducts.onPath("curl") != nil, "needs curl"))
+    func aPassingClient() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: BuiltProducts.rangecheck), "build rangecheck first")
+        let runner = try RunnerEnvironment()
+        defer { runner.remove() }
+        let (status, errors) = try await Self.run(
+            ["client-command": Self.curl, "client-name": "curl", "scenario": "plain"], in: runner)
+        #expect(status == 0, "\(errors)")
+        #expect(runner.summary.contains("## rangecheck: curl (pass)"))
+        #expect(runner.summary.contains("| scenario | curl |"))
+        #expect(runner.summary.contains("| plain | pass |"))
+        let outputs = runner.outputs
+        #expect(outputs["result"] == "pass")
+        #expect(outputs["passed"] == "1")
+        #expect(outputs["failed"] == "0")
+        #expect(outputs["reports-directory"] == runner.directory + "/temp/rangecheck")
+        for name in ["markdown", "junit", "html", "json"] {
+            let path = try #require(outputs[name], "no \(name) output")
+            #expect(path.hasPrefix(runner.directory + "/temp/rangecheck/"))
+            #expect(FileManager.default.fileExists(atPath: path), "\(name) report missing at \(path)")
+        }
+        let junit = try String(contentsOfFile: try #require(outputs["junit"]), encoding: .utf8)
+        #expect(junit.contains("<testsuite"))
+        let html = try String(contentsOfFile: try #require(outputs["html"]), encoding: .utf8)
+        #expect(html.contains("<html"))
+    }
+
+    @Test(
+        "a client that fails a scenario fails the step (curl sends no If-Range: version-change)",
+        .enabled(if: BuiltProducts.onPath("curl") != nil, "needs curl"))
+    func aFailingClient() async throws {
+        let runner = try RunnerEnvironment()
+        defer { runner.remove() }
+        let (status, errors) = try await Self.run(
+            ["client-command": Self.curl, "client-name": "curl", "scenario": "plain,version-change"], in: runner)
+        #expect(status == 1, "\(errors)")
+        #expect(errors.contains("rangecheck-action: curl: 1 passed, 1 failed, 0 n/a"), "\(errors)")
+        #expect(runner.summary.contains("## rangecheck: curl (fail)"))
+        #expect(runner.summary.contains("| version-change | **FAIL**: "))
+        #expect(runner.outputs["result"] == "fail")
+        #expect(runner.outputs["failed"] == "1")
+        #expect(FileManager.default.fileExists(atPath: try #require(runner.outputs["junit"])))
+    }
+
+    @Test("a command that is not installed fails the step: a skipped column is no pass")
+    func aMissingProgram() async throws {
+        let runner = try RunnerEnvironment()
+        defer { runner.remove() }
+        let (status, errors) = try await Self.run(
+            ["client-command": "/nonexistent/tool -o {output} {url}", "scenario": "plain"], in: runner)
+        #expect(status == 1, "\(errors)")
+        #expect(errors.contains("rangecheck-action: client: skipped (/nonexistent/tool is not installed"), "\(errors)")
+        #expect(runner.outputs["result"] == "fail")
+    }
+
+    @Test(
+        "bad input: one line naming the input, exit 2",
+        arguments: [
+            (["client-command": ""], "input client-command: empty"),
+            (["client-command": "curl -o {output}"], "input client-command: 'curl -o {output}' has no {url}"),
+            (["client-command": "curl {url}"], "input client-command: 'curl {url}' has no {output}"),
+            (["client-command": curl, "tls": "yes"], "input tls: expected true or false, got 'yes'"),
+            (["client-command": curl, "include-slow": "1"], "input include-slow: expected true or false, got '1'"),
+            (["client-command": curl, "scenario": "no-such-*"], "input scenario: 'no-such-*' matches no scenario"),
+        ])
+    func badInput(inputs: [String: String], message: String) async throws {
+        let runner = try RunnerEnvironment()
+        defer { runner.remove() }
+        let (status, errors) = try await Self.run(inputs, in: runner)
+        #expect(status == 2)
+        let lines = errors.split(separator: "\n").filter { $0.hasPrefix("rangecheck-action:") }
+        #expect(lines.count == 1 && lines[0].hasPrefix("rangecheck-action: " + message), "\(errors)")
+    }
+
+    @Test("action.yml: a composite action whose inputs reach the script and whose outputs the script writes")
+    func actionDefinition() throws {
+        let root = BuiltProducts.repositoryRoot
+        let yaml = try String(contentsOfFile: root + "/action.yml", encoding: .utf8)
+        let script = try String(contentsOfFile: root + "/scripts/rangecheck-action", encoding: .utf8)
+        let sections = ActionDefinition(yaml)
+        #expect(sections.keys(under: "runs").contains("using"))
+        #expect(yaml.contains("\n  using: composite\n"))
+        #expect(yaml.contains("      shell: bash\n"))
+        #expect(yaml.contains("      run: '\"$GITHUB_ACTION_PATH/scripts/rangecheck-action\"'\n"))
+        let inputs = sections.keys(under: "inputs")
+        #expect(["client-command", "scenario", "tls", "include-slow"].allSatisfy(inputs.contains), "\(inputs)")
+        for input in inputs {
+            let variable = "INPUT_" + input.uppercased().replacingOccurrences(of: "-", with: "_")
+            #expect(yaml.contains("        \(variable): ${{ inputs.\(input) }}\n"), "\(input) is not passed on")
+            #expect(script.contains("${\(variable):-"), "the script does not read \(variable)")
+        }
+        let outputs = sections.keys(under: "outputs")
+        #expect(["result", "junit", "html", "markdown"].allSatisfy(outputs.contains), "\(outputs)")
+        for output in outputs {
+            #expect(yaml.contains("    value: ${{ steps.rangecheck.outputs.\(output) }}\n"), "\(output)")
+            #expect(script.contains("\(output)=%s"), "the script does not write the output \(output)")
+        }
+        // Tabs are not YAML indentation, and every key sits at an even indentation.
+        for line in yaml.split(separator: "\n") {
+            #expect(!line.contains("\t"))
+            #expect(line.prefix { $0 == " " }.count % 2 == 0, "odd indentation: \(line)")
+        }
+    }
+}
+
+/// The keys of action.yml's top-level sections, read by indentation: Foundation has no YAML parser, and this is
+/// all the test needs of one (the file's shape is fixed by GitHub's action metadata syntax).
+private struct ActionDefinition {
+    private var sections: [String: [String]] = [:]
+
+    init(_ text: String) {
+        var section = ""
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            if let key = Self.key(line, indent: 0) {
+                section = key
+                sections[section] = []
+            } else if let key = Self.key(line, indent: 2) {
+                sections[section, default: []].append(key)
+            }
+        }
+    }
+
+    /// The keys indented by two spaces under the top-level key `section`.
+    func keys(under section: String) -> [String] { sections[section] ?? [] }
+
+    /// The key of a `KEY:` line at exactly `indent` spaces, or nil.
+    private static func key(_ line: Substring, indent: Int) -> String? {
+        let body = line.dropFirst(indent)
+        guard line.prefix(indent).allSatisfy({ $0 == " " }), let first = body.first, first != " ", first != "-",
+            let colon = body.firstIndex(of: ":")
+        else { return nil }
+        return String(body[..<colon])
+    }
+}
