@@ -8,6 +8,9 @@ public struct ConformanceError: Error, Hashable, Sendable, CustomStringConvertib
         case invalidArgument
         case clientFailed
         case io
+        case invalidReport
+        case notFound
+        case conflict
     }
 
     private let code: Code
@@ -46,6 +49,28 @@ public struct ConformanceError: Error, Hashable, Sendable, CustomStringConvertib
     ///   - message: the path and the reason.
     /// - Returns: the error.
     public static func io(_ message: String) -> ConformanceError { .init(.io, message) }
+
+    /// A remote client's request or result to `rangecheck serve` cannot be judged (a malformed body, an unknown
+    /// run or scenario, a run reported twice).
+    ///
+    /// - Parameters:
+    ///   - message: what is wrong, naming the field or run.
+    /// - Returns: the error.
+    public static func invalidReport(_ message: String) -> ConformanceError { .init(.invalidReport, message) }
+
+    /// `rangecheck serve` was asked about a scenario, run or report cell it does not have.
+    ///
+    /// - Parameters:
+    ///   - message: what was asked for.
+    /// - Returns: the error.
+    public static func notFound(_ message: String) -> ConformanceError { .init(.notFound, message) }
+
+    /// `rangecheck serve` was asked to do something already done (a run reported twice).
+    ///
+    /// - Parameters:
+    ///   - message: what was done already.
+    /// - Returns: the error.
+    public static func conflict(_ message: String) -> ConformanceError { .init(.conflict, message) }
 
     /// Whether two errors are the same kind, ignoring the message.
     ///

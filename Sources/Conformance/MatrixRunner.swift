@@ -275,18 +275,14 @@ public enum MatrixRunner {
         }
     }
 
-    private static func threshold(of step: ScenarioExpectation.Step) -> ScenarioExpectation.Threshold {
+    static func threshold(of step: ScenarioExpectation.Step) -> ScenarioExpectation.Threshold {
         switch step {
         case .killAndRestart(let at), .pause(let at, _), .cancel(let at), .prefill(let at): at
         }
     }
 
     static func describe(_ step: ScenarioExpectation.Step) -> String {
-        let at: String
-        switch threshold(of: step) {
-        case .bytes(let count): at = ByteSize.format(count)
-        case .percent(let percent): at = "\(Int(percent))%"
-        }
+        let at = threshold(of: step).text
         switch step {
         case .killAndRestart: return "kill-at \(at)"
         case .pause: return "pause-at \(at)"
@@ -306,7 +302,7 @@ public enum MatrixRunner {
     }
 
     /// The run's journal once it stops changing (the server records a response after sending it).
-    private static func settledJournal(server: RangeServer, run: String) async -> [JournalEntry] {
+    static func settledJournal(server: RangeServer, run: String) async -> [JournalEntry] {
         var entries = server.journal.entries(run: run)
         for _ in 0..<20 {
             try? await Task.sleep(for: .milliseconds(100))
@@ -321,23 +317,8 @@ public enum MatrixRunner {
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         guard let handle = FileHandle(forWritingAtPath: path) else { throw ConformanceError.io("cannot write \(path)") }
         defer { try? handle.close() }
-        let referenceFile: FileHandle? =
-            if case .file(let referencePath, _) = entry.reference { FileHandle(forReadingAtPath: referencePath) } else {
-                nil
-            }
-        defer { try? referenceFile?.close() }
-        var offset: UInt64 = 0
-        var buffer = [UInt8](repeating: 0, count: OutputInspector.blockSize)
-        while offset < count {
-            let size = Int(min(UInt64(buffer.count), count - offset))
-            buffer.withUnsafeMutableBytes { raw in
-                entry.reference.fill(
-                    UnsafeMutableRawBufferPointer(rebasing: raw[0..<size]), offset: offset,
-                    version: entry.expectedVersion,
-                    file: referenceFile)
-            }
-            handle.write(Data(buffer[0..<size]))
-            offset += UInt64(size)
+        try entry.reference.forEachBlock(version: entry.expectedVersion, size: OutputInspector.blockSize, upTo: count) {
+            try handle.write(contentsOf: Data($0))
         }
     }
 

@@ -43,12 +43,7 @@ enum OutputInspector {
                     }
                 }
             }
-            let range = offset..<(offset + UInt64(data.count))
-            if let last = segments.last, last.version == matched, last.range.upperBound == range.lowerBound {
-                segments[segments.count - 1].range = last.range.lowerBound..<range.upperBound
-            } else {
-                segments.append(ContentSegment(range: range, version: matched))
-            }
+            ContentSegment.append(offset..<(offset + UInt64(data.count)), version: matched, to: &segments)
             offset += UInt64(data.count)
         }
         let digest = computeDigest ? hasher.finalize().map { String(format: "%02x", $0) }.joined() : nil

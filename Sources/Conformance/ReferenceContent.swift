@@ -60,4 +60,31 @@ public enum ReferenceContent: Hashable, Sendable {
             data.withUnsafeBytes { source in buffer.copyMemory(from: source) }
         }
     }
+
+    /// Calls `body` with each block of version `version`'s bytes in order, `size` bytes each (the last may be
+    /// shorter), up to `limit` bytes.
+    ///
+    /// - Parameters:
+    ///   - version: the version (ignored by a file).
+    ///   - size: the block size.
+    ///   - limit: where to stop; nil: at the end.
+    ///   - body: given each block; the buffer is reused, so it must not escape.
+    func forEachBlock(
+        version: Int, size: Int, upTo limit: UInt64? = nil, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) rethrows {
+        let end = min(limit ?? length, length)
+        let file: FileHandle? = if case .file(let path, _) = self { FileHandle(forReadingAtPath: path) } else { nil }
+        defer { try? file?.close() }
+        var buffer = [UInt8](repeating: 0, count: size)
+        var offset: UInt64 = 0
+        while offset < end {
+            let count = Int(min(UInt64(size), end - offset))
+            try buffer.withUnsafeMutableBytes { raw in
+                let block = UnsafeMutableRawBufferPointer(rebasing: raw[0..<count])
+                fill(block, offset: offset, version: version, file: file)
+                try body(UnsafeRawBufferPointer(block))
+            }
+            offset += UInt64(count)
+        }
+    }
 }

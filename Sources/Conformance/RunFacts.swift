@@ -16,6 +16,21 @@ public struct ContentSegment: Hashable, Sendable, Codable {
         self.range = range
         self.version = version
     }
+
+    /// Adds the bytes at `range` (right after the last segment's) to `segments`, extending the last segment when
+    /// it holds the same version.
+    ///
+    /// - Parameters:
+    ///   - range: the offsets.
+    ///   - version: the version they match, if any.
+    ///   - segments: the segments so far, in order.
+    static func append(_ range: Range<UInt64>, version: Int?, to segments: inout [ContentSegment]) {
+        if let last = segments.last, last.version == version, last.range.upperBound == range.lowerBound {
+            segments[segments.count - 1].range = last.range.lowerBound..<range.upperBound
+        } else {
+            segments.append(ContentSegment(range: range, version: version))
+        }
+    }
 }
 
 /// What the harness found in one output file after the run.

@@ -61,6 +61,14 @@ public struct ScenarioExpectation: Hashable, Sendable {
             case .percent(let percent): UInt64(Double(total) * percent / 100)
             }
         }
+
+        /// The threshold as a scenario writes it: `25%`, `1M`.
+        public var text: String {
+            switch self {
+            case .bytes(let count): ByteSize.format(count)
+            case .percent(let percent): percent == percent.rounded() ? "\(Int(percent))%" : "\(percent)%"
+            }
+        }
     }
 
     /// Something the harness does to the client while it runs.

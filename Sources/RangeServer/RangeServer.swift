@@ -71,6 +71,8 @@ public final class RangeServer: Sendable {
         /// Where the access log (one `info` message per request, with its fields as metadata) goes. The default
         /// discards everything, so an embedding test is silent unless it passes a logger of its own.
         public var logger = Logger(label: "rangeserver", factory: { _ in SwiftLogNoOpLogHandler() })
+        /// Routes the embedder answers itself, checked in order before the server's own (see ``CustomRoute``).
+        public var customRoutes: [CustomRoute] = []
 
         /// A configuration with every default.
         public init() {}
@@ -184,6 +186,9 @@ public final class RangeServer: Sendable {
         // cost about 280 instructions (callgrind).
         let logsAccess = logger.logLevel <= .info
         let counters = DaemonCounters()
+        // Only a custom route keeps a request body.
+        var bodyLimit: MicroHTTPDaemon.BodyLimit?
+        if !configuration.customRoutes.isEmpty { bodyLimit = { @Sendable target in router.bodyLimit(for: target) } }
         // Every daemon of the server (the plain port, the TLS port, the certificate-fault ports) answers alike.
         func makeDaemon(port: Int, threads: Int, tls: TLSIdentity?) throws -> MicroHTTPDaemon {
             try MicroHTTPDaemon(
@@ -191,6 +196,7 @@ public final class RangeServer: Sendable {
                 connectionLimit: configuration.connectionLimit, connectionTimeout: configuration.connectionTimeout,
                 connectionMemory: configuration.connectionMemory,
                 handler: { router.plan(for: $0) },
+                bodyLimit: bodyLimit,
                 completion: { exchange in
                     if let slot = exchange.plan.capSlot { router.connectionCaps.release(slot) }
                     RangeServer.record(exchange, journal: journal, logger: logsAccess ? logger : nil)
@@ -258,8 +264,8 @@ public final class RangeServer: Sendable {
     private static func record(_ exchange: CompletedExchange, journal: Journal, logger: Logger?) {
         let request = exchange.request
         if let logger { logAccess(exchange, to: logger) }
-        // Reading the journal must not fill the journal.
-        guard !isControl(request) else { return }
+        // Reading the journal must not fill the journal, nor must an embedder's API.
+        guard exchange.plan.journaled, !isControl(request) else { return }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         journal.append(exchange, endedAt: now)

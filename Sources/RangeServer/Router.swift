@@ -55,6 +55,9 @@ final class Router: Sendable {
         guard path.utf8.first == UInt8(ascii: "/") else {
             return .text(404, "not found: \(request.target)")
         }
+        if !configuration.customRoutes.isEmpty, let custom = customRoute(for: path) {
+            return deferredPlan(for: request, route: custom)
+        }
         guard let route = Route(path: path) else {
             return .text(404, "not found: \(path)")
         }

@@ -22,6 +22,10 @@ struct IncomingRequest: Sendable {
     var reservedAttempt: Int?
     /// Whether the request came in on a TLS port.
     var isTLS = false
+    /// The request body, kept only for a custom route (every other body is read and discarded).
+    var body: [UInt8] = []
+    /// Whether the body was longer than the route's limit, and so was not kept.
+    var bodyTooLarge = false
 
     /// `address:port`, with IPv6 addresses in brackets, as the journal records the peer.
     var peerDescription: String { Self.peerDescription(address: peerAddress, port: peerPort) }

@@ -108,7 +108,7 @@ let accessHandler:
         UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
         UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeMutablePointer<Int>?,
         UnsafeMutablePointer<UnsafeMutableRawPointer?>?
-    ) -> MHD_Result = { daemonPointer, connection, _, method, version, _, uploadSize, contextPointer in
+    ) -> MHD_Result = { daemonPointer, connection, _, method, version, uploadData, uploadSize, contextPointer in
         guard let daemonPointer, let connection, let contextPointer, let raw = contextPointer.pointee else {
             return .NO
         }
@@ -116,20 +116,23 @@ let accessHandler:
         // reference count between cores. The daemon outlives its callbacks (`stop()` joins the threads).
         return Unmanaged<MicroHTTPDaemon>.fromOpaque(daemonPointer)._withUnsafeGuaranteedRef { daemon in
             handleAccess(
-                daemon: daemon, connection: connection, method: method, version: version, uploadSize: uploadSize,
-                context: Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue())
+                daemon: daemon, connection: connection, method: method, version: version, uploadData: uploadData,
+                uploadSize: uploadSize, context: Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue())
         }
     }
 
 /// The access handler's work, with the daemon borrowed.
 func handleAccess(
     daemon: MicroHTTPDaemon, connection: OpaquePointer, method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
-    uploadSize: UnsafeMutablePointer<Int>?, context: RequestContext
+    uploadData: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>?, context: RequestContext
 ) -> MHD_Result {
     switch context.phase {
     case .receivingHeaders:
-        // Request bodies are read and discarded: no resource takes one.
+        // Request bodies are read and discarded, except a custom route's, kept up to its limit.
         if let uploadSize, uploadSize.pointee > 0 {
+            if let bodyLimit = daemon.bodyLimit {
+                keepBody(uploadData, count: uploadSize.pointee, context: context, limit: bodyLimit)
+            }
             uploadSize.pointee = 0
             return .YES
         }
@@ -167,14 +170,34 @@ func handleAccess(
             arrival: arrival,
             arrivalTime: context.arrivalTime,
             reservedAttempt: context.reservedAttempt,
-            isTLS: daemon.isTLS
+            isTLS: daemon.isTLS,
+            body: context.body,
+            bodyTooLarge: context.bodyTooLarge
         )
+        context.body = []
         let plan = daemon.handler(request)
         context.request = consume request
+        if let deferred = plan.deferred {
+            // An embedder's handler runs as a Swift task; the connection waits suspended, holding no thread.
+            guard let token = daemon.suspend(connection) else {
+                context.plan = .text(503, "the server is stopping")
+                return delayOrQueue(context: context, connection: connection, daemon: daemon)
+            }
+            context.phase = .completingPlan
+            context.plan = consume plan
+            let box = UncheckedBox(context)
+            Task {
+                var answer = await deferred()
+                answer.journaled = box.value.plan?.journaled ?? true
+                box.value.plan = answer
+                daemon.resume(token)
+            }
+            return .YES
+        }
         if plan.pendingDigest != nil, let token = daemon.suspend(connection) {
             // Hashing a large representation runs off the pool; the connection waits suspended and holds no
             // thread meanwhile. The plan is final apart from that one field.
-            context.phase = .completingDigest
+            context.phase = .completingPlan
             context.plan = consume plan
             let box = UncheckedBox(context)
             DispatchQueue.global().async {
@@ -185,7 +208,7 @@ func handleAccess(
         }
         context.plan = consume plan
         return delayOrQueue(context: context, connection: connection, daemon: daemon)
-    case .completingDigest:
+    case .completingPlan:
         return delayOrQueue(context: context, connection: connection, daemon: daemon)
     case .delaying:
         return queue(context: context, connection: connection, daemon: daemon)
@@ -246,5 +269,23 @@ func peer(_ connection: OpaquePointer) -> (address: String, port: Int) {
             return ("unknown", 0)
         }
         return (String(cString: buffer.baseAddress!), Int(port))
+    }
+}
+
+/// Keeps the next part of a request body for a custom route, up to its limit; past it, the body is dropped and the
+/// request marked too large (answered 413 by the router).
+private func keepBody(
+    _ data: UnsafePointer<CChar>?, count: Int, context: RequestContext, limit: MicroHTTPDaemon.BodyLimit
+) {
+    let keep = context.bodyLimit ?? limit(context.target)
+    context.bodyLimit = keep
+    guard keep > 0, !context.bodyTooLarge, let data else { return }
+    guard context.body.count + count <= keep else {
+        context.bodyTooLarge = true
+        context.body = []
+        return
+    }
+    data.withMemoryRebound(to: UInt8.self, capacity: count) { bytes in
+        context.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
     }
 }

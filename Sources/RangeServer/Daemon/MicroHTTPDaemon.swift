@@ -26,6 +26,8 @@ struct CompletedExchange: Sendable {
 final class MicroHTTPDaemon: @unchecked Sendable {
     typealias Handler = @Sendable (IncomingRequest) -> ResponsePlan
     typealias Completion = @Sendable (CompletedExchange) -> Void
+    /// How many body bytes of a request to `target` to keep (0: read and discard them all).
+    typealias BodyLimit = @Sendable (_ target: String) -> Int
     /// Numbers a scenario request as its headers arrive: given the method, the target and a function that takes the
     /// next arrival number, returns that number and the scenario attempt counted with it, if any (see
     /// `Router.admit(method:target:takeArrival:)`).
@@ -44,6 +46,8 @@ final class MicroHTTPDaemon: @unchecked Sendable {
 
     let handler: Handler
     let completion: Completion
+    /// Nil when no target keeps its body (no custom routes).
+    let bodyLimit: BodyLimit?
     let admission: Admission?
     /// Connection and arrival numbers, shared by every daemon of one server so both stay unique across its ports.
     let counters: DaemonCounters
@@ -62,17 +66,20 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     ///   - connectionMemory: each connection's libmicrohttpd pool, in bytes (see ``defaultConnectionMemory``).
     ///   - handler: decides the response; called on a pool thread, must not block for long.
     ///   - completion: called once per answered request, when libmicrohttpd is done with it.
+    ///   - bodyLimit: how much of a request's body to keep, by target; nil discards every body.
     ///   - admission: numbers `/scenario/` requests as they arrive; nil numbers them like every other request.
     ///   - counters: the connection and arrival numbers to draw from (shared with the server's other daemons).
     ///   - tls: the certificate and key to serve TLS with; nil serves plain HTTP.
     init(
         host: String, port: Int, threads: Int, connectionLimit: Int, connectionTimeout: Int, connectionMemory: Int,
-        handler: @escaping Handler, completion: @escaping Completion, admission: Admission? = nil,
+        handler: @escaping Handler, bodyLimit: BodyLimit? = nil, completion: @escaping Completion,
+        admission: Admission? = nil,
         counters: DaemonCounters = DaemonCounters(), tls: TLSIdentity? = nil
     ) throws {
         self.isTLS = tls != nil
         self.counters = counters
         self.handler = handler
+        self.bodyLimit = bodyLimit
         self.completion = completion
         self.admission = admission
         let suspensions = NIOLockedValueBox(SuspensionTable())

@@ -1,6 +1,6 @@
 /// Per-request state, from the first line of the request to libmicrohttpd's completion notice.
 final class RequestContext: @unchecked Sendable {
-    enum Phase { case receivingHeaders, completingDigest, delaying, queued }
+    enum Phase { case receivingHeaders, completingPlan, delaying, queued }
 
     let target: String
     let startedAt = ContinuousClock.now
@@ -13,6 +13,12 @@ final class RequestContext: @unchecked Sendable {
     /// The scenario attempt counted when the headers were announced, so attempts follow arrival order (see
     /// `Router.admit(target:method:takeArrival:)`).
     var reservedAttempt: Int?
+    /// How many body bytes to keep (a custom route's limit), read once from the target; nil until asked.
+    var bodyLimit: Int?
+    /// The body kept so far, for a custom route.
+    var body: [UInt8] = []
+    /// Whether the body outgrew `bodyLimit` (the rest is discarded and the request answered 413).
+    var bodyTooLarge = false
     var request: IncomingRequest?
     var plan: ResponsePlan?
     var bodyBytesSent: UInt64 = 0

@@ -120,6 +120,11 @@ struct ResponsePlan: Sendable {
     /// A `Repr-Digest` field still to compute; when set, the daemon calls ``completeDigest()`` off the pool
     /// thread before sending.
     var pendingDigest: PendingDigest?
+    /// The real plan, still to be made by an embedder's asynchronous handler (a ``CustomRoute``); when set, the
+    /// daemon suspends the connection, awaits it, and answers with what it returns.
+    var deferred: (@Sendable () async -> ResponsePlan)?
+    /// Whether the exchange goes into the journal (custom routes do not).
+    var journaled = true
 
     init(status: Int, headers: [HeaderField] = [], body: ResponseBody = .empty) {
         self.status = status

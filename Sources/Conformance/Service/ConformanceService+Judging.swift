@@ -1,0 +1,110 @@
+import Foundation
+import RangeServer
+
+extension ConformanceService {
+    /// `POST /_conformance/runs/{run}/result`: judges the run from the journal and the reported outputs, keeps the
+    /// verdict, and returns it.
+    ///
+    /// - Throws: `notFound` for a run never handed out, `conflict` for one already reported, `invalidReport` for a
+    ///   report that cannot be judged (nothing is kept then, and the run can be reported again).
+    func judge(
+        run: String, report: ConformanceAPI.ResultReport
+    ) async throws(ConformanceError)
+        -> ConformanceAPI.Verdict
+    {
+        if store.contains(run: run) { throw .conflict("run '\(run)' was already reported") }
+        let claimed: Result<PendingRun, ConformanceError>? = runs.withLockedValue { runs in
+            guard var pending = runs[run] else { return nil }
+            guard !pending.judging else { return .failure(.conflict("run '\(run)' was already reported")) }
+            pending.judging = true
+            runs[run] = pending
+            return .success(pending)
+        }
+        guard let claimed else { throw .notFound("no run '\(run)' (POST \(Self.prefix)runs first)") }
+        let pending = try claimed.get()
+        do {
+            let verdict = try await verdict(of: pending, report: report)
+            try store.append(ResultStore.Line(verdict: verdict))
+            runs.withLockedValue { _ = $0.removeValue(forKey: run) }
+            return verdict
+        } catch {
+            runs.withLockedValue { $0[run]?.judging = false }
+            throw error
+        }
+    }
+
+    private func verdict(
+        of pending: PendingRun, report: ConformanceAPI.ResultReport
+    ) async throws(ConformanceError)
+        -> ConformanceAPI.Verdict
+    {
+        guard let entry = entries[pending.scenario], let server else {
+            throw .notFound("unknown scenario '\(pending.scenario)'")
+        }
+        let exit: ClientExit
+        switch report.outcome {
+        case "success": exit = .success
+        case "failure": exit = .failure(report.detail.map { String($0.prefix(200)) } ?? "reported by the client")
+        case "cancelled": exit = .cancelled
+        default: throw .invalidReport("outcome: '\(report.outcome)' is not success, failure or cancelled")
+        }
+        var outputs: [OutputFacts] = []
+        for handed in pending.urls {
+            guard let output = report.outputs.first(where: { $0.route == handed.route }) else {
+                throw .invalidReport("outputs: no output for route '\(handed.route)'")
+            }
+            outputs.append(try reportedOutputs.facts(of: output, entry: entry))
+        }
+        for output in report.outputs where !pending.urls.contains(where: { $0.route == output.route }) {
+            throw .invalidReport("outputs: run '\(pending.run)' has no route '\(output.route)'")
+        }
+        let journal = await MatrixRunner.settledJournal(server: server, run: pending.run)
+        let result = Self.cellResult(
+            entry: entry, pending: pending, report: report, facts: Self.facts(entry, pending, journal, outputs, exit))
+        return ConformanceAPI.Verdict(
+            scenario: entry.name, client: pending.client, scheme: pending.scheme, run: pending.run,
+            result: result.label == "FAIL" ? "fail" : result.label, reason: result.reason,
+            time: Date().formatted(.iso8601), elapsedMilliseconds: Self.span(journal))
+    }
+
+    /// The facts the judge reads: the journal, the reported outputs and what the run was handed.
+    private static func facts(
+        _ entry: CatalogueEntry, _ pending: PendingRun, _ journal: [JournalEntry], _ outputs: [OutputFacts],
+        _ exit: ClientExit
+    ) -> RunFacts {
+        let prefilled = pending.steps.first { $0.prefill != nil }?.bytes ?? 0
+        let segmented =
+            pending.segmented
+            ?? Dictionary(grouping: journal, by: { $0.route ?? "" }).values.contains {
+                JournalAnalysis.peakOpenRequests($0) > 1
+            }
+        return RunFacts(
+            entries: journal, outputs: outputs, resourceLength: entry.reference.length,
+            expectedVersion: entry.expectedVersion, exit: exit,
+            // Without a request (a connect that never completed) the server saw nothing: from the hand-out instead.
+            elapsed: span(journal).map { .milliseconds($0) } ?? (ContinuousClock.now - pending.created),
+            prefilledBytes: prefilled, segmented: segmented)
+    }
+
+    /// A step left out of `steps-done` makes the run n/a, never a pass; otherwise the judge's verdict.
+    private static func cellResult(
+        entry: CatalogueEntry, pending: PendingRun, report: ConformanceAPI.ResultReport, facts: RunFacts
+    ) -> CellResult {
+        var done = report.stepsDone ?? []
+        for (step, spec) in zip(entry.expectation.steps, pending.steps) {
+            guard let index = done.firstIndex(of: spec.name) else {
+                return .notApplicable("the client did not perform the \(MatrixRunner.describe(step)) step")
+            }
+            done.remove(at: index)
+        }
+        return Judge.verdict(of: entry.expectation, in: facts)
+    }
+
+    /// From the first request's arrival to the last response's end, in milliseconds; nil without requests.
+    static func span(_ journal: [JournalEntry]) -> Int64? {
+        let starts = journal.compactMap { JournalAnalysis.milliseconds($0.arrivalTime) }
+        let ends = journal.compactMap { JournalAnalysis.milliseconds($0.time) }
+        guard let first = starts.min(), let last = ends.max() else { return nil }
+        return max(0, last - first)
+    }
+}

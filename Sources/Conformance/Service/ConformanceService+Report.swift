@@ -1,0 +1,50 @@
+import Foundation
+import RangeServer
+
+extension ConformanceService {
+    /// The matrix of every verdict given: the catalogue's scenarios as rows, one column per client label (an https
+    /// run's column is the label with ` (https)`), the latest verdict of each pair in its cell.
+    public var matrix: Matrix {
+        var clients: [String] = []
+        var latest: [String: MatrixCell] = [:]
+        for line in store.all {
+            let verdict = line.verdict
+            let column = verdict.scheme == "https" ? "\(verdict.client) (https)" : verdict.client
+            if !clients.contains(column) { clients.append(column) }
+            let result: CellResult =
+                switch verdict.result {
+                case "pass": .pass
+                case "n/a": .notApplicable(verdict.reason)
+                default: .fail(verdict.reason)
+                }
+            latest["\(verdict.scenario)\u{0}\(column)"] = MatrixCell(
+                scenario: verdict.scenario, client: column, result: result,
+                elapsed: verdict.elapsedMilliseconds.map { .milliseconds($0) })
+        }
+        let names = catalogue.map(\.name)
+        // A verdict of a scenario no longer in the catalogue (a restart with other scenarios) keeps its row.
+        let rows = names + Set(latest.values.map(\.scenario)).subtracting(names).sorted()
+        let cells = rows.flatMap { scenario in clients.compactMap { latest["\(scenario)\u{0}\($0)"] } }
+        return Matrix(scenarios: rows, clients: clients, cells: cells, command: "rangecheck serve", scheme: "http")
+    }
+
+    /// `GET /_conformance/report[?format=html|json|junit|markdown]`.
+    func report(format: String, token: String?) throws(ConformanceError) -> CustomRoute.Response {
+        let matrix = self.matrix
+        let (type, text): (String, String)
+        switch format {
+        case "html":
+            (type, text) = ("text/html; charset=utf-8", Report.html(matrix))
+        case "json": (type, text) = ("application/json", Report.json(matrix))
+        case "junit": (type, text) = ("application/xml", Report.junit(matrix))
+        case "markdown": (type, text) = ("text/markdown; charset=utf-8", Report.markdown(matrix))
+        default: throw .invalidReport("format: '\(format)' is not html, json, junit or markdown")
+        }
+        return CustomRoute.Response(status: 200, headers: [("Content-Type", type)], body: Array(text.utf8))
+    }
+
+    /// `GET /_conformance/report/{scenario}/{client}`: the picture of a cell's latest run.
+    func detail(scenario: String, client: String) throws(ConformanceError) -> CustomRoute.Response {
+        throw .notFound("no run of \(scenario) by \(client) has been judged")
+    }
+}

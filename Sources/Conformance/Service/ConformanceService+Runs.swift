@@ -1,0 +1,197 @@
+import Foundation
+import RangeServer
+
+extension ConformanceService {
+    /// `GET /_conformance/scenarios`.
+    struct ScenarioListing: Encodable {
+        struct Item: Encodable {
+            var name: String
+            var description: String
+            var files: [String]
+            var steps: [ConformanceAPI.StepSpec]
+            var tags: [String]
+            var expect: JSONValue?
+        }
+
+        var scenarios: [Item]
+    }
+
+    /// `GET /_conformance/runs/{run}`: a run handed out, or judged.
+    struct RunStatus: Encodable {
+        var run: String
+        var scenario: String
+        var client: String
+        var scheme: String
+        /// `pending` or `judged`.
+        var state: String
+        var verdict: ConformanceAPI.Verdict?
+    }
+
+    func scenarioListing() -> ScenarioListing {
+        ScenarioListing(
+            scenarios: catalogue.map { entry in
+                ScenarioListing.Item(
+                    name: entry.name, description: entry.scenario.description, files: entry.expectation.files,
+                    steps: Self.steps(of: entry, prefillURL: nil), tags: entry.expectation.tags.sorted(),
+                    expect: try? entry.scenario.expect?.decode(JSONValue.self))
+            })
+    }
+
+    /// The steps of a scenario as the API hands them out; `prefillURL` is the run's prefill endpoint (nil in the
+    /// catalogue listing, where there is no run yet).
+    static func steps(of entry: CatalogueEntry, prefillURL: String?) -> [ConformanceAPI.StepSpec] {
+        let routes = entry.expectation.files.isEmpty ? [""] : entry.expectation.files
+        let total = entry.reference.length * UInt64(routes.count)
+        return entry.expectation.steps.map { step in
+            let threshold = MatrixRunner.threshold(of: step)
+            var spec = ConformanceAPI.StepSpec(bytes: threshold.bytes(of: total))
+            switch step {
+            case .killAndRestart: spec.killAt = threshold.text
+            case .pause(_, let duration):
+                spec.pauseAt = threshold.text
+                let (seconds, attoseconds) = duration.components
+                let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+                spec.pauseFor = milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
+            case .cancel: spec.cancelAt = threshold.text
+            case .prefill:
+                spec.prefill = threshold.text
+                // Per output, not of all of them: each output starts with this much.
+                spec.bytes = min(threshold.bytes(of: entry.reference.length), entry.reference.length)
+                spec.urls = prefillURL.map { base in
+                    routes.map { route in
+                        let query = route.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+                        return ConformanceAPI.HandedURL(
+                            route: route, url: base + (route.isEmpty ? "" : "?route=\(query)"))
+                    }
+                }
+            }
+            return spec
+        }
+    }
+
+    /// `POST /_conformance/runs`: a fresh run token and the URLs to download.
+    func createRun(
+        _ request: ConformanceAPI.RunRequest, host: String?, isTLS: Bool
+    ) throws(ConformanceError)
+        -> ConformanceAPI.RunCreated
+    {
+        guard let entry = entries[request.scenario] else {
+            throw .notFound("unknown scenario '\(request.scenario)' (GET \(Self.prefix)scenarios lists them)")
+        }
+        let label = request.client.trimmingCharacters(in: .whitespaces)
+        guard !label.isEmpty, label.count <= 100, !label.contains(where: { $0.isNewline }) else {
+            throw .invalidReport("client: a label of 1 to 100 characters on one line is required")
+        }
+        let scheme = request.scheme ?? "http"
+        guard scheme == "http" || scheme == "https" else {
+            throw .invalidReport("scheme: '\(scheme)' is not http or https")
+        }
+        guard let server else { throw .notFound("the service has no server attached") }
+        let host = reachableHost(requestHost: host, server: server)
+        let origin = try self.origin(for: entry, scheme: scheme, host: host, server: server)
+        let token = Self.runToken(label: label)
+        let base = "\(origin)/scenario/\(entry.name)/\(token)"
+        let urls =
+            entry.expectation.files.isEmpty
+            ? [ConformanceAPI.HandedURL(route: "", url: base)]
+            : entry.expectation.files.map { ConformanceAPI.HandedURL(route: $0, url: "\(base)/\($0)") }
+        // The API's own URLs on the origin the client asked from (the scenario's may be a blackhole).
+        let apiOrigin =
+            isTLS
+            ? "https://\(host):\(server.tlsPort ?? server.port)"
+            : try self.origin(scheme: "http", host: host, server: server)
+        let steps = Self.steps(of: entry, prefillURL: "\(apiOrigin)\(Self.prefix)runs/\(token)/prefill")
+        let pending = PendingRun(
+            run: token, scenario: entry.name, client: label, scheme: scheme, urls: urls, steps: steps,
+            segmented: request.segmented, created: .now)
+        runs.withLockedValue { $0[token] = pending }
+        let needsCA = scheme == "https" || entry.redirectsToTLS
+        return ConformanceAPI.RunCreated(
+            run: token, scenario: entry.name, client: label, scheme: scheme, urls: urls, steps: steps,
+            ca: needsCA ? server.certificateAuthorityPEM : nil,
+            result: "\(apiOrigin)\(Self.prefix)runs/\(token)/result")
+    }
+
+    /// `http://HOST:PORT` or `https://HOST:TLSPORT` where the scenario's URLs point, as clients reach the server.
+    private func origin(
+        for entry: CatalogueEntry, scheme: String, host: String, server: RangeServer
+    )
+        throws(ConformanceError) -> String
+    {
+        if entry.expectation.entry == .blackhole {
+            guard let port = server.blackholePort else {
+                throw .notFound("this server has no blackhole listener for \(entry.name)")
+            }
+            return "\(scheme)://\(host):\(port)"
+        }
+        return try origin(scheme: scheme, host: host, server: server)
+    }
+
+    /// `http://HOST:PORT` (the public URL's port when it has one: a forwarded port) or `https://HOST:TLSPORT`.
+    private func origin(scheme: String, host: String, server: RangeServer) throws(ConformanceError) -> String {
+        if scheme == "https" {
+            guard let port = server.tlsPort else {
+                throw .invalidReport("scheme: this server has no TLS port (start it with --tls-port)")
+            }
+            return "https://\(host):\(port)"
+        }
+        let publicPort = configuration.publicURL.flatMap { URLComponents(string: $0)?.port }
+        return "http://\(host):\(publicPort ?? server.port)"
+    }
+
+    /// The host clients reach the server by: the public URL's, else the one the client's request named in `Host`,
+    /// else the address the server listens on. IPv6 addresses in brackets.
+    private func reachableHost(requestHost: String?, server: RangeServer) -> String {
+        if let host = configuration.publicURL.flatMap({ URLComponents(string: $0)?.host }) {
+            return host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        }
+        if let requestHost, let host = URLComponents(string: "http://\(requestHost)")?.host, !host.isEmpty {
+            return host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        }
+        let listening = server.configuration.host
+        if listening == "0.0.0.0" { return "127.0.0.1" }
+        if listening == "::" { return "[::1]" }
+        return listening.contains(":") ? "[\(listening)]" : listening
+    }
+
+    /// A run token: the label's letters and digits (so a journal line says whose run it was) and a random part.
+    static func runToken(label: String) -> String {
+        let readable = String(
+            label.lowercased().unicodeScalars.map {
+                CharacterSet.alphanumerics.contains($0) && $0.isASCII ? Character($0) : "-"
+            }
+            .prefix(24))
+        return "\(readable)-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+    }
+
+    /// `GET /_conformance/runs/{run}`.
+    func runStatus(_ run: String) throws(ConformanceError) -> RunStatus {
+        if let line = store.all.last(where: { $0.verdict.run == run }) {
+            let verdict = line.verdict
+            return RunStatus(
+                run: run, scenario: verdict.scenario, client: verdict.client, scheme: verdict.scheme, state: "judged",
+                verdict: verdict)
+        }
+        guard let pending = runs.withLockedValue({ $0[run] }) else { throw .notFound("no run '\(run)'") }
+        return RunStatus(
+            run: run, scenario: pending.scenario, client: pending.client, scheme: pending.scheme, state: "pending")
+    }
+
+    /// `GET /_conformance/runs/{run}/prefill?route=R`: the bytes a `prefill` step puts in place.
+    func prefill(run: String, route: String) throws(ConformanceError) -> CustomRoute.Response {
+        guard let pending = runs.withLockedValue({ $0[run] }) else { throw .notFound("no run '\(run)' is pending") }
+        guard let step = pending.steps.first(where: { $0.prefill != nil }), let entry = entries[pending.scenario]
+        else { throw .notFound("run '\(run)' has no prefill step") }
+        guard pending.urls.contains(where: { $0.route == route }) else {
+            throw .notFound("run '\(run)' has no route '\(route)'")
+        }
+        var body: [UInt8] = []
+        body.reserveCapacity(Int(step.bytes))
+        entry.reference.forEachBlock(version: entry.expectedVersion, size: OutputInspector.blockSize, upTo: step.bytes)
+        {
+            body.append(contentsOf: $0)
+        }
+        return CustomRoute.Response(
+            status: 200, headers: [("Content-Type", "application/octet-stream")], body: body)
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import NIOConcurrencyHelpers
+import RangeServer
+
+/// The conformance harness as a service (`rangecheck serve`): a client anywhere asks for a run, downloads the URLs
+/// it is handed however it likes, reports what it ended with, and is judged from the server's journal and its
+/// report by the same judge as `rangecheck`.
+///
+/// The service is a ``CustomRoute`` on a ``RangeServer`` that serves the scenario catalogue: ``startServer(_:)``
+/// starts one. Verdicts are kept in a ``ResultStore`` (a JSON Lines file), so a restart loses none, and the live
+/// report is rebuilt from them.
+public final class ConformanceService: Sendable {
+    /// How the service runs.
+    public struct Configuration: Sendable {
+        /// The scenario directory.
+        public var scenariosDirectory = "fixtures/scenarios"
+        /// The directory served under `/files/`.
+        public var filesRoot = "fixtures/files"
+        /// The base handed-out URLs use, `http://HOST:PORT`, when clients reach the server by another address than
+        /// the one it listens on (a phone on the LAN, an emulator's 10.0.2.2); https URLs use its host with the TLS
+        /// port. Nil: the server's own address.
+        public var publicURL: String?
+        /// When set, every `/_conformance/` request needs `Authorization: Bearer TOKEN` (or `?token=TOKEN`, for a
+        /// browser); without it only loopback peers are answered.
+        public var token: String?
+        /// The JSON Lines file verdicts are appended to and read back from on start; nil keeps them in memory.
+        public var resultsFile: String?
+        /// How often the live HTML report reloads itself, in seconds.
+        public var refreshSeconds = 5
+
+        /// A configuration with every default.
+        public init() {}
+    }
+
+    /// The path prefix the API answers under.
+    public static let prefix = "/_conformance/"
+
+    let configuration: Configuration
+    let catalogue: [CatalogueEntry]
+    let entries: [String: CatalogueEntry]
+    let store: ResultStore
+    let reportedOutputs = ReportedOutputs()
+    let runs = NIOLockedValueBox<[String: PendingRun]>([:])
+    private let attached = NIOLockedValueBox<RangeServer?>(nil)
+
+    /// A run handed out and not yet judged.
+    struct PendingRun: Sendable {
+        var run: String
+        var scenario: String
+        var client: String
+        var scheme: String
+        var urls: [ConformanceAPI.HandedURL]
+        var steps: [ConformanceAPI.StepSpec]
+        var segmented: Bool?
+        var created: ContinuousClock.Instant
+        /// Set while its result is being judged, so a second report of the same run is refused at once.
+        var judging = false
+    }
+
+    /// Loads the catalogue and the verdicts already given.
+    ///
+    /// - Parameters:
+    ///   - configuration: the settings.
+    /// - Throws: a scenario or expectation error naming the file, or `ConformanceError.io` for an unreadable
+    ///   results file.
+    public init(_ configuration: Configuration) throws {
+        self.configuration = configuration
+        catalogue = try CatalogueEntry.load(
+            directory: configuration.scenariosDirectory, root: configuration.filesRoot)
+        entries = Dictionary(catalogue.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        store = try ResultStore(path: configuration.resultsFile)
+    }
+
+    /// The route to add to a server's configuration (``startServer(_:)`` does it for you).
+    public var route: CustomRoute {
+        CustomRoute(prefix: Self.prefix) { [self] request in await self.handle(request) }
+    }
+
+    /// Starts a server with the catalogue and the API, and attaches the service to it.
+    ///
+    /// - Parameters:
+    ///   - base: the server's settings (host, ports, TLS); the scenarios, root and routes are set from the service.
+    /// - Returns: the running server; stop it with `stop()`.
+    /// - Throws: the server's start error.
+    public func startServer(_ base: RangeServer.Configuration = RangeServer.Configuration()) throws -> RangeServer {
+        var configuration = base
+        configuration.scenariosDirectory = self.configuration.scenariosDirectory
+        configuration.root = self.configuration.filesRoot
+        configuration.customRoutes.append(route)
+        // For the rows that send a client to an edge that never answers (`entry: blackhole`).
+        if configuration.blackholePort == nil { configuration.blackholePort = 0 }
+        let server = try RangeServer.start(configuration)
+        attach(server)
+        return server
+    }
+
+    /// Tells the service which server serves its scenarios (``startServer(_:)`` does it).
+    ///
+    /// - Parameters:
+    ///   - server: a running server whose configuration has ``route`` and the service's scenarios.
+    public func attach(_ server: RangeServer) { attached.withLockedValue { $0 = server } }
+
+    var server: RangeServer? { attached.withLockedValue { $0 } }
+
+    /// The verdicts given so far, in order.
+    public var verdicts: [ConformanceAPI.Verdict] { store.all.map(\.verdict) }
+}

@@ -1,0 +1,172 @@
+import ArgumentParser
+import Conformance
+import Foundation
+
+/// `rangecheck [run]`: runs the conformance matrix of downloaders against an in-process rangeserver.
+struct RunMatrix: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run every scenario against every downloader and print the conformance matrix (the default).",
+        discussion: """
+            Starts an in-process rangeserver on a free loopback port with the scenario catalogue, runs each \
+            (scenario, client) pair with a fresh run token and temporary directory, and judges the output file \
+            and the server's journal against the scenario's expect section.
+
+            Clients: \(ClientCatalogue.builtInNames.joined(separator: ", ")), and any --client-command. \
+            A client that is not installed is skipped; a scenario step a client cannot perform is n/a.
+
+            With --tls every scenario is handed out over https from the server's TLS port. Whenever the server has \
+            TLS (with --tls, or for a row redirecting to https or a TLS fault) every client is given the server's \
+            CA file; a client that cannot take one (urlsession) is n/a for those rows.
+
+            Exit status: 1 when a gating client (--gate; by default engine and rangefetch) fails any scenario \
+            (other clients are informational), 64 for a usage error.
+            """
+    )
+
+    @Option(name: .customLong("client"), help: "Run this client (repeatable; default: every built-in client).")
+    var clients: [String] = []
+
+    @Option(
+        name: .customLong("client-command"),
+        help: "Add a client from a template, NAME=TEMPLATE, with {url}, {output}, {state} and {cafile} (repeatable).")
+    var clientCommands: [String] = []
+
+    @Option(name: .customLong("scenario"), help: "Only scenarios matching this glob (comma-separated alternatives).")
+    var scenarioPattern: String?
+
+    @Flag(name: .customLong("tls"), help: "Hand out every scenario over https, giving every client the server's CA.")
+    var tls = false
+
+    @Flag(
+        name: .customLong("list"),
+        help: "List the scenarios and clients, then exit; with --shard, also the (scenario, client) pairs of the shard."
+    )
+    var list = false
+
+    @Option(
+        name: .customLong("gate"),
+        help: "A client whose failures make the exit status 1 (repeatable; default: engine and rangefetch).")
+    var gates: [String] = []
+
+    @Option(name: .customLong("shard"), help: "Run only shard I of N of the (scenario, client) pairs, e.g. 2/4.")
+    var shard: String?
+
+    @Option(name: .customLong("repeat"), help: "Run each pair this many times; any failing run fails the pair.")
+    var repeatCount = 1
+
+    @Flag(name: .customLong("include-slow"), help: "Also run scenarios tagged slow (the 5 GiB download).")
+    var includeSlow = false
+
+    @Option(name: .customLong("scenarios"), help: "The scenario directory.")
+    var scenariosDirectory = "fixtures/scenarios"
+
+    @Option(name: .customLong("root"), help: "The directory served under /files/.")
+    var root = "fixtures/files"
+
+    @Option(name: .customLong("attempts"), help: "Runs of a client's retry loop before giving up.")
+    var attempts = 5
+
+    @Option(name: .customLong("markdown"), help: "Write the matrix as Markdown to this file.")
+    var markdownPath: String?
+
+    @Option(name: .customLong("junit"), help: "Write JUnit XML (one test case per pair) to this file.")
+    var junitPath: String?
+
+    @Option(name: .customLong("json"), help: "Write the matrix as JSON to this file.")
+    var jsonPath: String?
+
+    @Option(name: .customLong("html"), help: "Write a self-contained coloured HTML page to this file.")
+    var htmlPath: String?
+
+    @Flag(
+        name: .customLong("keep"), help: "Keep each pair's temporary directory (outputs, client logs and the journal).")
+    var keep = false
+
+    @Flag(name: .customLong("quiet"), help: "Do not print a line per finished pair on stderr.")
+    var quiet = false
+
+    func validate() throws {
+        guard repeatCount >= 1 else { throw ValidationError("--repeat must be at least 1") }
+        guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
+        if let shard {
+            do { _ = try Shard(parsing: shard) } catch { throw ValidationError(error.message) }
+        }
+        for command in clientCommands {
+            do { _ = try SubprocessClient.command(command) } catch { throw ValidationError(error.message) }
+        }
+        let known = Set(
+            ClientCatalogue.builtInNames + clientCommands.compactMap { $0.split(separator: "=").first.map(String.init) }
+        )
+        for client in clients + gates where !known.contains(client) {
+            throw ValidationError("unknown client '\(client)' (known: \(known.sorted().joined(separator: ", ")))")
+        }
+    }
+
+    func run() async throws {
+        let catalogue = ClientCatalogue(rangecheckDirectory: Self.executableDirectory)
+        var adapters: [any ClientAdapter] = []
+        let extra = try clientCommands.map { try SubprocessClient.command($0) }
+        let wanted = clients.isEmpty ? ClientCatalogue.builtInNames + extra.map(\.name) : clients
+        for name in wanted {
+            if let adapter = catalogue.client(named: name) ?? extra.first(where: { $0.name == name }) {
+                adapters.append(adapter)
+            }
+        }
+        var options = MatrixRunner.Options()
+        options.scenariosDirectory = scenariosDirectory
+        options.filesRoot = root
+        options.scenarioPattern = scenarioPattern
+        options.shard = try shard.map { try Shard(parsing: $0) } ?? .all
+        options.repeatCount = repeatCount
+        options.includeSlow = includeSlow
+        options.attempts = attempts
+        options.keepWorkDirectories = keep
+        options.tls = tls
+        options.command = (["rangecheck"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+        if !quiet { options.progress = { line in FileHandle.standardError.write(Data((line + "\n").utf8)) } }
+
+        if list {
+            let entries = MatrixRunner.select(
+                try CatalogueEntry.load(directory: scenariosDirectory, root: root), options: options)
+            for entry in entries {
+                let tags =
+                    entry.expectation.tags.isEmpty ? "" : " [\(entry.expectation.tags.sorted().joined(separator: ","))]"
+                print("\(entry.name)\(tags): \(entry.scenario.description)")
+            }
+            print("")
+            for adapter in adapters {
+                let status = await adapter.unavailableReason().map { "skipped: \($0)" } ?? "available"
+                print("\(adapter.name) (\(status)): \(adapter.invocation)")
+            }
+            if shard != nil {
+                print("")
+                let pairs = options.shard.pairs(scenarios: entries.map(\.name), clients: adapters.map(\.name))
+                for pair in pairs { print("pair \(pair.scenario) \(pair.client)") }
+            }
+            return
+        }
+
+        let matrix = try await MatrixRunner.run(clients: adapters, options: options)
+        print(Report.terminal(matrix), terminator: "")
+        for (path, text) in [
+            (markdownPath, Report.markdown(matrix)), (junitPath, Report.junit(matrix)), (jsonPath, Report.json(matrix)),
+            (htmlPath, Report.html(matrix)),
+        ] {
+            guard let path else { continue }
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        }
+        if matrix.hasGatingFailure(gating: gates.isEmpty ? Matrix.gatingClients : Set(gates)) { throw ExitCode(1) }
+    }
+
+    /// The directory of this executable, where `rangefetch` is looked for first.
+    static var executableDirectory: String? {
+        let path =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return (path as NSString).deletingLastPathComponent
+    }
+}

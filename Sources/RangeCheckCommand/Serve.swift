@@ -1,0 +1,108 @@
+import ArgumentParser
+import Conformance
+import Foundation
+import RangeServer
+
+/// `rangecheck serve`: the conformance service, for clients that run elsewhere (an app on a phone, a library in
+/// another language): they ask for runs over HTTP, and it judges what they did.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the scenario catalogue and judge clients that report their runs over HTTP.",
+        discussion: """
+            Prints `rangecheck serving on http://HOST:PORT` first, and with --tls-port \
+            `rangecheck serving on https://HOST:PORT (CA: PATH)` second. The API is under /_conformance/ \
+            (docs/conformance-api.json): GET scenarios, POST runs, POST runs/{run}/result, GET report. \
+            Verdicts are appended to --results and read back on start. Runs until interrupted.
+            """
+    )
+
+    @Option(name: .customLong("host"), help: "The numeric address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(name: .customLong("port"), help: "The port (0: a free one).")
+    var port = 8090
+
+    @Option(name: .customLong("tls-port"), help: "Also serve HTTPS on this port (0: a free one).")
+    var tlsPort: Int?
+
+    @Option(name: .customLong("tls-dir"), help: "Where the throwaway CA is kept and reused (default: a temporary one).")
+    var tlsDir: String?
+
+    @Option(
+        name: .customLong("tls-name"),
+        help: "Another host name or IP address for the TLS certificate, e.g. the LAN address (repeatable).")
+    var tlsNames: [String] = []
+
+    @Option(name: .customLong("scenarios"), help: "The scenario directory.")
+    var scenariosDirectory = "fixtures/scenarios"
+
+    @Option(name: .customLong("root"), help: "The directory served under /files/.")
+    var root = "fixtures/files"
+
+    @Option(
+        name: .customLong("public-url"),
+        help: "The base handed-out URLs use, http://HOST[:PORT], when clients reach the server by another address.")
+    var publicURL: String?
+
+    @Option(
+        name: .customLong("token"),
+        help: "Require Authorization: Bearer TOKEN (or ?token=) on /_conformance/; needed beyond loopback.")
+    var token: String?
+
+    @Option(name: .customLong("results"), help: "The JSON Lines file verdicts are appended to and read back from.")
+    var results: String?
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535, got \(port)") }
+        if let tlsPort, !(0...65535).contains(tlsPort) {
+            throw ValidationError("--tls-port must be 0...65535, got \(tlsPort)")
+        }
+        if let token, token.isEmpty { throw ValidationError("--token must not be empty") }
+        if token == nil && !ConformanceService.isLoopback(host) {
+            throw ValidationError("--token is required when --host (\(host)) is not a loopback address")
+        }
+        if let publicURL {
+            guard let url = URLComponents(string: publicURL), url.scheme == "http", let host = url.host, !host.isEmpty,
+                url.path.isEmpty || url.path == "/", url.query == nil
+            else {
+                throw ValidationError("--public-url must be http://HOST[:PORT] with no path, got '\(publicURL)'")
+            }
+        }
+    }
+
+    func run() async throws {
+        // A client that goes away mid-response must not end the service.
+        signal(SIGPIPE, SIG_IGN)
+        var configuration = ConformanceService.Configuration()
+        configuration.scenariosDirectory = scenariosDirectory
+        configuration.filesRoot = root
+        configuration.publicURL = publicURL
+        configuration.token = token
+        configuration.resultsFile = results
+        var serverConfiguration = RangeServer.Configuration()
+        serverConfiguration.host = host
+        serverConfiguration.port = port
+        serverConfiguration.threads = 8
+        serverConfiguration.tlsPort = tlsPort ?? (tlsDir != nil || !tlsNames.isEmpty ? 0 : nil)
+        serverConfiguration.tlsDirectory = tlsDir
+        serverConfiguration.tlsNames = tlsNames
+        let server: RangeServer
+        do {
+            let service = try ConformanceService(configuration)
+            server = try service.startServer(serverConfiguration)
+        } catch {
+            FileHandle.standardError.write(Data("rangecheck serve: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+        defer { server.stop() }
+        FileHandle.standardOutput.write(Data("rangecheck serving on \(server.baseURL)\n".utf8))
+        if tlsPort != nil || tlsDir != nil || !tlsNames.isEmpty, let tlsBaseURL = server.tlsBaseURL,
+            let authority = server.certificateAuthorityPath
+        {
+            FileHandle.standardOutput.write(Data("rangecheck serving on \(tlsBaseURL) (CA: \(authority))\n".utf8))
+        }
+        // Every verdict is in --results as soon as it is answered, so ending on a signal loses none.
+        while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+    }
+}
