@@ -20,76 +20,73 @@ struct RunRequest: Encodable {
 
 /// The answer to ``RunRequest``: the URLs to download and the steps the client performs on the way.
 struct Run: Decodable {
-    /// One file of the run.
+    /// One URL to download; `route` names its output in the result (empty for a single-file scenario).
     struct Download: Decodable {
         var route: String
         var url: String
-        /// The file's length when the server gives it; a percentage step needs it (else the response's length is
-        /// used once it arrives).
-        var size: Int64?
     }
 
     var run: String
     var urls: [Download]
     var steps: [Step]
+    /// The CA certificate (PEM) of an https run.
+    var ca: String?
 }
 
-/// One step of a run, such as `{"kill-at": "25%"}` or `{"pause-at": "50%", "for": "2s"}`: a kind, the point at
-/// which it happens, and its parameters. Decoded by hand because the kind is the key.
+/// One step of a run, such as `{"kill-at": "25%", "bytes": 1048576}` or `{"pause-at": "40%", "for": "1s", ...}`:
+/// exactly one of the kinds is set, and `bytes` is where it happens, counted over all outputs on disk.
 struct Step: Decodable {
-    /// The kinds this client knows.
-    static let kinds = ["kill-at", "pause-at", "cancel-at", "prefill"]
+    var killAt: String?
+    var pauseAt: String?
+    var pauseFor: String?
+    var cancelAt: String?
+    var prefill: String?
+    var bytes: Int64
 
-    var kind: String
-    var at: String
-    var parameters: [String: String]
-
-    init(from decoder: any Decoder) throws {
-        let values = try decoder.singleValueContainer().decode([String: JSONScalar].self).mapValues(\.text)
-        guard let kind = Self.kinds.first(where: { values[$0] != nil }), let at = values[kind] else {
-            throw DecodingError.dataCorrupted(
-                .init(codingPath: decoder.codingPath, debugDescription: "unknown step \(values.keys.sorted())"))
-        }
-        self.kind = kind
-        self.at = at
-        self.parameters = values
+    /// The step's name, as `steps-done` lists it.
+    var name: String {
+        if killAt != nil { return "kill-at" }
+        if pauseAt != nil { return "pause-at" }
+        if cancelAt != nil { return "cancel-at" }
+        return "prefill"
     }
-}
 
-/// A JSON string, number or boolean, read as text: a step's parameters are sizes, durations, URLs and digests.
-struct JSONScalar: Decodable {
-    var text: String
+    /// How long a `pause-at` lasts: `2s` or `500ms`; one second when it cannot be read.
+    var pauseSeconds: Double {
+        let text = pauseFor ?? "1s"
+        if text.hasSuffix("ms") { return (Double(text.dropLast(2)) ?? 1000) / 1000 }
+        return Double(text.hasSuffix("s") ? text.dropLast() : Substring(text)) ?? 1
+    }
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let string = try? container.decode(String.self) {
-            text = string
-        } else if let number = try? container.decode(Int64.self) {
-            text = String(number)
-        } else if let number = try? container.decode(Double.self) {
-            text = String(number)
-        } else {
-            text = String(try container.decode(Bool.self))
-        }
+    enum CodingKeys: String, CodingKey {
+        case killAt = "kill-at"
+        case pauseAt = "pause-at"
+        case pauseFor = "for"
+        case cancelAt = "cancel-at"
+        case prefill, bytes
     }
 }
 
 /// `POST /_conformance/runs/{run}/result`: what the client did and what it left on disk.
 struct RunResult: Encodable {
-    /// One output file: its size, SHA-256, and the SHA-256 of each 64 KiB block (the last may be short).
+    /// One output file: its size, SHA-256, and the SHA-256 of each 64 KiB block (the last may be short); or
+    /// `exists: false` when there is no file.
     struct Output: Encodable {
         var route: String
-        var size: Int64
-        var sha256: String
-        var blocks: [String]
+        var exists: Bool?
+        var size: Int64?
+        var sha256: String?
+        var blocks: [String]?
     }
 
     var outcome: String
     var outputs: [Output]
     var stepsDone: [String]
+    /// With `failure`: why, in the client's words.
+    var detail: String?
 
     enum CodingKeys: String, CodingKey {
-        case outcome, outputs
+        case outcome, outputs, detail
         case stepsDone = "steps-done"
     }
 }

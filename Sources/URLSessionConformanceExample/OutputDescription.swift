@@ -7,9 +7,9 @@ enum OutputDescription {
     /// The block size the protocol hashes by.
     static let blockSize = 64 * 1024
 
-    /// The description of the file at `path`, or nil when there is no file.
-    static func describe(route: String, path: String) -> RunResult.Output? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+    /// The description of the file at `path`; `exists: false` when there is none.
+    static func describe(route: String, path: String) -> RunResult.Output {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return RunResult.Output(route: route, exists: false) }
         defer { try? handle.close() }
         var whole = SHA256()
         var blocks: [String] = []

@@ -47,7 +47,7 @@ final class ResumableDownload: NSObject, URLSessionDataDelegate, @unchecked Send
     private var file: FileHandle?
     private var onDisk: Int64 = 0
     private var length: Int64?
-    private var stopWhen: (@Sendable (_ onDisk: Int64, _ length: Int64?) -> Bool)?
+    private var stopWhen: (@Sendable (_ onDisk: Int64) -> Bool)?
     private var ending: AttemptEnding?
     private var finished: CheckedContinuation<Void, Never>?
 
@@ -57,9 +57,8 @@ final class ResumableDownload: NSObject, URLSessionDataDelegate, @unchecked Send
     }
 
     /// Downloads until the file is complete, up to `attempts` attempts (transport errors, 408, 429 and 5xx are
-    /// retried after `Retry-After` or one second), or until `stopWhen` holds for the bytes on disk and the file's
-    /// length (once known).
-    func run(attempts: Int, stopWhen: (@Sendable (Int64, Int64?) -> Bool)?) async -> Ending {
+    /// retried after `Retry-After` or one second), or until `stopWhen` holds for the bytes of the output on disk.
+    func run(attempts: Int, stopWhen: (@Sendable (Int64) -> Bool)?) async -> Ending {
         lock.withLock { self.stopWhen = stopWhen }
         var reason = "no attempt"
         for attempt in 1...max(1, attempts) {
@@ -113,7 +112,7 @@ final class ResumableDownload: NSObject, URLSessionDataDelegate, @unchecked Send
     /// The bytes already in the output and the validator they came from; output without a record is removed, as
     /// bytes that cannot be vouched for.
     private func keptBytes() -> (count: Int64, validator: String?) {
-        let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int64) ?? 0
+        let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
         guard size > 0, let data = FileManager.default.contents(atPath: recordPath),
             let record = try? JSONDecoder().decode(Record.self, from: data)
         else {
@@ -183,7 +182,7 @@ final class ResumableDownload: NSObject, URLSessionDataDelegate, @unchecked Send
                 return true
             }
             onDisk += Int64(data.count)
-            if stopWhen?(onDisk, length) == true {
+            if stopWhen?(onDisk) == true {
                 ending = .ending(.stopped)
                 return true
             }
@@ -221,7 +220,7 @@ final class ResumableDownload: NSObject, URLSessionDataDelegate, @unchecked Send
     /// without the validator they came from; without one, the bytes cannot be resumed and there is no record.
     private func saveRecord(validator: String?) {
         if let validator, let data = try? JSONEncoder().encode(Record(validator: validator)) {
-            FileManager.default.createFile(atPath: recordPath, contents: data)
+            _ = FileManager.default.createFile(atPath: recordPath, contents: data)
         } else {
             try? FileManager.default.removeItem(atPath: recordPath)
         }
@@ -230,7 +229,7 @@ final class ResumableDownload: NSObject, URLSessionDataDelegate, @unchecked Send
     /// Opens the output for writing at `offset`, dropping anything past it.
     private func startFile(at offset: Int64) {
         if !FileManager.default.fileExists(atPath: output) {
-            FileManager.default.createFile(atPath: output, contents: nil)
+            _ = FileManager.default.createFile(atPath: output, contents: nil)
         }
         let handle = FileHandle(forWritingAtPath: output)
         try? handle?.truncate(atOffset: UInt64(offset))

@@ -11,8 +11,8 @@ import FoundationNetworking
 /// - `kill-at`: the transfer is torn down once that many bytes are on disk and a new ``ResumableDownload`` starts
 ///   with nothing but what is on disk, as an app killed and launched again would.
 /// - `pause-at` + `for`: the transfer is stopped there and a new one started after the pause, which is how a
-///   URLSession download is paused (there is no pausing a task in flight across FoundationNetworking and Apple's
-///   systems alike).
+///   URLSession download is paused (a task in flight cannot be held on FoundationNetworking and Apple's systems
+///   alike).
 /// - `cancel-at`: the transfer is stopped, and the output and its record removed.
 /// - `prefill`: not performed. Bytes this client has no record of cannot be vouched for, so it would fetch the file
 ///   from zero, which judges nothing; the step stays out of `steps-done` and the server says n/a.
@@ -29,42 +29,47 @@ struct ScenarioRunner {
         let directory = workDirectory + "/" + scenario
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var outcome = "success"
+        let outputs = run.urls.indices.map { directory + "/output-\($0)" }
+        var pending = run.steps.filter { $0.prefill == nil }
         var stepsDone: [String] = []
-        var outputs: [(route: String, path: String)] = []
-        for (index, download) in run.urls.enumerated() {
+        var outcome = "success"
+        var detail: String?
+        // One file after another; a step not reached in one file's download waits for the next one's.
+        files: for (download, output) in zip(run.urls, outputs) {
             guard let url = URL(string: download.url) else { throw ConformanceAPI.Failure(description: "bad URL") }
-            let output = directory + "/output-\(index)"
-            outputs.append((download.route, output))
-            // The catalogue's scenarios with steps have one file: the steps are the first file's.
-            var steps = index == 0 ? run.steps.filter { $0.kind != "prefill" } : []
-            // At most one run per step, and one after the last: every step is removed once done or missed.
+            // Each pass is one run of the downloader; every pass but the last performs a step and removes it.
             while true {
-                let step = steps.first
-                let threshold = step.map { Threshold($0.at) }
-                let ending = await ResumableDownload(url: url, output: output).run(
-                    attempts: attempts,
-                    stopWhen: threshold.map { threshold in
-                        { onDisk, length in threshold.isReached(onDisk: onDisk, length: length ?? download.size) }
-                    })
-                guard ending == .stopped, let step else {
-                    if case .failed = ending { outcome = "failure" }
-                    break
+                let step = pending.first
+                // The bytes of the other files are already complete on disk: a step counts all of them.
+                let before = outputs.filter { $0 != output }.reduce(Int64(0)) { $0 + Self.size($1) }
+                let stopWhen: (@Sendable (Int64) -> Bool)? = step.map { step in
+                    let threshold = step.bytes - before
+                    return { onDisk in onDisk >= threshold }
                 }
-                steps.removeFirst()
-                stepsDone.append(step.kind)
-                if step.kind == "pause-at" {
-                    let seconds = Threshold.seconds(step.parameters["for"] ?? step.parameters["pause-for"] ?? "1s")
-                    try await Task.sleep(for: .seconds(seconds))
-                } else if step.kind == "cancel-at" {
+                let ending = await ResumableDownload(url: url, output: output).run(
+                    attempts: attempts, stopWhen: stopWhen)
+                if case .failed(let why) = ending {
+                    (outcome, detail) = ("failure", why)
+                    break files
+                }
+                guard ending == .stopped, let step else { break }
+                pending.removeFirst()
+                stepsDone.append(step.name)
+                if step.pauseAt != nil {
+                    try await Task.sleep(for: .seconds(step.pauseSeconds))
+                } else if step.cancelAt != nil {
                     ResumableDownload(url: url, output: output).discard()
                     outcome = "cancelled"
-                    break
+                    break files
                 }
             }
-            if outcome != "success" { break }
         }
-        let described = outputs.compactMap { OutputDescription.describe(route: $0.route, path: $0.path) }
-        return try await api.finish(run.run, RunResult(outcome: outcome, outputs: described, stepsDone: stepsDone))
+        let described = zip(run.urls, outputs).map { OutputDescription.describe(route: $0.route, path: $1) }
+        return try await api.finish(
+            run.run, RunResult(outcome: outcome, outputs: described, stepsDone: stepsDone, detail: detail))
+    }
+
+    private static func size(_ path: String) -> Int64 {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
     }
 }
