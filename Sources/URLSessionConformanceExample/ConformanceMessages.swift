@@ -2,10 +2,11 @@ import Foundation
 
 /// `GET /_conformance/scenarios`: the catalogue the server judges against.
 struct ScenarioList: Decodable {
-    /// One scenario; only its name is needed to ask for a run.
+    /// One scenario; its name is all a run needs, its tags say whether it is `slow`.
     struct Scenario: Decodable {
         var name: String
         var description: String?
+        var tags: [String]?
     }
 
     var scenarios: [Scenario]

@@ -91,8 +91,8 @@ final class ResumableDownload: NSObject, URLSessionDataDelegate, @unchecked Send
             ending = nil
         }
         let configuration = URLSessionConfiguration.ephemeral
-        // An idle connection is given up after this long, and the attempt retried.
-        configuration.timeoutIntervalForRequest = 10
+        // An idle connection is given up after this long, and the attempt retried (the harness's idle timeout).
+        configuration.timeoutIntervalForRequest = 5
         configuration.connectionProxyDictionary = [:]
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1

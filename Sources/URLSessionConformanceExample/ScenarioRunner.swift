@@ -22,6 +22,8 @@ struct ScenarioRunner {
     let scheme: String
     let attempts: Int
     let workDirectory: String
+    /// Whether the outputs stay on disk after the verdict (else the scenario's directory is removed).
+    let keepOutputs: Bool
 
     /// Runs `scenario` and returns the server's verdict.
     func run(_ scenario: String) async throws -> Verdict {
@@ -65,6 +67,7 @@ struct ScenarioRunner {
             }
         }
         let described = zip(run.urls, outputs).map { OutputDescription.describe(route: $0.route, path: $1) }
+        if !keepOutputs { try? FileManager.default.removeItem(atPath: directory) }
         return try await api.finish(
             run.run, RunResult(outcome: outcome, outputs: described, stepsDone: stepsDone, detail: detail))
     }

@@ -16,7 +16,7 @@ import FoundationNetworking
 struct URLSessionConformance {
     static let usage = """
         usage: urlsession-conformance --server URL --client-label NAME [--scenario GLOB] [--scheme http|https]
-                                      [--token TOKEN] [--attempts N] [--work DIR]
+                                      [--token TOKEN] [--attempts N] [--include-slow] [--keep DIR]
         """
 
     static func main() async {
@@ -33,23 +33,32 @@ struct URLSessionConformance {
         let session = URLSession(configuration: .ephemeral)
         defer { session.finishTasksAndInvalidate() }
         let api = ConformanceAPI(server: options.server, token: options.token, session: session)
-        let names = try await api.scenarios().map(\.name).filter { options.matches($0) }
+        let names = try await api.scenarios().filter { options.includeSlow || !($0.tags ?? []).contains("slow") }
+            .map(\.name).filter { options.matches($0) }
         guard !names.isEmpty else {
             throw ConformanceAPI.Failure(description: "no scenario matches '\(options.scenario ?? "")'")
         }
+        let work = options.keep ?? NSTemporaryDirectory() + "urlsession-conformance-\(UUID().uuidString)"
+        defer { if options.keep == nil { try? FileManager.default.removeItem(atPath: work) } }
         let runner = ScenarioRunner(
             api: api, label: options.label, scheme: options.scheme, attempts: options.attempts,
-            workDirectory: options.work)
+            workDirectory: work, keepOutputs: options.keep != nil)
         var counts: [String: Int] = [:]
         for name in names {
             let verdict = try await runner.run(name)
             counts[verdict.result, default: 0] += 1
             let reason = verdict.reason.map { $0.isEmpty ? "" : ": \($0)" } ?? ""
-            print("\(verdict.result.padding(toLength: 4, withPad: " ", startingAt: 0)) \(name)\(reason)")
+            say("\(verdict.result.padding(toLength: 4, withPad: " ", startingAt: 0)) \(name)\(reason)")
         }
-        print("\(options.label): \(counts["pass", default: 0]) passed, \(counts["fail", default: 0]) failed, "
+        say("\(options.label): \(counts["pass", default: 0]) passed, \(counts["fail", default: 0]) failed, "
               + "\(counts["n/a", default: 0]) n/a")
         return counts["fail", default: 0] > 0 ? 1 : 0
+    }
+
+    /// Writes one line to stdout at once: a verdict shows as it comes, also into a pipe or a file, where `print`
+    /// would buffer it.
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }
 
@@ -61,12 +70,18 @@ struct Options {
     var scheme = "http"
     var token: String?
     var attempts = 5
-    var work = NSTemporaryDirectory() + "urlsession-conformance"
+    var includeSlow = false
+    /// Where each scenario's output is kept; nil: a temporary directory, removed as each verdict arrives.
+    var keep: String?
 
     init(_ arguments: ArraySlice<String>) throws {
         var values: [String: String] = [:]
         var rest = arguments
         while let name = rest.popFirst() {
+            if name == "--include-slow" {
+                includeSlow = true
+                continue
+            }
             guard name.hasPrefix("--"), let value = rest.popFirst() else { throw Self.usage("unexpected '\(name)'") }
             values[String(name.dropFirst(2))] = value
         }
@@ -86,7 +101,7 @@ struct Options {
             guard let count = Int(attempts), count >= 1 else { throw Self.usage("--attempts is a positive number") }
             self.attempts = count
         }
-        if let work = values.removeValue(forKey: "work") { self.work = work }
+        keep = values.removeValue(forKey: "keep")
         if let unknown = values.keys.sorted().first { throw Self.usage("unknown option --\(unknown)") }
     }
 

@@ -1,0 +1,135 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Runs `rangecheck serve --port 0` on loopback for `body`, with the service's base URL, and stops it afterwards
+/// whether `body` passed or threw.
+private func withServe<T>(_ body: (String) async throws -> T) async throws -> T {
+    let results = NSTemporaryDirectory() + "serve-results-\(UUID().uuidString).jsonl"
+    let serve = try await ChildProcess.start(
+        BuiltProducts.rangecheck, ["serve", "--host", "127.0.0.1", "--port", "0", "--results", results])
+    defer { try? FileManager.default.removeItem(atPath: results) }
+    let line = await serve.firstLine(limit: .seconds(60))
+    let prefix = "rangecheck serving on "
+    do {
+        try #require(line.hasPrefix(prefix + "http://127.0.0.1:"), "rangecheck serve said '\(line)': \(serve.errors)")
+        let result = try await body(String(line.dropFirst(prefix.count)))
+        serve.send(SIGINT)
+        _ = await serve.wait(limit: .seconds(30))
+        return result
+    } catch {
+        serve.send(SIGINT)
+        _ = await serve.wait(limit: .seconds(30))
+        throw error
+    }
+}
+
+/// A reference client's run: its exit status and the verdict lines it printed, by scenario.
+private struct ClientRun {
+    var status: Int32
+    var verdicts: [String: String]
+    var output: String
+
+    init(_ child: ChildProcess) async throws {
+        let termination = try #require(await child.wait(limit: .seconds(300)), "the client did not finish")
+        status = ChildProcess.code(termination)
+        output = child.output + child.errors
+        verdicts = [:]
+        // `pass NAME`, `fail NAME: REASON`, `n/a  NAME: REASON`.
+        for line in child.output.split(separator: "\n") {
+            let words = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard words.count == 2, ["pass", "fail", "n/a"].contains(words[0]) else { continue }
+            let name = words[1].split(separator: ":", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces)
+            verdicts[name] = String(line)
+        }
+    }
+}
+
+/// The cells of the service's report for `client`, as `GET /_conformance/report?format=json` gives them.
+private func reportCells(_ base: String, client: String) async throws -> [String: String] {
+    struct Report: Decodable {
+        struct Cell: Decodable {
+            var scenario: String
+            var client: String
+            var result: String
+        }
+
+        var cells: [Cell]
+    }
+    let url = try #require(URL(string: base + "/_conformance/report?format=json"))
+    let (data, _) = try await URLSession.shared.data(from: url)
+    let report = try JSONDecoder().decode(Report.self, from: data)
+    return Dictionary(
+        report.cells.filter { $0.client == client }.map { ($0.scenario, $0.result) }, uniquingKeysWith: { $1 })
+}
+
+/// The two reference clients of `rangecheck serve` (scripts/conformance-client and urlsession-conformance) against
+/// the real service on loopback, as a Kotlin or iOS developer would run the code they copy.
+@Suite("rangecheck serve and its reference clients", .serialized)
+struct ServeReferenceClientTests {
+    @Test(
+        "scripts/conformance-client with curl: plain passes, kill-at-25 and version-change fail (no If-Range)",
+        .enabled(if: BuiltProducts.onPath("curl") != nil && BuiltProducts.onPath("python3") != nil))
+    func pythonClientWithCurl() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: BuiltProducts.rangecheck), "build rangecheck first")
+        try await withServe { base in
+            let client = try await ChildProcess.start(
+                BuiltProducts.repositoryRoot + "/scripts/conformance-client",
+                [
+                    "--server", base, "--client-label", "curl-python", "--command", "curl -sS -f -C - -o {output} {url}",
+                    "--scenario", "plain,kill-at-25,version-change,cancel",
+                ])
+            let run = try await ClientRun(client)
+            #expect(run.status == 1, "\(run.output)")
+            #expect(run.verdicts["plain"] == "pass plain", "\(run.output)")
+            #expect(run.verdicts["kill-at-25"]?.hasPrefix("fail kill-at-25: Range request without If-Range") == true)
+            #expect(run.verdicts["version-change"]?.hasPrefix("fail version-change: spliced versions") == true)
+            // curl leaves its partial file when it is terminated: a cancel must leave none.
+            #expect(run.verdicts["cancel"]?.hasPrefix("fail cancel: left") == true, "\(run.output)")
+            #expect(run.output.contains("curl-python: 1 passed, 3 failed, 0 n/a"), "\(run.output)")
+            let cells = try await reportCells(base, client: "curl-python")
+            #expect(
+                cells == ["plain": "pass", "kill-at-25": "FAIL", "version-change": "FAIL", "cancel": "FAIL"], "\(cells)")
+        }
+    }
+
+    @Test("scripts/conformance-client: an unreachable server is one line and exit 2")
+    func pythonClientUnreachable() async throws {
+        let client = try await ChildProcess.start(
+            BuiltProducts.repositoryRoot + "/scripts/conformance-client",
+            ["--server", "http://127.0.0.1:1", "--client-label", "x", "--command", "curl -o {output} {url}"])
+        let run = try await ClientRun(client)
+        #expect(run.status == 2)
+        #expect(client.errors.hasPrefix("conformance-client: cannot reach http://127.0.0.1:1: "), "\(client.errors)")
+        #expect(client.errors.split(separator: "\n").count == 1)
+    }
+
+    @Test("urlsession-conformance: resumes with If-Range through a kill, a pause and a new version; no prefill")
+    func urlSessionExample() async throws {
+        let example = BuiltProducts.path(of: "urlsession-conformance")
+        #expect(FileManager.default.isExecutableFile(atPath: example), "build urlsession-conformance first")
+        try await withServe { base in
+            let client = try await ChildProcess.start(
+                example,
+                [
+                    "--server", base, "--client-label", "urlsession-example", "--scenario",
+                    "plain,kill-at-25,pause-resume,version-change,cancel,already-complete-416",
+                ])
+            let run = try await ClientRun(client)
+            #expect(run.status == 0, "\(run.output)")
+            for scenario in ["plain", "kill-at-25", "pause-resume", "version-change", "cancel"] {
+                #expect(run.verdicts[scenario] == "pass \(scenario)", "\(run.output)")
+            }
+            #expect(
+                run.verdicts["already-complete-416"]
+                    == "n/a  already-complete-416: the client did not perform the prefill 100% step", "\(run.output)")
+            #expect(run.output.contains("urlsession-example: 5 passed, 0 failed, 1 n/a"), "\(run.output)")
+            let cells = try await reportCells(base, client: "urlsession-example")
+            #expect(cells["kill-at-25"] == "pass" && cells["already-complete-416"] == "n/a", "\(cells)")
+        }
+    }
+}
