@@ -9,7 +9,9 @@ enum OutputDescription {
 
     /// The description of the file at `path`; `exists: false` when there is none.
     static func describe(route: String, path: String) -> RunResult.Output {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return RunResult.Output(route: route, exists: false) }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            return RunResult.Output(route: route, exists: false)
+        }
         defer { try? handle.close() }
         var whole = SHA256()
         var blocks: [String] = []

@@ -50,8 +50,9 @@ struct URLSessionConformance {
             let reason = verdict.reason.map { $0.isEmpty ? "" : ": \($0)" } ?? ""
             say("\(verdict.result.padding(toLength: 4, withPad: " ", startingAt: 0)) \(name)\(reason)")
         }
-        say("\(options.label): \(counts["pass", default: 0]) passed, \(counts["fail", default: 0]) failed, "
-              + "\(counts["n/a", default: 0]) n/a")
+        say(
+            "\(options.label): \(counts["pass", default: 0]) passed, \(counts["fail", default: 0]) failed, "
+                + "\(counts["n/a", default: 0]) n/a")
         return counts["fail", default: 0] > 0 ? 1 : 0
     }
 
@@ -88,7 +89,9 @@ struct Options {
         guard let server = values.removeValue(forKey: "server").flatMap(URL.init(string:)), server.scheme != nil else {
             throw Self.usage("--server URL is required")
         }
-        guard let label = values.removeValue(forKey: "client-label") else { throw Self.usage("--client-label is required") }
+        guard let label = values.removeValue(forKey: "client-label") else {
+            throw Self.usage("--client-label is required")
+        }
         self.server = server
         self.label = label
         scenario = values.removeValue(forKey: "scenario")

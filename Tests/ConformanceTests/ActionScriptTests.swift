@@ -58,13 +58,15 @@ private struct RunnerEnvironment {
 struct ActionScriptTests {
     static let curl = "curl -sS -f -C - -o {output} {url}"
 
+    /// The script's exit status and what it wrote on stderr.
+    private typealias ScriptExit = (status: Int32, errors: String)
+
     /// Runs the script with `inputs` (`client-command`, `tls`, ...); returns its exit status and stderr.
-    private static func run(_ inputs: [String: String], in runner: RunnerEnvironment) async throws -> (
-        status: Int32, errors: String
-    ) {
+    private static func run(_ inputs: [String: String], in runner: RunnerEnvironment) async throws -> ScriptExit {
+        let environment = Environment.inherit.updating(runner.variables(inputs: inputs))
         let child = try await ChildProcess.start(
-            BuiltProducts.repositoryRoot + "/scripts/rangecheck-action", [],
-            directory: runner.directory + "/workspace", environment: .inherit.updating(runner.variables(inputs: inputs)))
+            BuiltProducts.repositoryRoot + "/scripts/rangecheck-action", [], directory: runner.directory + "/workspace",
+            environment: environment)
         let status = try #require(await child.wait(limit: .seconds(300)), "the action script did not finish")
         return (ChildProcess.code(status), child.errors)
     }
@@ -77,10 +79,10 @@ struct ActionScriptTests {
         let runner = try RunnerEnvironment()
         defer { runner.remove() }
         let (status, errors) = try await Self.run(
-            ["client-command": Self.curl, "client-name": "curl", "scenario": "plain"], in: runner)
+            ["client-command": Self.curl, "client-name": "my-curl", "scenario": "plain"], in: runner)
         #expect(status == 0, "\(errors)")
-        #expect(runner.summary.contains("## rangecheck: curl (pass)"))
-        #expect(runner.summary.contains("| scenario | curl |"))
+        #expect(runner.summary.contains("## rangecheck: my-curl (pass)"))
+        #expect(runner.summary.contains("| scenario (http) | my-curl |"))
         #expect(runner.summary.contains("| plain | pass |"))
         let outputs = runner.outputs
         #expect(outputs["result"] == "pass")
@@ -105,10 +107,10 @@ struct ActionScriptTests {
         let runner = try RunnerEnvironment()
         defer { runner.remove() }
         let (status, errors) = try await Self.run(
-            ["client-command": Self.curl, "client-name": "curl", "scenario": "plain,version-change"], in: runner)
+            ["client-command": Self.curl, "client-name": "my-curl", "scenario": "plain,version-change"], in: runner)
         #expect(status == 1, "\(errors)")
-        #expect(errors.contains("rangecheck-action: curl: 1 passed, 1 failed, 0 n/a"), "\(errors)")
-        #expect(runner.summary.contains("## rangecheck: curl (fail)"))
+        #expect(errors.contains("rangecheck-action: my-curl: 1 passed, 1 failed, 0 n/a"), "\(errors)")
+        #expect(runner.summary.contains("## rangecheck: my-curl (fail)"))
         #expect(runner.summary.contains("| version-change | **FAIL**: "))
         #expect(runner.outputs["result"] == "fail")
         #expect(runner.outputs["failed"] == "1")
@@ -135,6 +137,7 @@ struct ActionScriptTests {
             (["client-command": curl, "tls": "yes"], "input tls: expected true or false, got 'yes'"),
             (["client-command": curl, "include-slow": "1"], "input include-slow: expected true or false, got '1'"),
             (["client-command": curl, "scenario": "no-such-*"], "input scenario: 'no-such-*' matches no scenario"),
+            (["client-command": curl, "client-name": "curl"], "input client-name: 'curl' is a built-in client"),
         ])
     func badInput(inputs: [String: String], message: String) async throws {
         let runner = try RunnerEnvironment()
@@ -172,6 +175,29 @@ struct ActionScriptTests {
         for line in yaml.split(separator: "\n") {
             #expect(!line.contains("\t"))
             #expect(line.prefix { $0 == " " }.count % 2 == 0, "odd indentation: \(line)")
+        }
+    }
+
+    @Test("the workflow example in docs/conformance.md uses only the action's inputs and outputs")
+    func documentedWorkflow() throws {
+        let root = BuiltProducts.repositoryRoot
+        let inputs = ActionDefinition(try String(contentsOfFile: root + "/action.yml", encoding: .utf8))
+        let docs = try String(contentsOfFile: root + "/docs/conformance.md", encoding: .utf8)
+        let lines = docs.split(separator: "\n", omittingEmptySubsequences: false)
+        let uses = try #require(lines.firstIndex { $0.hasSuffix("uses: OWNER/rangeserver@TAG") }, "no workflow example")
+        // The `with:` keys of that step: the lines indented deeper than `with:` up to the next step.
+        let with = try #require(lines[uses...].firstIndex { $0.trimmingCharacters(in: .whitespaces) == "with:" })
+        let indent = lines[with].prefix { $0 == " " }.count
+        let keys = lines[(with + 1)...].prefix { $0.prefix { $0 == " " }.count > indent }.map {
+            String($0.trimmingCharacters(in: .whitespaces).prefix { $0 != ":" })
+        }
+        #expect(keys.contains("client-command"))
+        for key in keys {
+            #expect(inputs.keys(under: "inputs").contains(key), "the example sets an unknown input \(key)")
+        }
+        for line in lines where line.contains("steps.rangecheck.outputs.") {
+            let name = line.components(separatedBy: "steps.rangecheck.outputs.")[1].prefix { $0 != " " && $0 != "}" }
+            #expect(inputs.keys(under: "outputs").contains(String(name)), "the example reads an unknown output \(name)")
         }
     }
 }

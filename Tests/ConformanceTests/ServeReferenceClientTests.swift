@@ -80,7 +80,8 @@ struct ServeReferenceClientTests {
             let client = try await ChildProcess.start(
                 BuiltProducts.repositoryRoot + "/scripts/conformance-client",
                 [
-                    "--server", base, "--client-label", "curl-python", "--command", "curl -sS -f -C - -o {output} {url}",
+                    "--server", base, "--client-label", "curl-python", "--command",
+                    "curl -sS -f -C - -o {output} {url}",
                     "--scenario", "plain,kill-at-25,version-change,cancel",
                 ])
             let run = try await ClientRun(client)
@@ -93,7 +94,8 @@ struct ServeReferenceClientTests {
             #expect(run.output.contains("curl-python: 1 passed, 3 failed, 0 n/a"), "\(run.output)")
             let cells = try await reportCells(base, client: "curl-python")
             #expect(
-                cells == ["plain": "pass", "kill-at-25": "FAIL", "version-change": "FAIL", "cancel": "FAIL"], "\(cells)")
+                cells == ["plain": "pass", "kill-at-25": "FAIL", "version-change": "FAIL", "cancel": "FAIL"], "\(cells)"
+            )
         }
     }
 
