@@ -14,7 +14,7 @@ private struct RunnerEnvironment {
             try FileManager.default.createDirectory(atPath: directory + "/" + sub, withIntermediateDirectories: true)
         }
         for file in ["summary.md", "output.txt"] {
-            FileManager.default.createFile(atPath: directory + "/" + file, contents: nil)
+            _ = FileManager.default.createFile(atPath: directory + "/" + file, contents: nil)
         }
     }
 
