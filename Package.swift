@@ -167,7 +167,13 @@ let package = Package(
         ),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["Conformance", "RangeServer"]
+            dependencies: [
+                "Conformance",
+                "RangeServer",
+                "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -33,7 +33,7 @@ final class ResultStore: Sendable {
                 do {
                     loaded.append(try decoder.decode(Line.self, from: Data(text)))
                 } catch {
-                    throw .io("\(path):\(number + 1): not a verdict line: \(error)")
+                    throw .io("\(path):\(number + 1): not a verdict line of rangecheck serve")
                 }
             }
         }
