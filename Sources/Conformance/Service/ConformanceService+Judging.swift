@@ -73,11 +73,9 @@ extension ConformanceService {
         _ exit: ClientExit
     ) -> RunFacts {
         let prefilled = pending.steps.first { $0.prefill != nil }?.bytes ?? 0
-        let segmented =
-            pending.segmented
-            ?? Dictionary(grouping: journal, by: { $0.route ?? "" }).values.contains {
-                JournalAnalysis.peakOpenRequests($0) > 1
-            }
+        // Not guessed from the journal: a killed client's last response runs on until the server notices, beside the
+        // restarted one, and would read as a second connection.
+        let segmented = pending.segmented ?? false
         return RunFacts(
             entries: journal, outputs: outputs, resourceLength: entry.reference.length,
             expectedVersion: entry.expectedVersion, exit: exit,
