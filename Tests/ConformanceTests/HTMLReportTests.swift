@@ -91,3 +91,25 @@ import Testing
         #expect(descriptions == ["version-change": "The resource <changes> after a drop."])
     }
 }
+
+/// The live-page sample of docs/conformance.md, compiled (and run by the test below).
+private func livePageDocSample(_ matrix: Matrix) -> (String, String?) {
+    // doc-sample: docs/conformance.md
+    var options = Report.HTMLOptions()
+    options.refreshSeconds = 5  // <meta http-equiv="refresh">
+    options.detailLink = .page(prefix: "/_conformance/report/")  // a cell links to PREFIX/SCENARIO/CLIENT
+    let page = Report.html(matrix, options: options)
+    let detail = matrix.cell(scenario: "version-change", client: "engine").map {
+        Report.detailHTML($0, matrix: matrix)  // its back link is ../, the prefix
+    }
+    // end doc-sample
+    return (page, detail)
+}
+
+extension HTMLReportTests {
+    @Test func theDocSampleRendersBothPages() throws {
+        let (page, detail) = livePageDocSample(try Self.matrix())
+        #expect(page.contains("/_conformance/report/version-change/engine"))
+        #expect(detail?.contains("<svg ") == true)
+    }
+}
