@@ -133,7 +133,9 @@ public struct RunTrace: Codable, Hashable, Sendable {
     ///   - facts: what happened in the run.
     public init(entry: CatalogueEntry, facts: RunFacts) {
         let ordered = facts.entries.sorted { ($0.arrival, $0.seq) < ($1.arrival, $1.seq) }
-        let times = ordered.flatMap { [Self.milliseconds($0.arrivalTime), Self.milliseconds($0.time)] }.compactMap { $0 }
+        let times = ordered.flatMap { [Self.milliseconds($0.arrivalTime), Self.milliseconds($0.time)] }.compactMap {
+            $0
+        }
         let origin = times.min() ?? 0
         let severalFiles = entry.expectation.files.count > 1
         let length = entry.reference.length
@@ -193,8 +195,7 @@ public struct RunTrace: Codable, Hashable, Sendable {
     /// - Returns: the version, or nil.
     static func servedVersion(_ journal: JournalEntry, in entry: CatalogueEntry) -> Int? {
         guard [200, 206, 304, 416].contains(journal.status) else { return nil }
-        if let routeName = journal.route, let attempt = journal.attempt, let route = entry.scenario.routes[routeName]
-        {
+        if let routeName = journal.route, let attempt = journal.attempt, let route = entry.scenario.routes[routeName] {
             let stepped = route.effectiveVersion(forAttempt: attempt, base: 0)
             return stepped > 0 ? stepped : resourceVersion(route.resource)
         }

@@ -79,13 +79,18 @@ public enum Timeline {
 
     /// Every fact of a request, one per line, for its tooltip.
     static func details(_ request: RunTrace.Request) -> String {
-        var lines = ["#\(request.order) \(request.method) \(request.target) → \(request.status) (\(request.outcome.rawValue))"]
+        var lines = [
+            "#\(request.order) \(request.method) \(request.target) → \(request.status) (\(request.outcome.rawValue))"
+        ]
         if let route = request.route {
             lines.append(
                 "route \(route.isEmpty ? "(main)" : route)" + (request.attempt.map { ", attempt \($0)" } ?? ""))
         }
         if let range = request.rangeHeader {
-            lines.append("Range: \(range)" + (request.requested.isEmpty ? "" : " = \(request.requested.map(\.description).joined(separator: ", "))"))
+            lines.append(
+                "Range: \(range)"
+                    + (request.requested.isEmpty
+                        ? "" : " = \(request.requested.map(\.description).joined(separator: ", "))"))
         }
         if let ifRange = request.ifRange { lines.append("If-Range: \(ifRange)") }
         if let sent = request.sent {
@@ -191,7 +196,8 @@ private struct Drawing {
         label(
             Self.labelX, y,
             "\(trace.scenario): \(requests) request\(requests == 1 ? "" : "s") over "
-                + Timeline.seconds(trace.spanMilliseconds) + ", resource \(Timeline.approximateSize(trace.resourceLength))",
+                + Timeline.seconds(trace.spanMilliseconds)
+                + ", resource \(Timeline.approximateSize(trace.resourceLength))",
             extra: " font-size=\"14\" font-weight=\"bold\"")
         drawLegend()
         drawAxes()
@@ -207,7 +213,8 @@ private struct Drawing {
     mutating func drawDefinitions() {
         // Diagonal stripes over the bar's own colour: bytes the server sent twice.
         text += "<defs><pattern id=\"\(idPrefix)-twice\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\""
-        text += " patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\" fill-opacity=\"0.25\"/>"
+        text +=
+            " patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\" fill-opacity=\"0.25\"/>"
         text += "<rect width=\"2.5\" height=\"6\" fill=\"#000000\" fill-opacity=\"0.6\"/></pattern>"
         // A red cross-hatch: output bytes matching no version.
         text += "<pattern id=\"\(idPrefix)-nomatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
@@ -215,47 +222,55 @@ private struct Drawing {
         text += "<path d=\"M0 0L6 6M6 0L0 6\" stroke=\"\(TimelinePalette.alarm)\" stroke-width=\"1\"/></pattern></defs>"
     }
 
+    /// What a legend entry shows.
+    enum Swatch {
+        case fill(String)
+        case requested
+        case twice
+        case cut
+        case noMatch
+        case splice
+    }
+
+    /// A legend entry's sample, 18 wide, its text's baseline at `y`.
+    mutating func swatch(_ kind: Swatch, _ x: Double, _ y: Double) {
+        switch kind {
+        case .fill(let colour): rect(x, y - 9, 18, 10, fill: colour)
+        case .requested: rect(x, y - 11, 18, 13, fill: "none", extra: " stroke=\"#444\" stroke-dasharray=\"3 2\"")
+        case .twice:
+            rect(x, y - 9, 18, 10, fill: TimelinePalette.unknown)
+            rect(x, y - 9, 18, 10, fill: twiceFill)
+        case .cut: cut(x + 9, y - 4)
+        case .noMatch: rect(x, y - 9, 18, 10, fill: noMatchFill)
+        case .splice: line(x + 9, y - 12, x + 9, y + 3, stroke: TimelinePalette.alarm, extra: " stroke-width=\"3\"")
+        }
+    }
+
     mutating func drawLegend() {
         y += 22
-        var x = Self.labelX
-        func advance(_ label: String) -> Double { 24 + Double(label.count) * 6.2 + 14 }
-        var items: [(swatch: (inout Drawing, Double, Double) -> Void, label: String)] = []
-        for entry in palette.entries {
-            let name: String
+        var items: [(Swatch, String)] = palette.entries.map { entry in
             switch entry.key {
             case .version(let version):
-                name = "version \(version)" + (version == trace.expectedVersion ? " (expected)" : "")
-            case .validator(let validator): name = "validator \(Drawing.clipped(validator, 24))"
+                (.fill(entry.colour), "version \(version)" + (version == trace.expectedVersion ? " (expected)" : ""))
+            case .validator(let validator): (.fill(entry.colour), "validator \(Drawing.clipped(validator, 24))")
             }
-            let colour = entry.colour
-            items.append(({ drawing, x, y in drawing.rect(x, y - 9, 18, 10, fill: colour) }, name))
         }
-        items.append(
-            ({ drawing, x, y in
-                drawing.rect(x, y - 11, 18, 13, fill: "none", extra: " stroke=\"#444\" stroke-dasharray=\"3 2\"")
-            }, "range asked for"))
-        let twice = twiceFill
-        items.append(
-            ({ drawing, x, y in
-                drawing.rect(x, y - 9, 18, 10, fill: TimelinePalette.unknown)
-                drawing.rect(x, y - 9, 18, 10, fill: twice)
-            }, "sent twice"))
-        items.append(({ drawing, x, y in drawing.cut(x + 9, y - 4) }, "cut short"))
-        let noMatch = noMatchFill
-        items.append(({ drawing, x, y in drawing.rect(x, y - 9, 18, 10, fill: noMatch) }, "matches no version"))
-        items.append(
-            ({ drawing, x, y in
-                drawing.line(x + 9, y - 12, x + 9, y + 3, stroke: TimelinePalette.alarm, extra: " stroke-width=\"3\"")
-            }, "splice"))
+        items += [
+            (.requested, "range asked for"), (.twice, "sent twice"), (.cut, "cut short"),
+            (.noMatch, "matches no version"), (.splice, "splice"),
+        ]
+        var x = Self.labelX
         text += "<g>"
-        for item in items {
-            if x + advance(item.label) > Self.width {
+        for (kind, name) in items {
+            // Labels are measured roughly (about 6 units a character at this size); a line wraps before the edge.
+            let advance = 24 + Double(name.count) * 6.2 + 14
+            if x + advance > Self.width {
                 x = Self.labelX
                 y += 18
             }
-            item.swatch(&self, x, y)
-            label(x + 24, y, item.label)
-            x += advance(item.label)
+            swatch(kind, x, y)
+            label(x + 24, y, name)
+            x += advance
         }
         text += "</g>"
     }
@@ -306,7 +321,9 @@ private struct Drawing {
         let colour = palette.colour(of: TimelinePalette.key(of: request))
         text += "<g class=\"request\"><title>\(Self.escaped(Timeline.details(request)))</title>"
         if request.order % 2 == 0 { rect(0, top, Self.width, Self.rowHeight, fill: "#f6f6f6") }
-        label(Self.labelX, top + 16, "#\(request.order) \(request.method) \(request.status)", extra: " font-weight=\"bold\"")
+        label(
+            Self.labelX, top + 16, "#\(request.order) \(request.method) \(request.status)",
+            extra: " font-weight=\"bold\"")
         var place = request.route.map { $0.isEmpty ? "main" : $0 } ?? Drawing.clipped(request.target, 24)
         if let attempt = request.attempt { place += " · attempt \(attempt)" }
         label(Self.labelX, top + 31, "\(place) · conn \(request.connection)", extra: " fill=\"#555\" font-size=\"10\"")
@@ -329,7 +346,9 @@ private struct Drawing {
         }
         label(Self.bytesX, top + 33, Drawing.clipped(Timeline.summary(request), 88), extra: " font-size=\"10\"")
         let start = time(request.startMilliseconds)
-        rect(start, barTop, time(request.endMilliseconds) - start, Self.barHeight, fill: colour, extra: " fill-opacity=\"0.7\"")
+        rect(
+            start, barTop, time(request.endMilliseconds) - start, Self.barHeight, fill: colour,
+            extra: " fill-opacity=\"0.7\"")
         label(
             Self.timeX, top + 33,
             "+\(Timeline.seconds(request.startMilliseconds)) → +\(Timeline.seconds(request.endMilliseconds))",
@@ -359,7 +378,9 @@ private struct Drawing {
                     "\(RunTrace.ByteSpan(segment.range)) "
                         + (segment.version.map { "version \($0)" } ?? "matches no version")
                 }.joined(separator: ", ")
-                if !splices.isEmpty { description += "; spliced at " + splices.map(String.init).joined(separator: ", ") }
+                if !splices.isEmpty {
+                    description += "; spliced at " + splices.map(String.init).joined(separator: ", ")
+                }
             }
             text += "<g class=\"output\"><title>\(Self.escaped(description))</title>"
             label(Self.labelX, top + 13, Drawing.clipped(output.name, 28), extra: " font-weight=\"bold\"")
@@ -372,10 +393,14 @@ private struct Drawing {
                 extra: " stroke=\"#999999\" stroke-dasharray=\"3 2\"")
             for segment in output.segments {
                 let fill = segment.version.map { palette.colour(of: .version($0)) } ?? noMatchFill
-                rect(x(segment.range.lowerBound), top, x(segment.range.upperBound) - x(segment.range.lowerBound), 18, fill: fill)
+                rect(
+                    x(segment.range.lowerBound), top, x(segment.range.upperBound) - x(segment.range.lowerBound), 18,
+                    fill: fill)
             }
             for splice in splices {
-                line(x(splice), top - 5, x(splice), top + 23, stroke: TimelinePalette.alarm, extra: " stroke-width=\"3\"")
+                line(
+                    x(splice), top - 5, x(splice), top + 23, stroke: TimelinePalette.alarm, extra: " stroke-width=\"3\""
+                )
             }
             var caption = output.segments.map { segment in
                 (segment.version.map { "v\($0)" } ?? "no version") + " \(RunTrace.ByteSpan(segment.range))"

@@ -108,7 +108,8 @@ import Testing
             let output = OutputFacts(
                 name: "s.bin", exists: true, size: length,
                 segments: [
-                    ContentSegment(range: 0..<megabyte, version: 1), ContentSegment(range: megabyte..<length, version: 2),
+                    ContentSegment(range: 0..<megabyte, version: 1),
+                    ContentSegment(range: megabyte..<length, version: 2),
                 ])
             return (entry, facts(entries, outputs: [output]))
         }
