@@ -89,6 +89,20 @@ public struct RunTrace: Codable, Hashable, Sendable {
         /// The file split into runs by matching version, in order.
         public var segments: [ContentSegment]
 
+        /// Makes the picture's view of one output.
+        ///
+        /// - Parameters:
+        ///   - name: the file's name.
+        ///   - exists: whether it exists.
+        ///   - size: its size.
+        ///   - segments: which version each part holds.
+        public init(name: String, exists: Bool, size: UInt64, segments: [ContentSegment]) {
+            self.name = name
+            self.exists = exists
+            self.size = size
+            self.segments = segments
+        }
+
         /// The offsets where one segment ends and a segment of another version (or of none) begins.
         public var splices: [UInt64] {
             zip(segments, segments.dropFirst()).compactMap { left, right in
@@ -186,8 +200,8 @@ public struct RunTrace: Codable, Hashable, Sendable {
     /// The scenario decides it: the step of the route's attempt sets the version (a `version` step, else the
     /// version the route's resource names, else 1), whatever the validator faults did to the ETag (`etag-salt`
     /// changes the ETag, not the bytes). Without a route and attempt, the server's own ETag of a generated resource
-    /// (`"b<length>-<seed>-v<version>"`) tells it; with a single version, that one. Redirects and answers without a
-    /// body of the resource serve no version.
+    /// (`"b<length>-<seed>-v<version>"`) tells it; with a single version, that one. Only 200, 206, 304 and 416
+    /// answers speak of the representation: redirects and errors have no version.
     ///
     /// - Parameters:
     ///   - journal: the journal entry.
