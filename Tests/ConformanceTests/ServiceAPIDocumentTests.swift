@@ -107,6 +107,10 @@ struct ServiceAPIDocumentTests {
             _ = try await call("GET", "/_conformance/report", "/_conformance/report?format=pdf", expect: 400)
             _ = try await call(
                 "GET", "/_conformance/report/{scenario}/{client}", "/_conformance/report/plain/nobody", expect: 404)
+            _ = try await call(
+                "GET", "/_conformance/report/{scenario}/{client}",
+                "/_conformance/report/already-complete-416/doc%20(https)",
+                expect: 200)
         }
         var documented: Set<String> = []
         for (path, item) in paths {

@@ -14,6 +14,7 @@ struct ServiceClient {
         var status: Int
         var contentType: String
         var body: Data
+        var setCookie: String?
 
         /// The body as a JSON object (empty when it is not one).
         var object: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
@@ -24,16 +25,30 @@ struct ServiceClient {
     let base: String
     var token: String?
 
-    func send(_ method: String, _ path: String, json: Any? = nil, raw: String? = nil) async throws -> Answer {
+    /// A session that keeps no cookies: a test sends the ones it means to.
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        return URLSession(configuration: configuration)
+    }()
+
+    func send(
+        _ method: String, _ path: String, json: Any? = nil, raw: String? = nil, cookie: String? = nil
+    ) async throws -> Answer {
         var request = URLRequest(url: URL(string: path.hasPrefix("http") ? path : base + path)!)
         request.httpMethod = method
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let json { request.httpBody = try JSONSerialization.data(withJSONObject: json) }
         if let raw { request.httpBody = Data(raw.utf8) }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        if let cookie { request.setValue(cookie, forHTTPHeaderField: "Cookie") }
+        // Cookies are the test's to send, not the session's to keep.
+        request.httpShouldHandleCookies = false
+        let (data, response) = try await Self.session.data(for: request)
         let http = response as! HTTPURLResponse
         return Answer(
-            status: http.statusCode, contentType: http.value(forHTTPHeaderField: "Content-Type") ?? "", body: data)
+            status: http.statusCode, contentType: http.value(forHTTPHeaderField: "Content-Type") ?? "", body: data,
+            setCookie: http.value(forHTTPHeaderField: "Set-Cookie"))
     }
 
     /// Creates a run; fails the caller when the answer is not 201.
