@@ -174,7 +174,10 @@ let package = Package(
         .testTarget(
             name: "ConformanceTests",
             dependencies: [
-                "Conformance", "RangeServer", "TestSupport",
+                "Conformance",
+                "RangeServer",
+                "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),

@@ -41,6 +41,8 @@ public struct MatrixCell: Hashable, Sendable {
     public var result: CellResult
     /// How long the run took, when it ran.
     public var elapsed: Duration?
+    /// What the run looked like (its requests and outputs), for the picture; nil for a pair that did not run.
+    public var trace: RunTrace?
 
     /// Makes a cell.
     ///
@@ -49,11 +51,15 @@ public struct MatrixCell: Hashable, Sendable {
     ///   - client: the column.
     ///   - result: the verdict.
     ///   - elapsed: the run's duration.
-    public init(scenario: String, client: String, result: CellResult, elapsed: Duration? = nil) {
+    ///   - trace: the run's requests and outputs.
+    public init(
+        scenario: String, client: String, result: CellResult, elapsed: Duration? = nil, trace: RunTrace? = nil
+    ) {
         self.scenario = scenario
         self.client = client
         self.result = result
         self.elapsed = elapsed
+        self.trace = trace
     }
 }
 
@@ -91,6 +97,8 @@ public struct Matrix: Hashable, Sendable {
     /// The scheme every scenario was handed out with: `http`, or `https` for a `--tls` run. Reports show it, so an
     /// http and an https run of the same catalogue are not confused.
     public var scheme: String
+    /// What each scenario exercises, by scenario name, for the reports.
+    public var descriptions: [String: String]
 
     /// Makes a matrix.
     ///
@@ -101,9 +109,10 @@ public struct Matrix: Hashable, Sendable {
     ///   - invocations: how each client was invoked.
     ///   - command: the command line.
     ///   - scheme: `http` or `https`.
+    ///   - descriptions: each scenario's description, by name.
     public init(
         scenarios: [String], clients: [String], cells: [MatrixCell], invocations: [String: String] = [:],
-        command: String = "", scheme: String = "http"
+        command: String = "", scheme: String = "http", descriptions: [String: String] = [:]
     ) {
         self.scenarios = scenarios
         self.clients = clients
@@ -111,6 +120,7 @@ public struct Matrix: Hashable, Sendable {
         self.invocations = invocations
         self.command = command
         self.scheme = scheme
+        self.descriptions = descriptions
     }
 
     /// The cell of a pair, if it was run.

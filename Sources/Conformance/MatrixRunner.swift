@@ -95,7 +95,9 @@ public enum MatrixRunner {
                 scenarios: catalogue.map(\.name), clients: clients.map(\.name), cells: cells,
                 invocations: Dictionary(
                     clients.map { ($0.name, $0.invocation) }, uniquingKeysWith: { first, _ in first }),
-                command: options.command, scheme: options.tls ? "https" : "http")
+                command: options.command, scheme: options.tls ? "https" : "http",
+                descriptions: Dictionary(
+                    catalogue.map { ($0.name, $0.scenario.description) }, uniquingKeysWith: { first, _ in first }))
         }
     }
 
@@ -105,18 +107,21 @@ public enum MatrixRunner {
         async -> MatrixCell
     {
         var total: Duration = .zero
+        // The picture of a repeated pair is its failing run's, else its last run's.
+        var trace: RunTrace?
         for round in 1...max(1, options.repeatCount) {
             let cell = await runPair(entry, client: client, server: server, options: options)
             total += cell.elapsed ?? .zero
+            trace = cell.trace
             if case .fail(let reason) = cell.result, options.repeatCount > 1 {
                 return MatrixCell(
                     scenario: entry.name, client: client.name,
                     result: .fail("run \(round)/\(options.repeatCount): \(reason)"),
-                    elapsed: total)
+                    elapsed: total, trace: trace)
             }
             if cell.result != .pass { return cell }
         }
-        return MatrixCell(scenario: entry.name, client: client.name, result: .pass, elapsed: total)
+        return MatrixCell(scenario: entry.name, client: client.name, result: .pass, elapsed: total, trace: trace)
     }
 
     /// Runs one pair once: fresh directory, fresh run token, steps, facts, verdict.
@@ -242,14 +247,8 @@ public enum MatrixRunner {
             let lines: [UInt8] = entries.flatMap { $0.jsonBytes + [0x0A] }
             _ = FileManager.default.createFile(atPath: "\(work)/journal.jsonl", contents: Data(lines))
         }
-        func cell(_ result: CellResult) -> MatrixCell {
-            MatrixCell(scenario: entry.name, client: client.name, result: result, elapsed: elapsed)
-        }
-        if timedOut { return cell(.fail("timed out after \(Judge.seconds(limit))")) }
-        if let stepFailure { return cell(.fail(stepFailure)) }
-        if let step = steps.first {
-            return cell(.fail("finished before the \(describe(step)) step was reached (\(exit?.summary ?? "no exit"))"))
-        }
+        // Inspected even when the run is already lost (timed out, a step failed): the picture of a failed run is
+        // the one most worth seeing.
         let outputs = transfers.map {
             OutputInspector.inspect(
                 path: $0.output, reference: entry.reference, versions: entry.versions,
@@ -260,6 +259,15 @@ public enum MatrixRunner {
             expectedVersion: entry.expectedVersion, exit: exit ?? .failure("no exit"), elapsed: elapsed,
             observedPeakConnections: peak, prefilledBytes: prefilled,
             segmented: client.capabilities.contains(.segmented))
+        let trace = RunTrace(entry: entry, facts: facts)
+        func cell(_ result: CellResult) -> MatrixCell {
+            MatrixCell(scenario: entry.name, client: client.name, result: result, elapsed: elapsed, trace: trace)
+        }
+        if timedOut { return cell(.fail("timed out after \(Judge.seconds(limit))")) }
+        if let stepFailure { return cell(.fail(stepFailure)) }
+        if let step = steps.first {
+            return cell(.fail("finished before the \(describe(step)) step was reached (\(exit?.summary ?? "no exit"))"))
+        }
         return cell(Judge.verdict(of: expectation, in: facts))
     }
 

@@ -1,7 +1,8 @@
 import Foundation
 import RangeServer
 
-/// Renders a matrix as text: a terminal table, Markdown, JUnit XML, JSON and a self-contained HTML page.
+/// Renders a matrix as text: a terminal table, Markdown, JUnit XML, JSON and a self-contained HTML page (in
+/// `Report+HTML.swift`, with the detail view of each run).
 ///
 /// Every renderer is a pure function of the matrix, so the output is deterministic and testable. Each shows the
 /// matrix's scheme (`http` or `https`): in the first column's header, the HTML title, the JSON's `scheme`, and in
@@ -120,8 +121,9 @@ public enum Report {
         return text
     }
 
-    /// JSON: `{"command", "scheme", "clients", "scenarios", "invocations", "cells": [{scenario, client, result, reason,
-    /// seconds}], "summaries": [{client, passed, failed, skipped, notApplicable}]}`.
+    /// JSON: `{"command", "scheme", "clients", "scenarios", "descriptions", "invocations", "cells": [{scenario, client,
+    /// result, reason, seconds}], "summaries": [{client, passed, failed, skipped, notApplicable}]}`; `descriptions` maps
+    /// each scenario to what it exercises.
     ///
     /// - Parameters:
     ///   - matrix: the results.
@@ -129,6 +131,7 @@ public enum Report {
     public static func json(_ matrix: Matrix) -> String {
         let document = JSONDocument(
             command: matrix.command, scheme: matrix.scheme, clients: matrix.clients, scenarios: matrix.scenarios,
+            descriptions: matrix.descriptions.filter { matrix.scenarios.contains($0.key) },
             invocations: matrix.invocations.filter { matrix.clients.contains($0.key) },
             cells: orderedCells(matrix).map { cell in
                 JSONDocument.Cell(
@@ -169,67 +172,10 @@ public enum Report {
         var scheme: String
         var clients: [String]
         var scenarios: [String]
+        var descriptions: [String: String]
         var invocations: [String: String]
         var cells: [Cell]
         var summaries: [Summary]
-    }
-
-    /// A self-contained HTML page: a coloured table (green pass, red FAIL, grey skipped and n/a) with
-    /// the reason in each cell's tooltip and text, then the summaries.
-    ///
-    /// - Parameters:
-    ///   - matrix: the results.
-    /// - Returns: the HTML document.
-    public static func html(_ matrix: Matrix) -> String {
-        let title = "rangecheck conformance matrix over \(htmlEscaped(matrix.scheme))"
-        var text = """
-            <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8"><title>\(title)</title>
-            <style>
-            body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-            table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}
-            th{background:#f4f4f4;text-align:left}td.pass{background:#d9f2d9}td.FAIL{background:#f8d0d0}
-            td.skipped,td.na{background:#eee;color:#666}small{display:block;max-width:22em;color:#444}
-            code{background:#f4f4f4;padding:1px 3px}
-            </style></head><body>
-            <h1>\(title)</h1>
-
-            """
-        text +=
-            "<p><code>\(htmlEscaped(matrix.command))</code></p>\n<table>\n<tr><th>\(htmlEscaped(rowHeader(matrix)))</th>"
-        for client in matrix.clients { text += "<th>\(htmlEscaped(client))</th>" }
-        text += "</tr>\n"
-        for scenario in matrix.scenarios {
-            let cells = matrix.clients.map { matrix.cell(scenario: scenario, client: $0) }
-            if cells.allSatisfy({ $0 == nil }) { continue }
-            text += "<tr><th>\(htmlEscaped(scenario))</th>"
-            for cell in cells {
-                guard let result = cell?.result else {
-                    text += "<td>–</td>"
-                    continue
-                }
-                let css =
-                    result == .pass ? "pass" : result.isFailure ? "FAIL" : result.label == "n/a" ? "na" : "skipped"
-                text += "<td class=\"\(css)\" title=\"\(htmlEscaped(result.reason))\">\(result.label)"
-                if !result.reason.isEmpty { text += "<small>\(htmlEscaped(result.reason))</small>" }
-                text += "</td>"
-            }
-            text += "</tr>\n"
-        }
-        text += "</table>\n<ul>\n"
-        for summary in matrix.summaries { text += "<li>\(htmlEscaped(summary.line))</li>\n" }
-        text += "</ul>\n"
-        if !matrix.invocations.isEmpty {
-            text += "<h2>Invocations</h2>\n<ul>\n"
-            for client in matrix.clients {
-                if let invocation = matrix.invocations[client] {
-                    text += "<li><b>\(htmlEscaped(client))</b>: <code>\(htmlEscaped(invocation))</code></li>\n"
-                }
-            }
-            text += "</ul>\n"
-        }
-        text += "</body></html>\n"
-        return text
     }
 
     /// Cells in row order, then column order.

@@ -13,8 +13,8 @@ public enum ConformanceAPI {
         public var client: String
         /// `http` (the default) or `https`.
         public var scheme: String?
-        /// Whether the client fetches one file over several connections (judged by the segment rule); when
-        /// absent, the judge infers it from requests of one file overlapping in time.
+        /// Whether the client fetches one file over several connections (judged by the segment rule, which allows
+        /// requests of one file in flight together); absent means no.
         public var segmented: Bool?
 
         /// Makes a request.

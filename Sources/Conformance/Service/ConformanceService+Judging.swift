@@ -23,8 +23,8 @@ extension ConformanceService {
         guard let claimed else { throw .notFound("no run '\(run)' (POST \(Self.prefix)runs first)") }
         let pending = try claimed.get()
         do {
-            let verdict = try await verdict(of: pending, report: report)
-            try store.append(ResultStore.Line(verdict: verdict))
+            let (verdict, trace) = try await verdict(of: pending, report: report)
+            try store.append(ResultStore.Line(verdict: verdict, trace: trace))
             runs.withLockedValue { _ = $0.removeValue(forKey: run) }
             return verdict
         } catch {
@@ -36,7 +36,7 @@ extension ConformanceService {
     private func verdict(
         of pending: PendingRun, report: ConformanceAPI.ResultReport
     ) async throws(ConformanceError)
-        -> ConformanceAPI.Verdict
+        -> (ConformanceAPI.Verdict, RunTrace)
     {
         guard let entry = entries[pending.scenario], let server else {
             throw .notFound("unknown scenario '\(pending.scenario)'")
@@ -59,12 +59,15 @@ extension ConformanceService {
             throw .invalidReport("outputs: run '\(pending.run)' has no route '\(output.route)'")
         }
         let journal = await MatrixRunner.settledJournal(server: server, run: pending.run)
-        let result = Self.cellResult(
-            entry: entry, pending: pending, report: report, facts: Self.facts(entry, pending, journal, outputs, exit))
-        return ConformanceAPI.Verdict(
+        let facts = Self.facts(entry, pending, journal, outputs, exit)
+        let result = Self.cellResult(entry: entry, pending: pending, report: report, facts: facts)
+        let verdict = ConformanceAPI.Verdict(
             scenario: entry.name, client: pending.client, scheme: pending.scheme, run: pending.run,
             result: result.label == "FAIL" ? "fail" : result.label, reason: result.reason,
-            time: Date().formatted(.iso8601), elapsedMilliseconds: Self.span(journal))
+            time: Date().formatted(.iso8601),
+            elapsedMilliseconds: facts.elapsed.components.seconds * 1000 + facts.elapsed.components.attoseconds
+                / 1_000_000_000_000_000)
+        return (verdict, RunTrace(entry: entry, facts: facts))
     }
 
     /// The facts the judge reads: the journal, the reported outputs and what the run was handed.
@@ -73,11 +76,9 @@ extension ConformanceService {
         _ exit: ClientExit
     ) -> RunFacts {
         let prefilled = pending.steps.first { $0.prefill != nil }?.bytes ?? 0
-        let segmented =
-            pending.segmented
-            ?? Dictionary(grouping: journal, by: { $0.route ?? "" }).values.contains {
-                JournalAnalysis.peakOpenRequests($0) > 1
-            }
+        // Not guessed from the journal: a killed client's last response runs on until the server notices, beside the
+        // restarted one, and would read as a second connection.
+        let segmented = pending.segmented ?? false
         return RunFacts(
             entries: journal, outputs: outputs, resourceLength: entry.reference.length,
             expectedVersion: entry.expectedVersion, exit: exit,

@@ -9,6 +9,21 @@ extension ConformanceService {
     /// - Returns: the answer; every error is a 4xx with a one-line JSON body `{"error": ...}`.
     public func handle(_ request: CustomRoute.Request) async -> CustomRoute.Response {
         if let refusal = accessRefusal(request) { return refusal }
+        var response = await route(request)
+        if let token = configuration.token,
+            request.queryItems.contains(where: { $0.name == "token" && $0.value == token })
+        {
+            // A browser given the token once in the address keeps it for the report's links to run pictures.
+            response.headers.append(
+                ("Set-Cookie", "\(Self.tokenCookie)=\(token); Path=\(Self.prefix); HttpOnly; SameSite=Strict"))
+        }
+        return response
+    }
+
+    /// The cookie a browser keeps the token in.
+    static let tokenCookie = "rangecheck-token"
+
+    private func route(_ request: CustomRoute.Request) async -> CustomRoute.Response {
         let segments = request.path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
             .map { $0.removingPercentEncoding ?? String($0) }
         let method = request.method == "HEAD" ? "GET" : request.method
@@ -35,7 +50,10 @@ extension ConformanceService {
                 return try prefill(run: segments[1], route: route)
             case ("GET", 1, "report"), ("GET", 2, "report"):
                 let format = request.queryItems.first { $0.name == "format" }?.value ?? "html"
-                return try report(format: format, token: request.queryItems.first { $0.name == "token" }?.value)
+                guard segments.count == 1 || segments[1].isEmpty else {
+                    return Self.error(404, "not found: \(request.path)")
+                }
+                return try report(format: format)
             case ("GET", 3, "report"):
                 return try detail(scenario: segments[1], client: segments[2])
             case (_, 1, "scenarios"), (_, 1, "ca.pem"), (_, 2, "runs"), (_, 1, "report"), (_, 3, "report"):
@@ -59,7 +77,13 @@ extension ConformanceService {
     private func accessRefusal(_ request: CustomRoute.Request) -> CustomRoute.Response? {
         if let token = configuration.token {
             let query = request.queryItems.first { $0.name == "token" }?.value
-            guard request.headers["authorization"] == "Bearer \(token)" || query == token else {
+            let cookies = (request.headers["cookie"] ?? "").split(separator: ";").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard
+                request.headers["authorization"] == "Bearer \(token)" || query == token
+                    || cookies.contains("\(Self.tokenCookie)=\(token)")
+            else {
                 var refusal = Self.error(401, "this server needs Authorization: Bearer <token> (or ?token=<token>)")
                 refusal.headers.append(("WWW-Authenticate", "Bearer"))
                 return refusal

@@ -9,6 +9,8 @@ final class ResultStore: Sendable {
     /// One line of the file: the verdict, and the run's picture when there is one.
     struct Line: Codable, Sendable {
         var verdict: ConformanceAPI.Verdict
+        /// What the run did, for its picture in the report.
+        var trace: RunTrace?
     }
 
     private let path: String?
@@ -33,7 +35,7 @@ final class ResultStore: Sendable {
                 do {
                     loaded.append(try decoder.decode(Line.self, from: Data(text)))
                 } catch {
-                    throw .io("\(path):\(number + 1): not a verdict line: \(error)")
+                    throw .io("\(path):\(number + 1): not a verdict line of rangecheck serve")
                 }
             }
         }

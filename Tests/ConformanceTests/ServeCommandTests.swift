@@ -1,0 +1,79 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The `rangecheck` binary built next to the test bundle.
+let rangecheckPath: String = {
+    var candidates: [String] = []
+    if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+        candidates.append((exe as NSString).deletingLastPathComponent)
+    }
+    candidates.append((CommandLine.arguments[0] as NSString).deletingLastPathComponent)
+    candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().path)
+    for directory in candidates where FileManager.default.isExecutableFile(atPath: directory + "/rangecheck") {
+        return directory + "/rangecheck"
+    }
+    return candidates[0] + "/rangecheck"
+}()
+
+/// `rangecheck serve` as a command: its first lines, its refusals, and a verdict that outlives the process.
+@Suite("rangecheck serve")
+struct ServeCommandTests {
+    @Test("prints exactly the serving lines, answers the API, and keeps verdicts in --results across a restart")
+    func servesAndKeeps() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let results = directory.appendingPathComponent("results.jsonl").path
+        let arguments = [
+            "serve", "--port", "0", "--tls-port", "0", "--tls-dir", directory.appendingPathComponent("tls").path,
+            "--results", results,
+        ]
+        let first = try await ChildProcess.start(rangecheckPath, arguments)
+        let lines = await first.lines(2)
+        let plain = try #require(lines.first)
+        #expect(plain.wholeMatch(of: /rangecheck serving on http:\/\/127\.0\.0\.1:\d+/) != nil, "\(lines)")
+        let secure = try #require(lines.last)
+        let ca = directory.appendingPathComponent("tls/ca.pem").path
+        #expect(
+            secure.wholeMatch(of: /rangecheck serving on https:\/\/127\.0\.0\.1:\d+ \(CA: (.+)\)/)?.output.1
+                == Substring(ca),
+            "\(lines)")
+        let client = ServiceClient(base: String(plain.dropFirst("rangecheck serving on ".count)))
+        let run = try await client.createRun("plain", client: "cli")
+        let url = try #require((run["urls"] as? [[String: Any]])?.first?["url"] as? String)
+        let data = try await client.download(url)
+        let verdict = try await client.send(
+            "POST", try #require(run["result"] as? String),
+            json: ["outcome": "success", "outputs": [ServiceClient.output(route: "", data)]])
+        #expect(verdict.object["result"] as? String == "pass")
+        first.send(SIGTERM)
+        _ = await first.wait()
+
+        let second = try await ChildProcess.start(rangecheckPath, arguments)
+        let again = try #require(await second.lines(2).first)
+        let report = try await ServiceClient(base: String(again.dropFirst("rangecheck serving on ".count)))
+            .send("GET", "/_conformance/report?format=markdown")
+        second.send(SIGTERM)
+        _ = await second.wait()
+        #expect(report.text.contains("| plain | pass |"), "\(report.text)")
+    }
+
+    @Test("a non-loopback --host without --token, a bad --public-url and a bad results file are one-line errors")
+    func refusals() async throws {
+        let cases: [([String], String)] = [
+            (["serve", "--host", "0.0.0.0", "--port", "0"], "--token is required"),
+            (["serve", "--port", "0", "--public-url", "http://h/x"], "--public-url must be"),
+            (["serve", "--port", "0", "--results", "/proc/version"], "/proc/version:1: not a verdict line"),
+        ]
+        for (arguments, fragment) in cases {
+            let child = try await ChildProcess.start(rangecheckPath, arguments)
+            let status = await child.wait(limit: .seconds(30))
+            #expect(status != nil && status != .exited(0), "\(arguments)")
+            let errors = child.errors.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(errors.contains(fragment), "\(arguments): \(errors)")
+            #expect(!errors.contains("Fatal error"), "\(errors)")
+            #expect(child.output.isEmpty)
+        }
+    }
+}

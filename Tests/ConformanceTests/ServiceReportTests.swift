@@ -1,0 +1,86 @@
+import Conformance
+import Foundation
+import RangeServer
+import TestSupport
+import Testing
+
+/// The live report of `rangecheck serve`: the matrix refreshes itself, every judged cell links to its run's picture,
+/// and the pictures outlive a restart.
+@Suite("Conformance service report")
+struct ServiceReportTests {
+    /// Judges one `version-change` run whose output is spliced, so the picture has two colours and a red splice.
+    static func judgeSplice(_ client: ServiceClient, label: String) async throws {
+        let run = try await client.createRun("version-change", client: label)
+        let url = try #require((run["urls"] as? [[String: Any]])?.first?["url"] as? String)
+        _ = try? await client.download(url)
+        let spliced =
+            generated(length: 4 << 20, seed: 11, version: 1).prefix(1 << 20)
+            + generated(length: 4 << 20, seed: 11, version: 2).suffix(from: 1 << 20)
+        let verdict = try await client.send(
+            "POST", try #require(run["result"] as? String),
+            json: ["outcome": "success", "outputs": [ServiceClient.output(route: "", Data(spliced))]])
+        #expect(verdict.object["result"] as? String == "fail")
+    }
+
+    @Test("the live matrix refreshes and links each cell to its picture, which survives a restart")
+    func livePictures() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let results = directory.appendingPathComponent("results.jsonl").path
+        try await withService({ $0.resultsFile = results }) { _, _, client in
+            try await Self.judgeSplice(client, label: "naive client")
+            let page = try await client.send("GET", "/_conformance/report")
+            #expect(page.contentType.hasPrefix("text/html"))
+            #expect(page.text.contains("http-equiv=\"refresh\""))
+            #expect(page.text.contains("href=\"/_conformance/report/version-change/naive%20client\""), "\(page.text)")
+            #expect(page.text.contains("If-Range no longer matches"))
+        }
+        try await withService({ $0.resultsFile = results }) { _, _, client in
+            let detail = try await client.send("GET", "/_conformance/report/version-change/naive%20client")
+            #expect(detail.status == 200)
+            #expect(detail.text.contains("<svg"))
+            #expect(detail.text.contains("spliced versions"))
+            #expect(detail.text.contains("href=\"/_conformance/report\""))
+        }
+    }
+
+    @Test("a token given in the address is kept in a cookie, so the report's links work in a browser")
+    func tokenCookie() async throws {
+        try await withService({ $0.token = "t0k" }) { _, _, client in
+            var browser = client
+            browser.token = nil
+            let first = try await browser.send("GET", "/_conformance/report?token=t0k")
+            #expect(first.status == 200)
+            #expect(first.setCookie?.hasPrefix("rangecheck-token=t0k; Path=/_conformance/") == true)
+            let next = try await browser.send("GET", "/_conformance/report?format=json", cookie: "rangecheck-token=t0k")
+            #expect(next.status == 200)
+            let wrong = try await browser.send("GET", "/_conformance/report", cookie: "rangecheck-token=nope")
+            #expect(wrong.status == 401)
+        }
+    }
+
+    @Test(
+        "the live matrix and a run's picture render in headless Chromium without console errors",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "chromium is not installed"))
+    func rendersInBrowser() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pages-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pages = try await withService { _, _, client in
+            try await Self.judgeSplice(client, label: "browser")
+            return [
+                try await client.send("GET", "/_conformance/report").body,
+                try await client.send("GET", "/_conformance/report/version-change/browser").body,
+            ]
+        }
+        let files = try pages.enumerated().map { index, body in
+            let path = directory.appendingPathComponent("page\(index).html").path
+            try body.write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let child = try await ChildProcess.start(repositoryPath("scripts/check-html"), files)
+        let status = await child.wait(limit: .seconds(120))
+        #expect(status == .exited(0), "\(child.output)\(child.errors)")
+    }
+}
