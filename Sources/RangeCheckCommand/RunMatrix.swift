@@ -93,7 +93,13 @@ struct RunMatrix: AsyncParsableCommand {
             do { _ = try Shard(parsing: shard) } catch { throw ValidationError(error.message) }
         }
         for command in clientCommands {
-            do { _ = try SubprocessClient.command(command) } catch { throw ValidationError(error.message) }
+            let client: SubprocessClient
+            do { client = try SubprocessClient.command(command) } catch { throw ValidationError(error.message) }
+            // Otherwise `--client curl` would quietly run the built-in curl instead of the command.
+            if ClientCatalogue.builtInNames.contains(client.name) {
+                throw ValidationError(
+                    "--client-command name '\(client.name)' is a built-in client; give the command another name")
+            }
         }
         let known = Set(
             ClientCatalogue.builtInNames + clientCommands.compactMap { $0.split(separator: "=").first.map(String.init) }

@@ -2,20 +2,6 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The `rangecheck` binary built next to the test bundle.
-let rangecheckPath: String = {
-    var candidates: [String] = []
-    if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-        candidates.append((exe as NSString).deletingLastPathComponent)
-    }
-    candidates.append((CommandLine.arguments[0] as NSString).deletingLastPathComponent)
-    candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().path)
-    for directory in candidates where FileManager.default.isExecutableFile(atPath: directory + "/rangecheck") {
-        return directory + "/rangecheck"
-    }
-    return candidates[0] + "/rangecheck"
-}()
-
 /// `rangecheck serve` as a command: its first lines, its refusals, and a verdict that outlives the process.
 @Suite("rangecheck serve")
 struct ServeCommandTests {
@@ -29,7 +15,7 @@ struct ServeCommandTests {
             "serve", "--port", "0", "--tls-port", "0", "--tls-dir", directory.appendingPathComponent("tls").path,
             "--results", results,
         ]
-        let first = try await ChildProcess.start(rangecheckPath, arguments)
+        let first = try await ChildProcess.start(BuiltProducts.rangecheck, arguments)
         let lines = await first.lines(2)
         let plain = try #require(lines.first)
         #expect(plain.wholeMatch(of: /rangecheck serving on http:\/\/127\.0\.0\.1:\d+/) != nil, "\(lines)")
@@ -50,7 +36,7 @@ struct ServeCommandTests {
         first.send(SIGTERM)
         _ = await first.wait()
 
-        let second = try await ChildProcess.start(rangecheckPath, arguments)
+        let second = try await ChildProcess.start(BuiltProducts.rangecheck, arguments)
         let again = try #require(await second.lines(2).first)
         let report = try await ServiceClient(base: String(again.dropFirst("rangecheck serving on ".count)))
             .send("GET", "/_conformance/report?format=markdown")
@@ -67,7 +53,7 @@ struct ServeCommandTests {
             (["serve", "--port", "0", "--results", "/proc/version"], "/proc/version:1: not a verdict line"),
         ]
         for (arguments, fragment) in cases {
-            let child = try await ChildProcess.start(rangecheckPath, arguments)
+            let child = try await ChildProcess.start(BuiltProducts.rangecheck, arguments)
             let status = await child.wait(limit: .seconds(30))
             #expect(status != nil && status != .exited(0), "\(arguments)")
             let errors = child.errors.trimmingCharacters(in: .whitespacesAndNewlines)

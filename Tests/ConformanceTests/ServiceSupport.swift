@@ -118,8 +118,5 @@ func withService<T>(
     }
 }
 
-/// A path in the repository, from this file's location.
-func repositoryPath(_ relative: String) -> String {
-    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent(relative).path
-}
+/// A path in the repository (`swift test` runs in the package's root).
+func repositoryPath(_ relative: String) -> String { BuiltProducts.repositoryRoot + "/" + relative }
