@@ -58,11 +58,7 @@ struct RunMatrix: AsyncParsableCommand {
     @Flag(name: .customLong("include-slow"), help: "Also run scenarios tagged slow (the 5 GiB download).")
     var includeSlow = false
 
-    @Option(name: .customLong("scenarios"), help: "The scenario directory.")
-    var scenariosDirectory = "fixtures/scenarios"
-
-    @Option(name: .customLong("root"), help: "The directory served under /files/.")
-    var root = "fixtures/files"
+    @OptionGroup var catalogueOptions: CatalogueOptions
 
     @Option(name: .customLong("attempts"), help: "Runs of a client's retry loop before giving up.")
     var attempts = 5
@@ -120,8 +116,8 @@ struct RunMatrix: AsyncParsableCommand {
             }
         }
         var options = MatrixRunner.Options()
-        options.scenariosDirectory = scenariosDirectory
-        options.filesRoot = root
+        options.scenariosDirectory = catalogueOptions.scenariosDirectory
+        options.filesRoot = catalogueOptions.root
         options.scenarioPattern = scenarioPattern
         options.shard = try shard.map { try Shard(parsing: $0) } ?? .all
         options.repeatCount = repeatCount
@@ -134,7 +130,8 @@ struct RunMatrix: AsyncParsableCommand {
 
         if list {
             let entries = MatrixRunner.select(
-                try CatalogueEntry.load(directory: scenariosDirectory, root: root), options: options)
+                try CatalogueEntry.load(directory: catalogueOptions.scenariosDirectory, root: catalogueOptions.root),
+                options: options)
             for entry in entries {
                 let tags =
                     entry.expectation.tags.isEmpty ? "" : " [\(entry.expectation.tags.sorted().joined(separator: ","))]"

@@ -34,11 +34,7 @@ struct Serve: AsyncParsableCommand {
         help: "Another host name or IP address for the TLS certificate, e.g. the LAN address (repeatable).")
     var tlsNames: [String] = []
 
-    @Option(name: .customLong("scenarios"), help: "The scenario directory.")
-    var scenariosDirectory = "fixtures/scenarios"
-
-    @Option(name: .customLong("root"), help: "The directory served under /files/.")
-    var root = "fixtures/files"
+    @OptionGroup var catalogueOptions: CatalogueOptions
 
     @Option(
         name: .customLong("public-url"),
@@ -75,8 +71,8 @@ struct Serve: AsyncParsableCommand {
         // A client that goes away mid-response must not end the service.
         signal(SIGPIPE, SIG_IGN)
         var configuration = ConformanceService.Configuration()
-        configuration.scenariosDirectory = scenariosDirectory
-        configuration.filesRoot = root
+        configuration.scenariosDirectory = catalogueOptions.scenariosDirectory
+        configuration.filesRoot = catalogueOptions.root
         configuration.publicURL = publicURL
         configuration.token = token
         configuration.resultsFile = results

@@ -8,20 +8,6 @@ import Testing
 /// and the pictures outlive a restart.
 @Suite("Conformance service report")
 struct ServiceReportTests {
-    /// Judges one `version-change` run whose output is spliced, so the picture has two colours and a red splice.
-    static func judgeSplice(_ client: ServiceClient, label: String) async throws {
-        let run = try await client.createRun("version-change", client: label)
-        let url = try #require((run["urls"] as? [[String: Any]])?.first?["url"] as? String)
-        _ = try? await client.download(url)
-        let spliced =
-            generated(length: 4 << 20, seed: 11, version: 1).prefix(1 << 20)
-            + generated(length: 4 << 20, seed: 11, version: 2).suffix(from: 1 << 20)
-        let verdict = try await client.send(
-            "POST", try #require(run["result"] as? String),
-            json: ["outcome": "success", "outputs": [ServiceClient.output(route: "", Data(spliced))]])
-        #expect(verdict.object["result"] as? String == "fail")
-    }
-
     @Test("the live matrix refreshes and links each cell to its picture, which survives a restart")
     func livePictures() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString)")
@@ -29,7 +15,7 @@ struct ServiceReportTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let results = directory.appendingPathComponent("results.jsonl").path
         try await withService({ $0.resultsFile = results }) { _, _, client in
-            try await Self.judgeSplice(client, label: "naive client")
+            _ = try await client.judgeSplice(label: "naive client")
             let page = try await client.send("GET", "/_conformance/report")
             #expect(page.contentType.hasPrefix("text/html"))
             #expect(page.text.contains("http-equiv=\"refresh\""))
@@ -68,7 +54,7 @@ struct ServiceReportTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let pages = try await withService { _, _, client in
-            try await Self.judgeSplice(client, label: "browser")
+            _ = try await client.judgeSplice(label: "browser")
             return [
                 try await client.send("GET", "/_conformance/report").body,
                 try await client.send("GET", "/_conformance/report/version-change/browser").body,

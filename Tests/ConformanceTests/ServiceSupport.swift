@@ -61,9 +61,29 @@ struct ServiceClient {
         return answer.object
     }
 
+    /// Runs `version-change` as `curl -C -` does and reports what it keeps: the first megabyte of version 1 (its
+    /// first response, dropped there), then the rest of version 2 (asked for with Range and no If-Range).
+    ///
+    /// - Returns: the verdict's answer.
+    func judgeSplice(label: String) async throws -> Answer {
+        let run = try await createRun("version-change", client: label)
+        guard let url = (run["urls"] as? [[String: Any]])?.first?["url"] as? String,
+            let result = run["result"] as? String
+        else { throw ServiceTestError("version-change: no URL or result in \(run)") }
+        var request = URLRequest(url: URL(string: url)!)
+        _ = try? await Self.session.data(for: request)
+        request.setValue("bytes=1048576-", forHTTPHeaderField: "Range")
+        _ = try? await Self.session.data(for: request)
+        let spliced =
+            generated(length: 4 << 20, seed: 11, version: 1).prefix(1 << 20)
+            + generated(length: 4 << 20, seed: 11, version: 2).suffix(from: 1 << 20)
+        return try await send(
+            "POST", result, json: ["outcome": "success", "outputs": [Self.output(route: "", Data(spliced))]])
+    }
+
     /// Downloads a URL whole with URLSession (no resume): what a naive client keeps.
     func download(_ url: String) async throws -> Data {
-        let (data, _) = try await URLSession.shared.data(from: URL(string: url)!)
+        let (data, _) = try await Self.session.data(from: URL(string: url)!)
         return data
     }
 

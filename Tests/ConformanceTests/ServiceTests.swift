@@ -36,20 +36,7 @@ struct ServiceTests {
     @Test("a splice is named from the reported blocks: v1 then v2 of version-change")
     func spliceNamed() async throws {
         try await withService { _, _, client in
-            let run = try await client.createRun("version-change", client: "splicer")
-            let url = try #require((run["urls"] as? [[String: Any]])?.first?["url"] as? String)
-            // What curl -C - keeps: the first megabyte of version 1 (its first response, dropped there), then the
-            // rest of version 2 (asked for with Range and no If-Range).
-            var request = URLRequest(url: URL(string: url)!)
-            _ = try? await URLSession.shared.data(for: request)
-            request.setValue("bytes=1048576-", forHTTPHeaderField: "Range")
-            _ = try? await URLSession.shared.data(for: request)
-            let spliced =
-                generated(length: 4 << 20, seed: 11, version: 1).prefix(1 << 20)
-                + generated(length: 4 << 20, seed: 11, version: 2).suffix(from: 1 << 20)
-            let verdict = try await client.send(
-                "POST", try #require(run["result"] as? String),
-                json: ["outcome": "success", "outputs": [ServiceClient.output(route: "", Data(spliced))]])
+            let verdict = try await client.judgeSplice(label: "splicer")
             #expect(verdict.object["result"] as? String == "fail")
             let reason = try #require(verdict.object["reason"] as? String)
             #expect(reason.contains("spliced versions: 0-1048575 v1, 1048576-4194303 v2"), "\(reason)")
