@@ -63,3 +63,32 @@ struct ServeCommandTests {
         }
     }
 }
+
+/// `rangecheck --list --shard I/N`: the listing `scripts/fault-matrix` reads, then the pairs of that shard.
+@Suite("rangecheck --list")
+struct ListCommandTests {
+    @Test(
+        "--list --shard keeps the scenario and client lines and adds the shard's pairs; the shards cover every pair once"
+    )
+    func shardPairs() async throws {
+        var pairs: [String] = []
+        for index in 1...3 {
+            let child = try await ChildProcess.start(
+                BuiltProducts.rangecheck,
+                [
+                    "--list", "--shard", "\(index)/3", "--client", "curl", "--client", "engine", "--scenario",
+                    "plain,kill-*",
+                ])
+            let status = await child.wait(limit: .seconds(60))
+            #expect(status == .exited(0), "\(child.errors)")
+            let lines = child.output.split(separator: "\n").map(String.init)
+            #expect(lines.contains { $0.hasPrefix("plain: ") })
+            #expect(lines.contains { $0.hasPrefix("engine (available)") })
+            pairs += lines.filter { $0.hasPrefix("pair ") }
+        }
+        let expected = ["kill-at-25", "kill-at-50", "kill-at-75", "plain"].flatMap { scenario in
+            ["curl", "engine"].map { "pair \(scenario) \($0)" }
+        }
+        #expect(pairs.sorted() == expected.sorted())
+    }
+}
