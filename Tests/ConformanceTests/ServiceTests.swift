@@ -212,6 +212,27 @@ struct ServiceTests {
         }
     }
 
+    @Test("without --public-url, URLs use the host and port the client's request named (a forwarded port)")
+    func hostHeader() async throws {
+        try await withService { service, server, _ in
+            let answer = await service.handle(
+                CustomRoute.Request(
+                    method: "POST", path: "/_conformance/runs", headers: ["host": "10.0.2.2:18091"],
+                    body: Array(#"{"scenario": "plain", "client": "forwarded"}"#.utf8)))
+            #expect(answer.status == 201)
+            let created = try JSONDecoder().decode(ConformanceAPI.RunCreated.self, from: Data(answer.body))
+            #expect(created.urls.first?.url.hasPrefix("http://10.0.2.2:18091/scenario/plain/") == true)
+            #expect(created.result == "http://10.0.2.2:18091/_conformance/runs/\(created.run)/result")
+            // A request without Host (HTTP/1.0) gets the address the server listens on.
+            let bare = await service.handle(
+                CustomRoute.Request(
+                    method: "POST", path: "/_conformance/runs",
+                    body: Array(#"{"scenario": "plain", "client": "b"}"#.utf8)))
+            let plain = try JSONDecoder().decode(ConformanceAPI.RunCreated.self, from: Data(bare.body))
+            #expect(plain.urls.first?.url.hasPrefix(server.baseURL + "/scenario/plain/") == true)
+        }
+    }
+
     @Test("the scenario listing has every catalogue scenario with its steps and expect section")
     func listing() async throws {
         try await withService { service, _, client in

@@ -87,8 +87,8 @@ extension ConformanceService {
             throw .invalidReport("scheme: '\(scheme)' is not http or https")
         }
         guard let server else { throw .notFound("the service has no server attached") }
-        let host = reachableHost(requestHost: host, server: server)
-        let origin = try self.origin(for: entry, scheme: scheme, host: host, server: server)
+        let reach = self.reach(requestHost: host, isTLS: isTLS, server: server)
+        let origin = try self.origin(for: entry, scheme: scheme, reach: reach, server: server)
         let token = Self.runToken(label: label)
         let base = "\(origin)/scenario/\(entry.name)/\(token)"
         let urls =
@@ -96,10 +96,7 @@ extension ConformanceService {
             ? [ConformanceAPI.HandedURL(route: "", url: base)]
             : entry.expectation.files.map { ConformanceAPI.HandedURL(route: $0, url: "\(base)/\($0)") }
         // The API's own URLs on the origin the client asked from (the scenario's may be a blackhole).
-        let apiOrigin =
-            isTLS
-            ? "https://\(host):\(server.tlsPort ?? server.port)"
-            : try self.origin(scheme: "http", host: host, server: server)
+        let apiOrigin = reach.apiOrigin
         let steps = Self.steps(of: entry, prefillURL: "\(apiOrigin)\(Self.prefix)runs/\(token)/prefill")
         let pending = PendingRun(
             run: token, scenario: entry.name, client: label, scheme: scheme, urls: urls, steps: steps,
@@ -112,9 +109,40 @@ extension ConformanceService {
             result: "\(apiOrigin)\(Self.prefix)runs/\(token)/result")
     }
 
+    /// Where clients reach the server: the host, the plain port (a forwarded one when known) and the API's origin.
+    struct Reach {
+        var host: String
+        var plainPort: Int
+        var apiOrigin: String
+    }
+
+    /// How the client that sent a request reaches the server: the public URL's host and port first, else the host
+    /// and port its request named in `Host` (a forwarded port, an emulator's 10.0.2.2), else the address the server
+    /// listens on. IPv6 addresses in brackets.
+    func reach(requestHost: String?, isTLS: Bool, server: RangeServer) -> Reach {
+        func bracketed(_ host: String) -> String { host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host }
+        let published = configuration.publicURL.flatMap { URLComponents(string: $0) }
+        let named = requestHost.flatMap { URLComponents(string: "http://\($0)") }.flatMap {
+            $0.host?.isEmpty == false ? $0 : nil
+        }
+        let listening: String =
+            switch server.configuration.host {
+            case "0.0.0.0": "127.0.0.1"
+            case "::": "::1"
+            case let host: host
+            }
+        let host = bracketed(published?.host ?? named?.host ?? listening)
+        // The Host port names the plain port only when the request came in on it.
+        let plainPort = published?.port ?? (isTLS ? nil : named?.port) ?? server.port
+        let apiOrigin =
+            isTLS
+            ? "https://\(host):\(named?.port ?? server.tlsPort ?? server.port)" : "http://\(host):\(plainPort)"
+        return Reach(host: host, plainPort: plainPort, apiOrigin: apiOrigin)
+    }
+
     /// `http://HOST:PORT` or `https://HOST:TLSPORT` where the scenario's URLs point, as clients reach the server.
     private func origin(
-        for entry: CatalogueEntry, scheme: String, host: String, server: RangeServer
+        for entry: CatalogueEntry, scheme: String, reach: Reach, server: RangeServer
     )
         throws(ConformanceError) -> String
     {
@@ -122,36 +150,15 @@ extension ConformanceService {
             guard let port = server.blackholePort else {
                 throw .notFound("this server has no blackhole listener for \(entry.name)")
             }
-            return "\(scheme)://\(host):\(port)"
+            return "\(scheme)://\(reach.host):\(port)"
         }
-        return try origin(scheme: scheme, host: host, server: server)
-    }
-
-    /// `http://HOST:PORT` (the public URL's port when it has one: a forwarded port) or `https://HOST:TLSPORT`.
-    private func origin(scheme: String, host: String, server: RangeServer) throws(ConformanceError) -> String {
         if scheme == "https" {
             guard let port = server.tlsPort else {
                 throw .invalidReport("scheme: this server has no TLS port (start it with --tls-port)")
             }
-            return "https://\(host):\(port)"
+            return "https://\(reach.host):\(port)"
         }
-        let publicPort = configuration.publicURL.flatMap { URLComponents(string: $0)?.port }
-        return "http://\(host):\(publicPort ?? server.port)"
-    }
-
-    /// The host clients reach the server by: the public URL's, else the one the client's request named in `Host`,
-    /// else the address the server listens on. IPv6 addresses in brackets.
-    private func reachableHost(requestHost: String?, server: RangeServer) -> String {
-        if let host = configuration.publicURL.flatMap({ URLComponents(string: $0)?.host }) {
-            return host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        }
-        if let requestHost, let host = URLComponents(string: "http://\(requestHost)")?.host, !host.isEmpty {
-            return host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        }
-        let listening = server.configuration.host
-        if listening == "0.0.0.0" { return "127.0.0.1" }
-        if listening == "::" { return "[::1]" }
-        return listening.contains(":") ? "[\(listening)]" : listening
+        return "http://\(reach.host):\(reach.plainPort)"
     }
 
     /// A run token: the label's letters and digits (so a journal line says whose run it was) and a random part.
