@@ -113,6 +113,8 @@ let package = Package(
             dependencies: [
                 "Conformance",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // The lock around `rangecheck serve`'s signal sources.
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // A reference client of `rangecheck serve` for app developers to copy: URLSession and a SHA-256 only.

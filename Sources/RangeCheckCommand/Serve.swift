@@ -1,6 +1,7 @@
 import ArgumentParser
 import Conformance
 import Foundation
+import NIOConcurrencyHelpers
 import RangeServer
 
 /// `rangecheck serve`: the conformance service, for clients that run elsewhere (an app on a phone, a library in
@@ -13,7 +14,7 @@ struct Serve: AsyncParsableCommand {
             Prints `rangecheck serving on http://HOST:PORT` first, and with --tls-port \
             `rangecheck serving on https://HOST:PORT (CA: PATH)` second. The API is under /_conformance/ \
             (docs/conformance-api.json): GET scenarios, POST runs, POST runs/{run}/result, GET report. \
-            Verdicts are appended to --results and read back on start. Runs until interrupted.
+            Verdicts are appended to --results and read back on start. SIGINT or SIGTERM stops it (status 0).
             """
     )
 
@@ -99,6 +100,31 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("rangecheck serving on \(tlsBaseURL) (CA: \(authority))\n".utf8))
         }
         // Every verdict is in --results as soon as it is answered, so ending on a signal loses none.
-        while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+        let received = await Self.stopSignal()
+        FileHandle.standardError.write(Data("rangecheck serve: stopped on signal \(received)\n".utf8))
+    }
+
+    /// Waits for SIGINT or SIGTERM. The signals are ignored as such and watched with dispatch sources, so they arrive
+    /// here whichever thread the kernel picks.
+    static func stopSignal() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let once = NIOLockedValueBox<[any DispatchSourceSignal]?>([])
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    // The first signal ends the wait; the sources are dropped with it.
+                    guard
+                        let sources = once.withLockedValue({ sources in
+                            defer { sources = nil }; return sources
+                        })
+                    else { return }
+                    for source in sources { source.cancel() }
+                    continuation.resume(returning: number)
+                }
+                once.withLockedValue { $0?.append(source) }
+                source.resume()
+            }
+        }
     }
 }

@@ -34,15 +34,25 @@ struct ServeCommandTests {
             json: ["outcome": "success", "outputs": [ServiceClient.output(route: "", data)]])
         #expect(verdict.object["result"] as? String == "pass")
         first.send(SIGTERM)
-        _ = await first.wait()
+        #expect(await first.wait() == .exited(0))
+        #expect(first.errors.contains("rangecheck serve: stopped on signal \(SIGTERM)"))
 
         let second = try await ChildProcess.start(BuiltProducts.rangecheck, arguments)
         let again = try #require(await second.lines(2).first)
         let report = try await ServiceClient(base: String(again.dropFirst("rangecheck serving on ".count)))
             .send("GET", "/_conformance/report?format=markdown")
-        second.send(SIGTERM)
-        _ = await second.wait()
+        second.send(SIGINT)
+        #expect(await second.wait() == .exited(0))
         #expect(report.text.contains("| plain | pass |"), "\(report.text)")
+    }
+
+    @Test("serve --help is pinned: a changed interface is a visible change (fixtures/cli/rangecheck-serve-help.txt)")
+    func helpIsPinned() async throws {
+        let child = try await ChildProcess.start(BuiltProducts.rangecheck, ["serve", "--help"])
+        #expect(await child.wait() == .exited(0))
+        let pinned = try String(
+            contentsOfFile: repositoryPath("fixtures/cli/rangecheck-serve-help.txt"), encoding: .utf8)
+        #expect(child.output == pinned)
     }
 
     @Test("a non-loopback --host without --token, a bad --public-url and a bad results file are one-line errors")
