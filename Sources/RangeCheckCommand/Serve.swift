@@ -50,12 +50,20 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("results"), help: "The JSON Lines file verdicts are appended to and read back from.")
     var results: String?
 
+    @Option(
+        name: .customLong("journal-limit"),
+        help: "Requests kept in memory for judging; a run must report before its requests are pushed out.")
+    var journalLimit = 100_000
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535, got \(port)") }
         if let tlsPort, !(0...65535).contains(tlsPort) {
             throw ValidationError("--tls-port must be 0...65535, got \(tlsPort)")
         }
         if let token, token.isEmpty { throw ValidationError("--token must not be empty") }
+        guard journalLimit >= 1 else {
+            throw ValidationError("--journal-limit must be at least 1, got \(journalLimit)")
+        }
         if token == nil && !ConformanceService.isLoopback(host) {
             throw ValidationError("--token is required when --host (\(host)) is not a loopback address")
         }
@@ -81,6 +89,7 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.host = host
         serverConfiguration.port = port
         serverConfiguration.threads = 8
+        serverConfiguration.journalLimit = journalLimit
         serverConfiguration.tlsPort = tlsPort ?? (tlsDir != nil || !tlsNames.isEmpty ? 0 : nil)
         serverConfiguration.tlsDirectory = tlsDir
         serverConfiguration.tlsNames = tlsNames

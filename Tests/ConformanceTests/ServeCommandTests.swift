@@ -60,6 +60,7 @@ struct ServeCommandTests {
         let cases: [([String], String)] = [
             (["serve", "--host", "0.0.0.0", "--port", "0"], "--token is required"),
             (["serve", "--port", "0", "--public-url", "http://h/x"], "--public-url must be"),
+            (["serve", "--port", "0", "--journal-limit", "0"], "--journal-limit must be at least 1"),
             (["serve", "--port", "0", "--results", "/proc/version"], "/proc/version:1: not a verdict line"),
         ]
         for (arguments, fragment) in cases {
