@@ -48,6 +48,15 @@ public struct CatalogueEntry: Sendable {
         }
     }
 
+    /// Each scenario's description by name, as a matrix shows them.
+    ///
+    /// - Parameters:
+    ///   - entries: the catalogue.
+    /// - Returns: the descriptions.
+    public static func descriptions(_ entries: [CatalogueEntry]) -> [String: String] {
+        Dictionary(entries.map { ($0.name, $0.scenario.description) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// Loads the catalogue: every scenario in a directory, each with its expectation, in name order.
     ///
     /// - Parameters:

@@ -96,8 +96,7 @@ public enum MatrixRunner {
                 invocations: Dictionary(
                     clients.map { ($0.name, $0.invocation) }, uniquingKeysWith: { first, _ in first }),
                 command: options.command, scheme: options.tls ? "https" : "http",
-                descriptions: Dictionary(
-                    catalogue.map { ($0.name, $0.scenario.description) }, uniquingKeysWith: { first, _ in first }))
+                descriptions: CatalogueEntry.descriptions(catalogue))
         }
     }
 

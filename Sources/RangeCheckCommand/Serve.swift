@@ -64,7 +64,7 @@ struct Serve: AsyncParsableCommand {
         guard journalLimit >= 1 else {
             throw ValidationError("--journal-limit must be at least 1, got \(journalLimit)")
         }
-        if token == nil && !ConformanceService.isLoopback(host) {
+        if token == nil && !(isLoopback(host) || host == "localhost") {
             throw ValidationError("--token is required when --host (\(host)) is not a loopback address")
         }
         if let publicURL {

@@ -93,8 +93,13 @@ extension Router {
     }
 }
 
-/// Whether a numeric peer address is on the loopback network (127.0.0.0/8, ::1, or IPv4-mapped loopback).
-func isLoopback(_ address: String) -> Bool {
+/// Whether a numeric address is on the loopback network (127.0.0.0/8, ::1, or IPv4-mapped loopback): who may use
+/// `/_control/` without a token, and what an embedder's own API (`rangecheck serve`) answers without one.
+///
+/// - Parameters:
+///   - address: a numeric IPv4 or IPv6 address.
+/// - Returns: true for a loopback address.
+public func isLoopback(_ address: String) -> Bool {
     address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.")
 }
 

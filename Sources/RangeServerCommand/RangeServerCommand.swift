@@ -160,7 +160,7 @@ struct RangeServerCommand: ParsableCommand {
             logger.error("rangeserver: \(error)")
             throw ExitCode.failure
         }
-        let loopback = host.hasPrefix("127.") || host == "::1" || host == "localhost"
+        let loopback = isLoopback(host) || host == "localhost"
         if !loopback && controlToken == nil {
             logger.warning(
                 "rangeserver: warning: bound to \(host) without --control-token; /_control/ answers loopback peers only"

@@ -27,8 +27,7 @@ extension ConformanceService {
         let cells = rows.flatMap { scenario in clients.compactMap { latest["\(scenario)\u{0}\($0)"] } }
         return Matrix(
             scenarios: rows, clients: clients, cells: cells, command: "rangecheck serve", scheme: "http",
-            descriptions: Dictionary(
-                catalogue.map { ($0.name, $0.scenario.description) }, uniquingKeysWith: { first, _ in first }))
+            descriptions: CatalogueEntry.descriptions(catalogue))
     }
 
     /// `GET /_conformance/report[?format=html|json|junit|markdown]`.

@@ -90,19 +90,10 @@ extension ConformanceService {
             }
             return nil
         }
-        guard Self.isLoopback(request.peerAddress) else {
+        guard isLoopback(request.peerAddress) else {
             return Self.error(403, "this server answers loopback peers only; start it with --token to allow others")
         }
         return nil
-    }
-
-    /// Whether a numeric address is a loopback address (127.0.0.0/8, ::1, or IPv4-mapped 127.x).
-    ///
-    /// - Parameters:
-    ///   - address: the numeric address.
-    /// - Returns: true for loopback.
-    public static func isLoopback(_ address: String) -> Bool {
-        address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.") || address == "localhost"
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8], what: String) throws(ConformanceError) -> T {

@@ -10,7 +10,7 @@ import NIOConcurrencyHelpers
 final class ReportedOutputs: Sendable {
     /// The block digests of each (scenario, version), computed on first use: a resource is hashed once per version
     /// however many runs report on it.
-    private let cache = NIOLockedValueBox<[String: [String]]>([:])
+    private let cache = NIOLockedValueBox<[String: (blocks: [String], whole: String)]>([:])
 
     /// The facts of one reported output.
     ///
@@ -76,7 +76,7 @@ final class ReportedOutputs: Sendable {
 
     private func digests(_ entry: CatalogueEntry, version: Int) -> (blocks: [String], whole: String) {
         let key = "\(entry.name)\u{0}\(version)"
-        if let known = cache.withLockedValue({ $0[key] }) { return (Array(known.dropLast()), known.last!) }
+        if let known = cache.withLockedValue({ $0[key] }) { return known }
         var blocks: [String] = []
         var whole = SHA256()
         entry.reference.forEachBlock(version: version, size: OutputInspector.blockSize) { block in
@@ -84,7 +84,7 @@ final class ReportedOutputs: Sendable {
             blocks.append(Self.hex(SHA256.hash(data: block)))
         }
         let wholeDigest = Self.hex(whole.finalize())
-        cache.withLockedValue { $0[key] = blocks + [wholeDigest] }
+        cache.withLockedValue { $0[key] = (blocks, wholeDigest) }
         return (blocks, wholeDigest)
     }
 
