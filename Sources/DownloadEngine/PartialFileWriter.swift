@@ -36,7 +36,9 @@ final class PartialFileWriter: BodySink, @unchecked Sendable {
         self.fd = fd
         self.path = path
         self.length = length
-        self.hashes = hasher.map { HashPipeline($0, prefix: (fd, path, unhashedPrefix)) }
+        self.hashes = hasher.map {
+            HashPipeline($0, prefix: (fd, path, unhashedPrefix), expectedBytes: end.map { $0 - length })
+        }
         self.skip = skip
         self.end = end
         self.chunkLimit = chunkLimit

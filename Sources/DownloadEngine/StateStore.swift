@@ -80,10 +80,15 @@ struct StateStore: Sendable {
     let directory: String
     /// Whether record saves are flushed to disk (``DownloadConfiguration/Durability/powerLoss``).
     let syncsToDisk: Bool
+    /// The task log, kept open between appends.
+    private let taskLog: TaskLog
+    /// Where transfers create their partial files and move them into place.
+    let lane = FileSystemLane()
 
     init(directory: String, syncsToDisk: Bool = false) throws {
         self.directory = LexicalPath.absolute(directory)
         self.syncsToDisk = syncsToDisk
+        self.taskLog = TaskLog(path: self.directory + "/" + Self.taskLogName, syncsToDisk: syncsToDisk)
         try FileIO.makeDirectories(self.directory)
         guard access(self.directory, W_OK) == 0 else {
             throw DownloadError.fileSystem("state directory '\(self.directory)' is not writable")
@@ -92,7 +97,7 @@ struct StateStore: Sendable {
 
     func recordPath(_ id: DownloadTaskID) -> String { directory + "/" + id.rawValue + ".json" }
     /// Records of tasks that have no record file, one JSON object per line, appended.
-    var taskLogPath: String { directory + "/" + Self.taskLogName }
+    var taskLogPath: String { taskLog.path }
     static let taskLogName = "tasks.jsonl"
     func partialPath(_ record: TaskRecord) -> String { LexicalPath.absolute(record.partial, relativeTo: directory) }
     /// A segmented task's segment log (see ``SegmentLog``).
@@ -143,15 +148,7 @@ struct StateStore: Sendable {
         } catch {
             throw DownloadError.fileSystem("cannot encode record \(record.id): \(error)")
         }
-        let path = taskLogPath
-        let fd = try FileIO.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC)
-        defer { FileIO.close(fd) }
-        // With O_APPEND the offset is ignored: each line lands whole at the end, even with several engines.
-        try line.withUnsafeBytes { try FileIO.writeAll(fd, path, $0, at: 0) }
-        if syncsToDisk {
-            try FileIO.fsync(fd, path)
-            try FileIO.fsyncDirectory(directory)
-        }
+        try taskLog.append(line)
     }
 
     /// Drops a task from the task log (rewritten atomically), if it is there.
@@ -159,14 +156,10 @@ struct StateStore: Sendable {
         guard let lines = try? taskLogLines() else { return }
         let kept = lines.filter { (try? Self.decode(Data($0)))?.id != id }
         guard kept.count != lines.count else { return }
-        try? FileIO.atomicWrite(kept.flatMap { $0 + [0x0A] }, to: taskLogPath, sync: syncsToDisk)
+        try? taskLog.rewrite(kept)
     }
 
-    private func taskLogLines() throws -> [[UInt8]] {
-        guard FileIO.exists(taskLogPath) else { return [] }
-        let data = try Data(contentsOf: URL(fileURLWithPath: taskLogPath))
-        return data.split(separator: 0x0A, omittingEmptySubsequences: true).map { Array($0) }
-    }
+    private func taskLogLines() throws -> [[UInt8]] { try taskLog.lines() }
 
     private typealias LoadedLog = (records: [TaskRecord], problems: [DownloadError])
 
@@ -199,7 +192,7 @@ struct StateStore: Sendable {
         let kept = latest.values.filter { $0.record.state == .completed || names.contains($0.record.partial) }
             .sorted { $0.index < $1.index }
         if kept.count != lines.count {
-            try? FileIO.atomicWrite(kept.flatMap { $0.line + [0x0A] }, to: taskLogPath, sync: syncsToDisk)
+            try? taskLog.rewrite(kept.map(\.line))
         }
         return (kept.map(\.record), problems)
     }

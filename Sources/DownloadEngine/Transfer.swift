@@ -139,7 +139,7 @@ final class Transfer: @unchecked Sendable {
 
     private func loop() async throws -> TransferOutcome {
         record.state = .running
-        try openPartial()
+        try await store.lane.run { try self.openPartial() }
         var failures = 0
         var restarts = 0
         // Responses in a row that could not be parsed and brought no byte: a server that always answers this way.
@@ -193,7 +193,7 @@ final class Transfer: @unchecked Sendable {
                     announced: reprDigest ?? record.reprDigestSHA256)
                 switch verdict {
                 case .verified:
-                    return try finish(digest: digest)
+                    return try await store.lane.run { try self.finish(digest: digest) }
                 case .restart(let reason):
                     try restartFromZero(reason, restarts: &restarts)
                 case .fail(let error):

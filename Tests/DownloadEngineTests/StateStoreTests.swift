@@ -115,6 +115,34 @@ struct StateStoreTests {
         #expect(lines.count == 2)
     }
 
+    /// The log is appended to through a descriptor kept open; a rewrite replaces the file, so an append after it
+    /// must reach the new file, not the unlinked old one.
+    @Test func appendsAfterARewriteReachTheNewLog() throws {
+        let root = makeTemporaryDirectory()
+        let store = try StateStore(directory: root)
+        var first = record(store, destination: root + "/a")
+        first.state = .completed
+        var second = record(store, destination: root + "/b")
+        second.state = .completed
+        var third = record(store, destination: root + "/c")
+        third.state = .completed
+        try store.appendToLog(first)
+        try store.appendToLog(second)
+        store.removeFromLog(first.id)  // rewrites the log while its descriptor is open
+        try store.appendToLog(third)
+        let lines = try String(contentsOfFile: store.taskLogPath, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2, "\(lines)")
+        let reopened = try StateStore(directory: root)
+        #expect(reopened.loadAll().logged.map(\.id) == [second.id, third.id])
+        // A second store on the same directory appends at the end too (O_APPEND), after the first one's lines.
+        var fourth = record(store, destination: root + "/d")
+        fourth.state = .completed
+        try reopened.appendToLog(fourth)
+        try store.appendToLog(first)
+        #expect(
+            try StateStore(directory: root).loadAll().logged.map(\.id) == [second.id, third.id, fourth.id, first.id])
+    }
+
     @Test func corruptRecordIsSetAsideNotDeleted() throws {
         let root = makeTemporaryDirectory()
         let store = try StateStore(directory: root)
