@@ -357,6 +357,7 @@ final class Transfer: @unchecked Sendable {
             return .done
         case .restartWithBody(let total):
             try truncate()
+            let neverLogged = !recordOnDisk && record.validators == .init()
             record.validators = .init(etag: head.etag, lastModified: head.lastModified, totalLength: total)
             record.reprDigestSHA256 = reprDigest
             if segmentable(response, total: total) {
@@ -365,7 +366,12 @@ final class Transfer: @unchecked Sendable {
                     first: .init(body: response.body, position: 0, end: nil, url: url), url: url,
                     usingResolvedURL: usingResolvedURL, crossOrigin: crossOrigin)
             }
-            let owed = try saveBeforeWriting(changed: true)
+            // A new task whose whole small body is already in memory is written without a log line before it: killed
+            // before its completed line, it leaves a partial file that no record claims, which the next run deletes
+            // as an orphan and fetches again (at most ``unrecordedLimit`` bytes, the trade already made for a kill
+            // between the completed line and the rename); the line would cost a JSON encoding and a write per file.
+            let inMemory = neverLogged && (total ?? .max) <= Self.unrecordedLimit && response.body.isComplete()
+            let owed = try saveBeforeWriting(changed: !inMemory)
             let end = try await stream(response.body, skip: 0, expectedEnd: total, owed: owed)
             return total.map { end >= $0 } ?? true ? .done : .moreToFetch
         case .append(let total), .skipOverlap(_, let total):
