@@ -193,6 +193,10 @@ final class Transfer: @unchecked Sendable {
                     announced: reprDigest ?? record.reprDigestSHA256)
                 switch verdict {
                 case .verified:
+                    // Only for power-loss durability: the page cache already carries the bytes across a process
+                    // death, and the rename in `finish` is atomic either way. Outside the lane: flushing a large file
+                    // must not hold up the other transfers' file creations.
+                    if configuration.durability.syncsToDisk { try FileIO.fsync(fd, partialPath) }
                     return try await store.lane.run { try self.finish(digest: digest) }
                 case .restart(let reason):
                     try restartFromZero(reason, restarts: &restarts)
@@ -627,12 +631,10 @@ final class Transfer: @unchecked Sendable {
         lastProgressBytes = 0
     }
 
-    /// Moves the verified partial file into place (see `ResumePlanner.verify`).
+    /// Moves the verified partial file into place (see `ResumePlanner.verify`); on the lane, after the partial file was
+    /// flushed when the durability asks for it.
     private func finish(digest: String?) throws -> TransferOutcome {
         let destination = store.destinationPath(record)
-        // Only for power-loss durability: the page cache already carries the bytes across a process death, and the
-        // rename below is atomic either way.
-        if configuration.durability.syncsToDisk { try FileIO.fsync(fd, partialPath) }
         if !record.overwrite, FileIO.exists(destination) {
             throw DownloadError.destinationExists(destination)
         }
