@@ -6,7 +6,7 @@ import Dispatch
 /// Creating, renaming and deleting names in one directory take that directory's inode lock exclusively, so from
 /// several threads they run one at a time anyway; the threads that wait spin in the kernel while the holder runs
 /// (`rwsem_spin_on_owner`), and ext4 without a journal holds the lock through a scan of the inode bitmap that grows
-/// with every file deleted in the last minute (`recently_deleted`). Made on the Swift concurrency pool, which has
+/// with every file deleted in the last few minutes (`recently_deleted`). Made on the Swift concurrency pool, which has
 /// one thread per core, these calls left the pool with no thread for the other transfers' work while one thread
 /// created a file and another spun behind it. On this lane they queue in user space instead, and the pool stays free
 /// (docs/benchmarks.md, case 6).

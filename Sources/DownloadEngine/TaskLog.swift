@@ -7,6 +7,8 @@ import Foundation
 /// an `open` with `O_CREAT` per line, which takes the state directory's inode lock exclusively, the same lock the
 /// other tasks' partial-file creations and renames take: with 500 small files that contention was CPU spent
 /// spinning (docs/benchmarks.md, case 6). The descriptor is reopened after every rewrite, which replaces the file.
+/// One writer per state directory is assumed (``StateDirectoryLock``): another process's rewrite would leave this
+/// descriptor on the replaced file.
 final class TaskLog: @unchecked Sendable {
     /// The log's absolute path.
     let path: String
