@@ -436,6 +436,10 @@ public actor DownloadEngine {
             let id = queue.removeFirst()
             guard let entry = tasks[id], entry.state == .waiting else { continue }
             running.insert(id)
+            // Announced here, in the order the queue starts tasks: the workers begin on the concurrency pool in the
+            // order it picks them, and their first step (creating the partial file on the file-system lane) is a
+            // hop of its own, so their own `running` reports could arrive in another order.
+            setState(id, .running, persist: false)
             let transfer = Transfer(
                 record: entry.record, recordOnDisk: entry.onDisk, store: store, transport: transport,
                 configuration: configuration

@@ -52,8 +52,7 @@ extension Router {
         let step = route.step(forAttempt: attempt)
         let context = ScenarioContext(
             scenario: name, run: run, route: routeName, attempt: request.method == "GET" ? attempt : nil)
-        if let target = step.redirect {
-            var location = target.hasPrefix("/") ? target : "/scenario/\(name)/\(run)/\(target)"
+        if let destination = step.redirectTarget, let target = step.redirect {
             // `redirect-host` sends the client to another origin of this server (same port and scheme, another host
             // name).
             var origin =
@@ -62,7 +61,13 @@ extension Router {
                         ? "https://\(host):\(tlsPort.load(ordering: .relaxed))"
                         : "http://\(host):\(boundPort.load(ordering: .relaxed))"
                 } ?? ""
-            if let listener = ScenarioRedirect(target) {
+            let location: String
+            switch destination {
+            case .path(let path):
+                location = path
+            case .route(let route):
+                location = "/scenario/\(name)/\(run)/\(route)"
+            case .listener(let listener):
                 // Another listener of this server, by the host name the client used (or redirect-host's).
                 location = listener.path
                 let host = step.redirectHost ?? hostName(request)

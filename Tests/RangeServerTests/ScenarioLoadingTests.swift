@@ -172,6 +172,31 @@ struct ScenarioLoadingTests {
                     outcome: "complete", maxAttempts: 3, nested: [.int(1), .text("two"), .none, .flag(false)]))
     }
 
+    /// Found by the scenario fuzzer: a listener target (`https:/0`) was classified as a route named "https:/0".
+    @Test("redirect targets are told apart: a path, a route, another listener")
+    func redirectTargetsAreClassified() throws {
+        let scenario = try parse(
+            """
+            {"description": "d", "resource": "/bytes/4M",
+             "attempts": [{"redirect": "https:/0"}, {"redirect": "signed"}, {"redirect": "/bytes/1M"},
+                          {"redirect": "tls:handshake-stall:/bytes/4M"}, {"redirect": "blackhole:/x"}],
+             "routes": {"signed": {"attempts": [{}]}}}
+            """
+        )
+        let steps = try #require(scenario.routes[""]).attempts
+        #expect(steps[0].redirectTarget == .listener(try #require(ScenarioRedirect("https:/0"))))
+        if case .listener(let listener)? = steps[0].redirectTarget {
+            #expect(listener.kind == .https && listener.path == "/0")
+        } else {
+            Issue.record("https:/0 is not a listener target: \(String(describing: steps[0].redirectTarget))")
+        }
+        #expect(steps[1].redirectTarget == .route("signed"))
+        #expect(steps[2].redirectTarget == .path("/bytes/1M"))
+        #expect(steps[3].redirectTarget == .listener(try #require(ScenarioRedirect("tls:handshake-stall:/bytes/4M"))))
+        #expect(steps[4].redirectTarget == .listener(try #require(ScenarioRedirect("blackhole:/x"))))
+        #expect(ScenarioStep().redirectTarget == nil)
+    }
+
     @Test("step(forAttempt:) is 1-based and repeats the last step; no steps means plain")
     func stepSelection() {
         let drop = ScenarioStep(

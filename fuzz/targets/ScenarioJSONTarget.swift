@@ -2,7 +2,7 @@
 ///
 /// Invariants: failures are `invalidScenario` errors that name the source first; an accepted scenario
 /// has its main route, every route name is URL-safe, every redirect to a route names an existing
-/// non-main route, redirect codes are the allowed ones, and every step's fault plan is consistent.
+/// non-main route (a listener target such as `https:/PATH` is not a route), redirect codes are the allowed ones, and every step's fault plan is consistent.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func scenarioJSONFuzzTarget(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let bytes = fuzzBytes(start, count)
@@ -29,9 +29,16 @@ public func scenarioJSONFuzzTarget(_ start: UnsafeRawPointer?, _ count: Int) -> 
                 fuzzCheck(ScenarioStep.redirectCodes.contains(code), "redirect code \(code)")
             }
             fuzzCheck(ScenarioStep.redirectCodes.contains(step.effectiveRedirectCode), "effective redirect code")
-            if case .route(let target)? = step.redirectTarget {
+            switch step.redirectTarget {
+            case .route(let target)?:
                 fuzzCheck(
                     target != Scenario.mainRoute && scenario.routes[target] != nil, "redirect to \(target) exists")
+            case .path(let path)?:
+                fuzzCheck(path.hasPrefix("/"), "redirect path \(path) is absolute")
+            case .listener(let listener)?:
+                fuzzCheck(listener.path.hasPrefix("/"), "listener redirect path \(listener.path) is absolute")
+            case nil:
+                fuzzCheck(step.redirect == nil, "a redirect has a target")
             }
             if let version = step.version { fuzzCheck(version >= 1, "version \(version) at least 1") }
         }

@@ -165,12 +165,15 @@ public struct ScenarioStep: Hashable, Sendable {
         case route(String)
         /// An absolute path on this server, such as `/bytes/1M`.
         case path(String)
+        /// A path on another listener of this server (`https:/PATH`, `blackhole:/PATH`, ...).
+        case listener(ScenarioRedirect)
     }
 
     /// The redirect target, or `nil` when this step does not redirect.
     public var redirectTarget: RedirectTarget? {
         guard let redirect else { return nil }
-        return redirect.hasPrefix("/") ? .path(redirect) : .route(redirect)
+        if redirect.hasPrefix("/") { return .path(redirect) }
+        return ScenarioRedirect(redirect).map { .listener($0) } ?? .route(redirect)
     }
 
     /// The redirect status to send: `redirectCode`, or `defaultRedirectCode`.
