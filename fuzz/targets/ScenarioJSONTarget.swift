@@ -2,7 +2,8 @@
 ///
 /// Invariants: failures are `invalidScenario` errors that name the source first; an accepted scenario
 /// has its main route, every route name is URL-safe, every redirect to a route names an existing
-/// non-main route (a listener target such as `https:/PATH` is not a route), redirect codes are the allowed ones, and every step's fault plan is consistent.
+/// non-main route (a listener target such as `https:/PATH` is not a route), every redirect path is
+/// absolute, redirect codes are the allowed ones, and every step's fault plan is consistent.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func scenarioJSONFuzzTarget(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let bytes = fuzzBytes(start, count)
