@@ -308,16 +308,14 @@ public enum MatrixRunner {
         return words.joined(separator: " or ")
     }
 
-    /// The run's journal once it stops changing (the server records a response after sending it).
-    static func settledJournal(server: RangeServer, run: String) async -> [JournalEntry] {
-        var entries = server.journal.entries(run: run)
-        for _ in 0..<20 {
-            try? await Task.sleep(for: .milliseconds(100))
-            let again = server.journal.entries(run: run)
-            if again.count == entries.count { return again }
-            entries = again
-        }
-        return entries
+    /// The run's journal once the server has answered every request of it (`Journal.settled`): a response the
+    /// server was still writing or watching when the client exited is in it, and nothing is guessed from a quiet
+    /// moment. A request still open after `timeout` (a response the client left running, which a run that ended does
+    /// not have) is left out.
+    static func settledJournal(
+        server: RangeServer, run: String, timeout: Duration = .seconds(10)
+    ) async -> [JournalEntry] {
+        await server.journal.settled(run: run, timeout: timeout).entries
     }
 
     private static func prefill(_ path: String, entry: CatalogueEntry, count: UInt64) throws {

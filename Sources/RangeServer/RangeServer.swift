@@ -200,8 +200,10 @@ public final class RangeServer: Sendable {
                 completion: { exchange in
                     if let slot = exchange.plan.capSlot { router.connectionCaps.release(slot) }
                     RangeServer.record(exchange, journal: journal, logger: logsAccess ? logger : nil)
+                    router.giveBackProbe(exchange)
                 },
-                admission: { router.admit(method: $0, target: $1, takeArrival: $2) },
+                admission: { router.admit(method: $0, target: $1, socket: $2, takeArrival: $3) },
+                openExchanges: journal.openExchanges,
                 counters: counters, tls: tls
             )
         }
@@ -268,7 +270,7 @@ public final class RangeServer: Sendable {
         guard exchange.plan.journaled, !isControl(request) else { return }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        journal.append(exchange, endedAt: now)
+        journal.append(exchange, endedAt: exchange.endedAt ?? now)
     }
 }
 

@@ -52,6 +52,30 @@ public final class ScenarioCounters: Sendable {
         }
     }
 
+    /// Takes an arrival number and counts one more attempt under one lock, unless `reclaim` says the latest attempt
+    /// is free again (its request was left by the client before any fault fired): the new request then takes that
+    /// same attempt.
+    ///
+    /// - Parameters:
+    ///   - scenario: the scenario name.
+    ///   - run: the run identifier.
+    ///   - route: the route name.
+    ///   - arrival: takes the next arrival number; called once, under the lock.
+    ///   - reclaim: given the latest attempt (when there is one), whether it may be taken again; called under the
+    ///     lock.
+    /// - Returns: the arrival number and the attempt number.
+    public func nextAttempt(
+        scenario: String, run: String, route: String, arrival: () -> Int, reclaim: (Int) -> Bool
+    ) -> (arrival: Int, attempt: Int) {
+        counts.withLockedValue { counts in
+            let key = Key(scenario: scenario, run: run, route: route)
+            let latest = counts[key, default: 0]
+            let next = latest > 0 && reclaim(latest) ? latest : latest + 1
+            counts[key] = next
+            return (arrival(), next)
+        }
+    }
+
     /// The number of the latest attempt (how many were counted), without counting one.
     ///
     /// - Parameters:
@@ -61,6 +85,26 @@ public final class ScenarioCounters: Sendable {
     /// - Returns: the number of attempts so far, 0 if none.
     public func currentAttempt(scenario: String, run: String, route: String) -> Int {
         counts.withLockedValue { $0[Key(scenario: scenario, run: run, route: route)] ?? 0 }
+    }
+
+    /// Gives back `attempt` when it is still the latest of (scenario, run, route), so the next request takes the same
+    /// number (and meets the same step): for a probe, which should not spend the scenario's faulted attempt. An
+    /// attempt a later request has already followed is not given back (that request already met the next step).
+    ///
+    /// - Parameters:
+    ///   - scenario: the scenario name.
+    ///   - run: the run identifier.
+    ///   - route: the route name.
+    ///   - attempt: the attempt to give back.
+    /// - Returns: whether it was given back.
+    @discardableResult
+    public func giveBack(scenario: String, run: String, route: String, attempt: Int) -> Bool {
+        counts.withLockedValue { counts in
+            let key = Key(scenario: scenario, run: run, route: route)
+            guard counts[key] == attempt else { return false }
+            counts[key] = attempt - 1
+            return true
+        }
     }
 
     /// Forgets every count, so the next request to any route is attempt 1 again.
