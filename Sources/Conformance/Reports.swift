@@ -80,7 +80,8 @@ public enum Report {
     public static func markdown(_ matrix: Matrix) -> String {
         var text = ""
         if let interrupted = interruptionLine(matrix) { text += "**\(markdownEscaped(interrupted))**\n\n" }
-        text += markdownEscaped("Columns run: " + (matrix.clients.isEmpty ? "none" : matrix.clients.joined(separator: ", ")))
+        text += markdownEscaped(
+            "Columns run: " + (matrix.clients.isEmpty ? "none" : matrix.clients.joined(separator: ", ")))
         text += "\n\n"
         text += "| \(rowHeader(matrix)) | " + matrix.clients.joined(separator: " | ") + " |\n"
         text += "|---|" + matrix.clients.map { _ in "---|" }.joined() + "\n"
@@ -129,7 +130,8 @@ public enum Report {
             text += "  <testsuite name=\"\(xmlEscaped(summary.client + suffix))\" tests=\"\(tests)\""
             text += " failures=\"\(summary.failed)\" skipped=\"\(skipped)\">\n"
             if let interruption = matrix.interruption {
-                text += "    <properties><property name=\"interrupted\" value=\"\(xmlEscaped(interruption))\"/></properties>\n"
+                text +=
+                    "    <properties><property name=\"interrupted\" value=\"\(xmlEscaped(interruption))\"/></properties>\n"
             }
             for cell in cells {
                 let time = cell.elapsed.map { Judge.seconds($0).dropLast() } ?? "0"

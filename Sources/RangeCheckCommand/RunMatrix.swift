@@ -36,7 +36,9 @@ struct RunMatrix: AsyncParsableCommand {
 
     @Option(
         name: .customLong("client"),
-        help: "Run this built-in client (repeatable; default: every built-in client); naming a --client-command is allowed.")
+        help:
+            "Run this built-in client (repeatable; default: every built-in client); naming a --client-command is allowed."
+    )
     var clients: [String] = []
 
     @Option(

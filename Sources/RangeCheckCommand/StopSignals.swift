@@ -18,9 +18,10 @@ final class StopSignals {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [sources] in
                 // The first signal ends the watch; later ones find no sources and are dropped.
-                guard let watched = sources.withLockedValue({ watched in
-                    defer { watched = nil }; return watched
-                })
+                guard
+                    let watched = sources.withLockedValue({ watched in
+                        defer { watched = nil }; return watched
+                    })
                 else { return }
                 for source in watched { source.cancel() }
                 handler(number)

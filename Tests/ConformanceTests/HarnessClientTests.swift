@@ -121,7 +121,8 @@ struct HarnessClientTests {
             "plain", try SubprocessClient.command(downloader.specification("flaky", mode: "flaky")))
         #expect(
             cell.result
-                == .fail("client reported failure (exit 7: stopped after 64 KiB; run me again) where success was expected"))
+                == .fail(
+                    "client reported failure (exit 7: stopped after 64 KiB; run me again) where success was expected"))
         #expect(downloader.starts.count == 1)
     }
 

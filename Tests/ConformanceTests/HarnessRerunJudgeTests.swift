@@ -136,7 +136,8 @@ import Testing
         #expect(try names(["careful"]) == ["careful"])
         #expect(
             throws: ConformanceError.invalidArgument(
-                "unknown client 'nope' (known: \((ClientCatalogue.builtInNames + ["careful"]).joined(separator: ", ")))")
+                "unknown client 'nope' (known: \((ClientCatalogue.builtInNames + ["careful"]).joined(separator: ", ")))"
+            )
         ) { try names(["nope"]) }
     }
 

@@ -65,7 +65,8 @@ import Testing
         var matrix = Self.matrix
         matrix.scheme = "https"
         #expect(Report.terminal(matrix).hasPrefix("columns: engine, curl\n\nscenario (https)  engine  curl\n"))
-        #expect(Report.markdown(matrix).hasPrefix("Columns run: engine, curl\n\n| scenario (https) | engine | curl |\n"))
+        #expect(
+            Report.markdown(matrix).hasPrefix("Columns run: engine, curl\n\n| scenario (https) | engine | curl |\n"))
         let junit = Report.junit(matrix)
         #expect(junit.contains("<testsuites name=\"rangecheck-https\""))
         #expect(junit.contains("<testsuite name=\"engine-https\""))
