@@ -101,16 +101,8 @@ public enum Judge {
         judgement(of: expectation, in: facts).result
     }
 
-    /// The notes on a run's launches, judged or not (a run that timed out was re-run all the same): `re-run 2 times
-    /// by the harness (after exit 7, 7): 3 requests and 2.104s not counted against the bounds`.
-    ///
-    /// - Parameters:
-    ///   - facts: what happened.
-    /// - Returns: the notes; empty when the harness re-ran nothing.
-    public static func launchNotes(_ facts: RunFacts) -> [String] {
-        launchNotes(facts, rerunRequests: facts.entries.filter { facts.isHarnessRerun($0) }.count)
-    }
-
+    /// The note on a run's launches: `re-run 2 times by the harness (after exit 7, 7): 3 requests and 2.104s not
+    /// counted against the bounds`; none when the harness re-ran nothing.
     private static func launchNotes(_ facts: RunFacts, rerunRequests: Int) -> [String] {
         let count = facts.harnessReruns.count
         guard count > 0 else { return [] }

@@ -145,6 +145,9 @@ public enum MatrixRunner {
 
     /// Runs one pair once: fresh directory, fresh run token, steps, facts, verdict.
     ///
+    /// When the task is cancelled while the client runs, the client is terminated and the cell is
+    /// `skipped("interrupted")`, with no verdict: ``run(clients:options:)`` leaves such a cell out.
+    ///
     /// - Parameters:
     ///   - entry: the scenario.
     ///   - client: the client.
