@@ -4,6 +4,8 @@ import RangeServer
 struct JournalAnalysis {
     private(set) var violations: [String] = []
     private(set) var refetchedBytes: UInt64 = 0
+    /// `refetchedBytes` by the request that fetched them again, by `seq`: the bounds leave out a harness re-run's.
+    private(set) var refetchedBytesBySeq: [Int: UInt64] = [:]
     private(set) var simultaneousConnections = 0
 
     private struct Validators {
@@ -80,13 +82,16 @@ struct JournalAnalysis {
                     entry, state: view, prefilled: prefilled, rangeRule: rangeRule, ifRangeRule: ifRangeRule,
                     segmented: segmented, sawOtherRepresentation: sawOther, violate: violate)
             }
+            let twice: UInt64
             if segmented, entry.status == 200 || entry.status == 206 {
                 var known = view
-                refetchedBytes += Self.absorb(entry, into: &known)
+                twice = Self.absorb(entry, into: &known)
                 _ = Self.absorb(entry, into: &state)
             } else {
-                refetchedBytes += Self.absorb(entry, into: &state)
+                twice = Self.absorb(entry, into: &state)
             }
+            refetchedBytes += twice
+            if twice > 0 { refetchedBytesBySeq[entry.seq, default: 0] += twice }
             state.retryAfter = entry.responseHeaders["retry-after"].flatMap { Int($0) }
             state.lastTime = time
             files[fileKey] = state

@@ -7,20 +7,51 @@ import RangeServer
 /// already received; for a segmented client (several connections per file) the rule is instead that a Range
 /// never starts inside bytes already received of the same representation.
 public enum Judge {
-    /// Judges one run.
+    /// What the judge found in one run: the violations, which decide the verdict, and notes, facts worth showing
+    /// beside it that decide nothing (the harness re-ran the client, ...).
+    public struct Judgement: Hashable, Sendable {
+        /// Every violation as a one-line reason, most important first; empty means pass.
+        public var violations: [String]
+        /// One-line facts for the cell (``MatrixCell/notes``), in order.
+        public var notes: [String]
+
+        /// Makes a judgement.
+        ///
+        /// - Parameters:
+        ///   - violations: the violations, most important first.
+        ///   - notes: the notes.
+        public init(violations: [String], notes: [String] = []) {
+            self.violations = violations
+            self.notes = notes
+        }
+
+        /// `pass`, or `fail` with the first violation (and how many more there are).
+        public var result: CellResult {
+            guard let first = violations.first else { return .pass }
+            return .fail(violations.count == 1 ? first : "\(first) (+\(violations.count - 1) more)")
+        }
+    }
+
+    /// Judges one run: its violations, and notes on it.
+    ///
+    /// Every request is held to the rules, whichever start of the client made it; the bounds (`max-requests`,
+    /// `max-refetched`, `min-elapsed`, `max-elapsed`) count only the client's own starts: what a harness re-run
+    /// (``ClientLaunch/Reason/harnessRerun``) asked for and the time it took are left out, and a note says so.
     ///
     /// - Parameters:
     ///   - expectation: what the scenario expects.
     ///   - facts: what happened.
-    /// - Returns: every violation as a one-line reason, most important first; empty means pass.
-    public static func violations(of expectation: ScenarioExpectation, in facts: RunFacts) -> [String] {
+    /// - Returns: the violations, most important first, and the notes.
+    public static func judgement(of expectation: ScenarioExpectation, in facts: RunFacts) -> Judgement {
         var reasons: [String] = []
         reasons += outcomeViolations(expectation, facts)
         let analysis = JournalAnalysis(
             entries: facts.entries, multipleFiles: expectation.files.count > 1, prefilled: facts.prefilledBytes,
             rangeRule: expectation.range, ifRangeRule: expectation.ifRange, segmented: facts.segmented)
         reasons += analysis.violations
-        let requests = facts.entries.filter { $0.method == "GET" }.count
+        let rerun = facts.entries.filter { facts.isHarnessRerun($0) }
+        let rerunSeqs = Set(rerun.map(\.seq))
+        let requests = facts.entries.filter { $0.method == "GET" && !rerunSeqs.contains($0.seq) }.count
         // A segmented client's request count follows its own split (axel -n 4 asks for five ranges of a
         // plain file), so the bound, written for one connection, holds only for single-stream clients.
         if let maximum = expectation.maxRequests, !facts.segmented, requests > maximum {
@@ -29,22 +60,35 @@ public enum Judge {
         // The bound is per connection: a segmented client killed or paused loses what each of its connections
         // had on the way, not what one had.
         let connections = facts.segmented ? UInt64(max(1, JournalAnalysis.peakOpenRequests(facts.entries))) : 1
-        if let maximum = expectation.maxRefetched, analysis.refetchedBytes > maximum * connections {
+        let refetched =
+            analysis.refetchedBytes - rerunSeqs.reduce(0) { $0 + (analysis.refetchedBytesBySeq[$1] ?? 0) }
+        if let maximum = expectation.maxRefetched, refetched > maximum * connections {
             let bound =
                 ByteSize.format(maximum * connections) + (connections > 1 ? " (\(connections) connections)" : "")
-            reasons.append("\(ByteSize.format(analysis.refetchedBytes)) fetched twice, at most \(bound) allowed")
+            reasons.append("\(ByteSize.format(refetched)) fetched twice, at most \(bound) allowed")
         }
-        if let minimum = expectation.minElapsed, facts.elapsed < minimum {
-            reasons.append("finished in \(seconds(facts.elapsed)), expected at least \(seconds(minimum))")
+        let elapsed = facts.clientElapsed
+        if let minimum = expectation.minElapsed, elapsed < minimum {
+            reasons.append("finished in \(seconds(elapsed)), expected at least \(seconds(minimum))")
         }
-        if let maximum = expectation.maxElapsed, facts.elapsed > maximum {
-            reasons.append("took \(seconds(facts.elapsed)), expected at most \(seconds(maximum))")
+        if let maximum = expectation.maxElapsed, elapsed > maximum {
+            reasons.append("took \(seconds(elapsed)), expected at most \(seconds(maximum))")
         }
         if let maximum = expectation.maxConnections {
             let peak = max(analysis.simultaneousConnections, facts.observedPeakConnections ?? 0)
             if peak > maximum { reasons.append("\(peak) connections at once, at most \(maximum) allowed") }
         }
-        return reasons
+        return Judgement(violations: reasons, notes: launchNotes(facts, rerunRequests: rerun.count))
+    }
+
+    /// Judges one run.
+    ///
+    /// - Parameters:
+    ///   - expectation: what the scenario expects.
+    ///   - facts: what happened.
+    /// - Returns: every violation as a one-line reason, most important first; empty means pass.
+    public static func violations(of expectation: ScenarioExpectation, in facts: RunFacts) -> [String] {
+        judgement(of: expectation, in: facts).violations
     }
 
     /// The verdict of one run as a report cell.
@@ -54,9 +98,24 @@ public enum Judge {
     ///   - facts: what happened.
     /// - Returns: `pass`, or `fail` with the first reason (and how many more there are).
     public static func verdict(of expectation: ScenarioExpectation, in facts: RunFacts) -> CellResult {
-        let reasons = violations(of: expectation, in: facts)
-        guard let first = reasons.first else { return .pass }
-        return .fail(reasons.count == 1 ? first : "\(first) (+\(reasons.count - 1) more)")
+        judgement(of: expectation, in: facts).result
+    }
+
+    /// The note on a run's launches: `re-run 2 times by the harness (after exit 7, 7): 3 requests and 2.104s not
+    /// counted against the bounds`; none when the harness re-ran nothing.
+    private static func launchNotes(_ facts: RunFacts, rerunRequests: Int) -> [String] {
+        let count = facts.harnessReruns.count
+        guard count > 0 else { return [] }
+        // The exit each re-run answered: that of the launch just before it.
+        let exits = facts.launches.indices.compactMap { index -> String? in
+            guard index > 0, facts.launches[index].reason == .harnessRerun else { return nil }
+            return facts.launches[index - 1].exitStatus.map(String.init) ?? "?"
+        }
+        return [
+            "re-run \(count) time\(count == 1 ? "" : "s") by the harness (after exit \(exits.joined(separator: ", "))): "
+                + "\(rerunRequests) request\(rerunRequests == 1 ? "" : "s") and \(seconds(facts.harnessRerunTime)) "
+                + "not counted against the bounds"
+        ]
     }
 
     static func seconds(_ duration: Duration) -> String {

@@ -43,6 +43,9 @@ public struct MatrixCell: Hashable, Sendable {
     public var elapsed: Duration?
     /// What the run looked like (its requests and outputs), for the picture; nil for a pair that did not run.
     public var trace: RunTrace?
+    /// One-line facts about the run that do not decide the verdict but belong beside it, in order (`re-run 2 times
+    /// by the harness ...`); every report shows them.
+    public var notes: [String]
 
     /// Makes a cell.
     ///
@@ -52,14 +55,17 @@ public struct MatrixCell: Hashable, Sendable {
     ///   - result: the verdict.
     ///   - elapsed: the run's duration.
     ///   - trace: the run's requests and outputs.
+    ///   - notes: facts shown beside the verdict.
     public init(
-        scenario: String, client: String, result: CellResult, elapsed: Duration? = nil, trace: RunTrace? = nil
+        scenario: String, client: String, result: CellResult, elapsed: Duration? = nil, trace: RunTrace? = nil,
+        notes: [String] = []
     ) {
         self.scenario = scenario
         self.client = client
         self.result = result
         self.elapsed = elapsed
         self.trace = trace
+        self.notes = notes
     }
 }
 
@@ -99,6 +105,9 @@ public struct Matrix: Hashable, Sendable {
     public var scheme: String
     /// What each scenario exercises, by scenario name, for the reports.
     public var descriptions: [String: String]
+    /// Why the run stopped before every pair had run (`interrupted by SIGTERM after 3 of 12 pairs`), or nil for a
+    /// run that finished. Every report shows it in its header: the cells are then only the pairs that finished.
+    public var interruption: String?
 
     /// Makes a matrix.
     ///
@@ -110,9 +119,11 @@ public struct Matrix: Hashable, Sendable {
     ///   - command: the command line.
     ///   - scheme: `http` or `https`.
     ///   - descriptions: each scenario's description, by name.
+    ///   - interruption: why the run stopped early, if it did.
     public init(
         scenarios: [String], clients: [String], cells: [MatrixCell], invocations: [String: String] = [:],
-        command: String = "", scheme: String = "http", descriptions: [String: String] = [:]
+        command: String = "", scheme: String = "http", descriptions: [String: String] = [:],
+        interruption: String? = nil
     ) {
         self.scenarios = scenarios
         self.clients = clients
@@ -121,6 +132,7 @@ public struct Matrix: Hashable, Sendable {
         self.command = command
         self.scheme = scheme
         self.descriptions = descriptions
+        self.interruption = interruption
     }
 
     /// The cell of a pair, if it was run.

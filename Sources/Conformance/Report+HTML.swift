@@ -20,8 +20,12 @@ extension Report {
         let title = "rangecheck conformance matrix over \(htmlEscaped(matrix.scheme))"
         var text = pageHead(title: title, refreshSeconds: options.refreshSeconds)
         text += "<h1 id=\"matrix\">\(title)</h1>\n"
-        text +=
-            "<p><code>\(htmlEscaped(matrix.command))</code></p>\n<table>\n<tr><th>\(htmlEscaped(rowHeader(matrix)))</th>"
+        if let interrupted = interruptionLine(matrix) {
+            text += "<p class=\"interrupted\"><b>\(htmlEscaped(interrupted))</b></p>\n"
+        }
+        text += "<p><code>\(htmlEscaped(matrix.command))</code></p>\n"
+        text += "<p class=\"columns\">\(htmlEscaped(columnsLine(matrix)))</p>\n"
+        text += "<table>\n<tr><th>\(htmlEscaped(rowHeader(matrix)))</th>"
         for client in matrix.clients { text += "<th>\(htmlEscaped(client))</th>" }
         text += "</tr>\n"
         for scenario in matrix.scenarios {
@@ -45,6 +49,7 @@ extension Report {
                     text += result.label
                 }
                 if !result.reason.isEmpty { text += "<small>\(htmlEscaped(result.reason))</small>" }
+                for note in cell.notes { text += "<small class=\"note\">\(htmlEscaped(note))</small>" }
                 text += "</td>"
             }
             text += "</tr>\n"
@@ -164,6 +169,7 @@ extension Report {
             table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}
             th{background:#f4f4f4;text-align:left}td.pass{background:#d9f2d9}td.FAIL{background:#f8d0d0}
             td.skipped,td.na{background:#eee;color:#666}small{display:block;max-width:22em;color:#444}
+            small.note{font-style:italic}.interrupted{color:#b00020}
             th small.description{font-weight:normal;max-width:30em}td a{color:inherit;font-weight:bold}
             code{background:#f4f4f4;padding:1px 3px}
             .run{display:none;border-top:2px solid #ccc;margin-top:2em;padding-top:1em}.run:target{display:block}
@@ -186,6 +192,9 @@ extension Report {
         if !result.reason.isEmpty { text += " — \(htmlEscaped(result.reason))" }
         if let elapsed = cell.elapsed { text += " (\(Judge.seconds(elapsed)))" }
         text += "</p>\n"
+        if !cell.notes.isEmpty {
+            text += "<ul class=\"notes\">" + cell.notes.map { "<li>\(htmlEscaped($0))</li>" }.joined() + "</ul>\n"
+        }
         if let trace = cell.trace {
             text += "<figure>" + Timeline.svg(trace, idPrefix: idPrefix) + "</figure>\n"
             text += legend
@@ -219,7 +228,7 @@ extension Report {
         var text = "<details><summary>Requests (\(trace.requests.count))</summary>\n<table class=\"requests\">\n"
         text += "<tr><th>#</th><th>method</th><th>status</th><th>route</th><th>Range</th><th>If-Range</th>"
         text += "<th>sent</th><th>sent twice</th><th>outcome</th><th>version</th><th>validator</th><th>faults</th>"
-        text += "<th>arrived</th><th>ended</th><th>Location</th></tr>\n"
+        text += "<th>arrived</th><th>ended</th><th>Location</th><th>launch</th></tr>\n"
         for request in trace.requests {
             let cells: [String] = [
                 "\(request.order)", request.method, "\(request.status)",
@@ -230,7 +239,7 @@ extension Report {
                 request.sentTwice.map(\.description).joined(separator: ", "), request.outcome.rawValue,
                 request.version.map(String.init) ?? "", request.validator ?? "",
                 request.faults.joined(separator: ", "), "+" + Timeline.seconds(request.startMilliseconds),
-                "+" + Timeline.seconds(request.endMilliseconds), request.location ?? "",
+                "+" + Timeline.seconds(request.endMilliseconds), request.location ?? "", request.launchLabel,
             ]
             text += "<tr>" + cells.map { "<td>\(htmlEscaped($0))</td>" }.joined() + "</tr>\n"
         }

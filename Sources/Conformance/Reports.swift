@@ -7,7 +7,19 @@ import RangeServer
 /// Every renderer is a pure function of the matrix, so the output is deterministic and testable. Each shows the
 /// matrix's scheme (`http` or `https`): in the first column's header, the HTML title, the JSON's `scheme`, and in
 /// JUnit as a `-https` suffix of the suite and class names of an https run (an http run keeps the plain names).
+/// Each states in its header the columns run and, for a run stopped early, that it was interrupted
+/// (``Matrix/interruption``); each shows every cell's notes (``MatrixCell/notes``).
 public enum Report {
+    /// `columns: engine, curl`: the header line listing the columns run.
+    static func columnsLine(_ matrix: Matrix) -> String {
+        "columns: " + (matrix.clients.isEmpty ? "none" : matrix.clients.joined(separator: ", "))
+    }
+
+    /// `INTERRUPTED: interrupted by SIGTERM after 3 of 12 pairs; only the pairs that finished have a cell`, or nil.
+    static func interruptionLine(_ matrix: Matrix) -> String? {
+        matrix.interruption.map { "INTERRUPTED: \($0); only the pairs that finished have a cell" }
+    }
+
     /// The first column's header: `scenario (http)` or `scenario (https)`.
     static func rowHeader(_ matrix: Matrix) -> String { "scenario (\(matrix.scheme))" }
 
@@ -23,6 +35,9 @@ public enum Report {
     ///   - matrix: the results.
     /// - Returns: the text, ending with a newline.
     public static func terminal(_ matrix: Matrix) -> String {
+        var text = columnsLine(matrix) + "\n"
+        if let interrupted = interruptionLine(matrix) { text += interrupted + "\n" }
+        text += "\n"
         let header = [rowHeader(matrix)] + matrix.clients
         var rows: [[String]] = []
         for scenario in matrix.scenarios {
@@ -37,14 +52,19 @@ public enum Report {
                 cell + String(repeating: " ", count: widths[index] - cell.count)
             }.joined(separator: "  ").trimmingTrailingSpaces() + "\n"
         }
-        var text = line(header)
+        text += line(header)
         text += line(widths.map { String(repeating: "-", count: $0) })
         for row in rows { text += line(row) }
-        let notes = orderedCells(matrix).filter { $0.result != .pass && !$0.result.reason.isEmpty }
-        if !notes.isEmpty {
+        let explained = orderedCells(matrix).filter {
+            ($0.result != .pass && !$0.result.reason.isEmpty) || !$0.notes.isEmpty
+        }
+        if !explained.isEmpty {
             text += "\n"
-            for cell in notes {
-                text += "\(cell.result.label) \(cell.scenario) × \(cell.client): \(cell.result.reason)\n"
+            for cell in explained {
+                if cell.result != .pass && !cell.result.reason.isEmpty {
+                    text += "\(cell.result.label) \(cell.scenario) × \(cell.client): \(cell.result.reason)\n"
+                }
+                for note in cell.notes { text += "note \(cell.scenario) × \(cell.client): \(note)\n" }
             }
         }
         text += "\n"
@@ -58,15 +78,20 @@ public enum Report {
     ///   - matrix: the results.
     /// - Returns: the Markdown.
     public static func markdown(_ matrix: Matrix) -> String {
-        var text = "| \(rowHeader(matrix)) | " + matrix.clients.joined(separator: " | ") + " |\n"
+        var text = ""
+        if let interrupted = interruptionLine(matrix) { text += "**\(markdownEscaped(interrupted))**\n\n" }
+        text += markdownEscaped(
+            "Columns run: " + (matrix.clients.isEmpty ? "none" : matrix.clients.joined(separator: ", ")))
+        text += "\n\n"
+        text += "| \(rowHeader(matrix)) | " + matrix.clients.joined(separator: " | ") + " |\n"
         text += "|---|" + matrix.clients.map { _ in "---|" }.joined() + "\n"
         for scenario in matrix.scenarios {
             let cells = matrix.clients.map { client -> String in
-                guard let result = matrix.cell(scenario: scenario, client: client)?.result else { return "–" }
-                switch result {
-                case .pass: return "pass"
-                default: return "**\(result.label)**: " + markdownEscaped(result.reason)
-                }
+                guard let cell = matrix.cell(scenario: scenario, client: client) else { return "–" }
+                let result = cell.result
+                let verdict =
+                    result == .pass ? "pass" : "**\(result.label)**: " + markdownEscaped(result.reason)
+                return verdict + cell.notes.map { "<br>note: " + markdownEscaped($0) }.joined()
             }
             if cells.allSatisfy({ $0 == "–" }) { continue }
             text += "| \(scenario) | " + cells.joined(separator: " | ") + " |\n"
@@ -94,6 +119,9 @@ public enum Report {
         let failures = summaries.reduce(0) { $0 + $1.failed }
         let prefix = junitPrefix(matrix)
         let suffix = matrix.scheme == "http" ? "" : "-\(matrix.scheme)"
+        text += "<!-- \(xmlEscaped(columnsLine(matrix)))"
+        if let interruption = matrix.interruption { text += "; \(xmlEscaped(interruption))" }
+        text += " -->\n"
         text += "<testsuites name=\"\(prefix)\" tests=\"\(total)\" failures=\"\(failures)\">\n"
         for summary in summaries {
             let cells = orderedCells(matrix).filter { $0.client == summary.client }
@@ -101,18 +129,25 @@ public enum Report {
             let skipped = summary.skipped + summary.notApplicable
             text += "  <testsuite name=\"\(xmlEscaped(summary.client + suffix))\" tests=\"\(tests)\""
             text += " failures=\"\(summary.failed)\" skipped=\"\(skipped)\">\n"
+            if let interruption = matrix.interruption {
+                text +=
+                    "    <properties><property name=\"interrupted\" value=\"\(xmlEscaped(interruption))\"/></properties>\n"
+            }
             for cell in cells {
                 let time = cell.elapsed.map { Judge.seconds($0).dropLast() } ?? "0"
                 text += "    <testcase classname=\"\(prefix).\(xmlEscaped(cell.client))\""
                 text += " name=\"\(xmlEscaped(cell.scenario))\" time=\"\(time)\""
+                let notes =
+                    cell.notes.isEmpty
+                    ? "" : "      <system-out>\(xmlEscaped(cell.notes.joined(separator: "\n")))</system-out>\n"
                 switch cell.result {
                 case .pass:
-                    text += "/>\n"
+                    text += notes.isEmpty ? "/>\n" : ">\n\(notes)    </testcase>\n"
                 case .fail(let reason):
-                    text += ">\n      <failure message=\"\(xmlEscaped(reason))\"/>\n    </testcase>\n"
+                    text += ">\n      <failure message=\"\(xmlEscaped(reason))\"/>\n\(notes)    </testcase>\n"
                 case .skipped(let reason), .notApplicable(let reason):
                     let message = "\(cell.result.label): \(reason)"
-                    text += ">\n      <skipped message=\"\(xmlEscaped(message))\"/>\n    </testcase>\n"
+                    text += ">\n      <skipped message=\"\(xmlEscaped(message))\"/>\n\(notes)    </testcase>\n"
                 }
             }
             text += "  </testsuite>\n"
@@ -122,8 +157,9 @@ public enum Report {
     }
 
     /// JSON: `{"command", "scheme", "clients", "scenarios", "descriptions", "invocations", "cells": [{scenario, client,
-    /// result, reason, seconds}], "summaries": [{client, passed, failed, skipped, notApplicable}]}`; `descriptions` maps
-    /// each scenario to what it exercises.
+    /// result, reason, notes, seconds}], "summaries": [{client, passed, failed, skipped, notApplicable}]}`, and
+    /// `"interruption"` for a run stopped early; `descriptions` maps each scenario to what it exercises, `clients` are
+    /// the columns run.
     ///
     /// - Parameters:
     ///   - matrix: the results.
@@ -136,13 +172,14 @@ public enum Report {
             cells: orderedCells(matrix).map { cell in
                 JSONDocument.Cell(
                     scenario: cell.scenario, client: cell.client, result: cell.result.label,
-                    reason: cell.result.reason, seconds: cell.elapsed.flatMap { Double(Judge.seconds($0).dropLast()) })
+                    reason: cell.result.reason, notes: cell.notes,
+                    seconds: cell.elapsed.flatMap { Double(Judge.seconds($0).dropLast()) })
             },
             summaries: matrix.summaries.map {
                 JSONDocument.Summary(
                     client: $0.client, passed: $0.passed, failed: $0.failed, skipped: $0.skipped,
                     notApplicable: $0.notApplicable)
-            })
+            }, interruption: matrix.interruption)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         // Strings, integers and finite numbers only: encoding cannot fail.
@@ -157,6 +194,7 @@ public enum Report {
             var client: String
             var result: String
             var reason: String
+            var notes: [String]
             var seconds: Double?
         }
 
@@ -176,6 +214,7 @@ public enum Report {
         var invocations: [String: String]
         var cells: [Cell]
         var summaries: [Summary]
+        var interruption: String?
     }
 
     /// Cells in row order, then column order.

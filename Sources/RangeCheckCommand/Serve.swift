@@ -1,7 +1,6 @@
 import ArgumentParser
 import Conformance
 import Foundation
-import NIOConcurrencyHelpers
 import RangeServer
 
 /// `rangecheck serve`: the conformance service, for clients that run elsewhere (an app on a phone, a library in
@@ -109,31 +108,7 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("rangecheck serving on \(tlsBaseURL) (CA: \(authority))\n".utf8))
         }
         // Every verdict is in --results as soon as it is answered, so ending on a signal loses none.
-        let received = await Self.stopSignal()
+        let received = await StopSignals.next()
         FileHandle.standardError.write(Data("rangecheck serve: stopped on signal \(received)\n".utf8))
-    }
-
-    /// Waits for SIGINT or SIGTERM. The signals are ignored as such and watched with dispatch sources, so they arrive
-    /// here whichever thread the kernel picks.
-    static func stopSignal() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let once = NIOLockedValueBox<[any DispatchSourceSignal]?>([])
-            for number in [SIGINT, SIGTERM] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler {
-                    // The first signal ends the wait; the sources are dropped with it.
-                    guard
-                        let sources = once.withLockedValue({ sources in
-                            defer { sources = nil }; return sources
-                        })
-                    else { return }
-                    for source in sources { source.cancel() }
-                    continuation.resume(returning: number)
-                }
-                once.withLockedValue { $0?.append(source) }
-                source.resume()
-            }
-        }
     }
 }

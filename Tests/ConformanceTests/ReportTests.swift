@@ -16,6 +16,8 @@ import Testing
     @Test func theTerminalTableHasCellsReasonsAndSummaries() {
         #expect(
             Report.terminal(Self.matrix) == """
+                columns: engine, curl
+
                 scenario (http)  engine  curl
                 ---------------  ------  -------
                 plain            pass    skipped
@@ -62,8 +64,9 @@ import Testing
     @Test func anHTTPSMatrixSaysSoInEveryReport() throws {
         var matrix = Self.matrix
         matrix.scheme = "https"
-        #expect(Report.terminal(matrix).hasPrefix("scenario (https)  engine  curl\n"))
-        #expect(Report.markdown(matrix).hasPrefix("| scenario (https) | engine | curl |\n"))
+        #expect(Report.terminal(matrix).hasPrefix("columns: engine, curl\n\nscenario (https)  engine  curl\n"))
+        #expect(
+            Report.markdown(matrix).hasPrefix("Columns run: engine, curl\n\n| scenario (https) | engine | curl |\n"))
         let junit = Report.junit(matrix)
         #expect(junit.contains("<testsuites name=\"rangecheck-https\""))
         #expect(junit.contains("<testsuite name=\"engine-https\""))

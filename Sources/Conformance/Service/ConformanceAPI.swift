@@ -161,9 +161,11 @@ public enum ConformanceAPI {
         public var time: String
         /// How long the run took, in milliseconds, from the first request's arrival to the last response's end.
         public var elapsedMilliseconds: Int64?
+        /// The judge's notes on the run (``MatrixCell/notes``); absent when there are none.
+        public var notes: [String]? = nil
 
         enum CodingKeys: String, CodingKey {
-            case scenario, client, scheme, run, result, reason, time
+            case scenario, client, scheme, run, result, reason, time, notes
             case elapsedMilliseconds = "elapsed-ms"
         }
     }

@@ -60,13 +60,15 @@ extension ConformanceService {
         }
         let journal = await MatrixRunner.settledJournal(server: server, run: pending.run)
         let facts = Self.facts(entry, pending, journal, outputs, exit)
-        let result = Self.cellResult(entry: entry, pending: pending, report: report, facts: facts)
-        let verdict = ConformanceAPI.Verdict(
+        let judgement = Judge.judgement(of: entry.expectation, in: facts)
+        let result = Self.cellResult(entry: entry, pending: pending, report: report, judgement: judgement)
+        var verdict = ConformanceAPI.Verdict(
             scenario: entry.name, client: pending.client, scheme: pending.scheme, run: pending.run,
             result: result.label == "FAIL" ? "fail" : result.label, reason: result.reason,
             time: Date().formatted(.iso8601),
             elapsedMilliseconds: facts.elapsed.components.seconds * 1000 + facts.elapsed.components.attoseconds
                 / 1_000_000_000_000_000)
+        if !judgement.notes.isEmpty { verdict.notes = judgement.notes }
         return (verdict, RunTrace(entry: entry, facts: facts))
     }
 
@@ -89,7 +91,7 @@ extension ConformanceService {
 
     /// A step left out of `steps-done` makes the run n/a, never a pass; otherwise the judge's verdict.
     private static func cellResult(
-        entry: CatalogueEntry, pending: PendingRun, report: ConformanceAPI.ResultReport, facts: RunFacts
+        entry: CatalogueEntry, pending: PendingRun, report: ConformanceAPI.ResultReport, judgement: Judge.Judgement
     ) -> CellResult {
         var done = report.stepsDone ?? []
         for (step, spec) in zip(entry.expectation.steps, pending.steps) {
@@ -98,7 +100,7 @@ extension ConformanceService {
             }
             done.remove(at: index)
         }
-        return Judge.verdict(of: entry.expectation, in: facts)
+        return judgement.result
     }
 
     /// From the first request's arrival to the last response's end, in milliseconds; nil without requests.
