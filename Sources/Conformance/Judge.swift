@@ -45,13 +45,20 @@ public enum Judge {
     public static func judgement(of expectation: ScenarioExpectation, in facts: RunFacts) -> Judgement {
         var reasons: [String] = []
         reasons += outcomeViolations(expectation, facts)
+        let left = facts.entries.filter { $0.method == "GET" && $0.abandoned && !facts.endedByStep($0) }
+        let probes = left.filter { $0.bodyBytesSent < JournalAnalysis.probeLimit }
+        let probeSeqs = Set(probes.map(\.seq))
         let analysis = JournalAnalysis(
             entries: facts.entries, multipleFiles: expectation.files.count > 1, prefilled: facts.prefilledBytes,
-            rangeRule: expectation.range, ifRangeRule: expectation.ifRange, segmented: facts.segmented)
+            rangeRule: expectation.range, ifRangeRule: expectation.ifRange, segmented: facts.segmented,
+            probes: probeSeqs, leftByClient: Set(left.map(\.seq)))
         reasons += analysis.violations
         let rerun = facts.entries.filter { facts.isHarnessRerun($0) }
         let rerunSeqs = Set(rerun.map(\.seq))
-        let requests = facts.entries.filter { $0.method == "GET" && !rerunSeqs.contains($0.seq) }.count
+        // `max-requests` is judged on the download: probes are counted apart, in a note.
+        let requests = facts.entries.filter {
+            $0.method == "GET" && !rerunSeqs.contains($0.seq) && !probeSeqs.contains($0.seq)
+        }.count
         // A segmented client's request count follows its own split (axel -n 4 asks for five ranges of a
         // plain file), so the bound, written for one connection, holds only for single-stream clients.
         if let maximum = expectation.maxRequests, !facts.segmented, requests > maximum {
@@ -60,8 +67,8 @@ public enum Judge {
         // The bound is per connection: a segmented client killed or paused loses what each of its connections
         // had on the way, not what one had.
         let connections = facts.segmented ? UInt64(max(1, JournalAnalysis.peakOpenRequests(facts.entries))) : 1
-        let refetched =
-            analysis.refetchedBytes - rerunSeqs.reduce(0) { $0 + (analysis.refetchedBytesBySeq[$1] ?? 0) }
+        let rerunRefetched = rerunSeqs.reduce(0) { $0 + (analysis.refetchedBytesBySeq[$1] ?? 0) }
+        let refetched = analysis.refetchedBytes - min(analysis.refetchedBytes, rerunRefetched + analysis.rewoundBytes)
         if let maximum = expectation.maxRefetched, refetched > maximum * connections {
             let bound =
                 ByteSize.format(maximum * connections) + (connections > 1 ? " (\(connections) connections)" : "")
@@ -78,7 +85,26 @@ public enum Judge {
             let peak = max(analysis.simultaneousConnections, facts.observedPeakConnections ?? 0)
             if peak > maximum { reasons.append("\(peak) connections at once, at most \(maximum) allowed") }
         }
-        return Judgement(violations: reasons, notes: launchNotes(facts, rerunRequests: rerun.count))
+        var notes = launchNotes(facts, rerunRequests: rerun.count)
+        if !probes.isEmpty {
+            let bytes = probes.reduce(0) { $0 + $1.bodyBytesSent }
+            notes.append(
+                "\(probes.count) probe\(probes.count == 1 ? "" : "s") (a GET the client read briefly and closed, "
+                    + "\(ByteSize.format(bytes)) sent) not counted against the bounds")
+        }
+        if analysis.rewinds > 0 {
+            notes.append(
+                "resumed before the bytes received \(analysis.rewinds) time\(analysis.rewinds == 1 ? "" : "s") "
+                    + "(from what it had written): \(ByteSize.format(analysis.rewoundBytes)) fetched twice, a cost "
+                    + "not counted against max-refetched")
+        }
+        let restarts = left.count - probes.count
+        if restarts > 0 {
+            notes.append(
+                "left \(restarts) response\(restarts == 1 ? "" : "s") of its own accord past "
+                    + "\(ByteSize.format(JournalAnalysis.probeLimit)) (what it fetched again counts as refetched)")
+        }
+        return Judgement(violations: reasons, notes: notes)
     }
 
     /// Judges one run.
