@@ -107,8 +107,13 @@ struct JournalAnalysis {
                     entry, state: view, prefilled: prefilled, rangeRule: rangeRule, ifRangeRule: ifRangeRule,
                     segmented: segmented, sawOtherRepresentation: sawOther, violate: violate)
             }
-            // A probe's bytes were read a little and thrown away: the client does not have them to keep.
+            // A probe's bytes were read a little and thrown away: the client does not have them to keep. What it
+            // learnt, the representation's validators (a new ETag, say), it does have.
             if probes.contains(entry.seq) {
+                if entry.status == 200 || entry.status == 206 {
+                    state.last = Validators(
+                        etag: entry.responseHeaders["etag"], lastModified: entry.responseHeaders["last-modified"])
+                }
                 state.lastTime = time
                 files[fileKey] = state
                 continue

@@ -101,8 +101,8 @@ public enum Judge {
         let restarts = left.count - probes.count
         if restarts > 0 {
             notes.append(
-                "left \(restarts) response\(restarts == 1 ? "" : "s") of its own accord past "
-                    + "\(ByteSize.format(JournalAnalysis.probeLimit)) (what it fetched again counts as refetched)")
+                "closed \(restarts) response\(restarts == 1 ? "" : "s") past \(ByteSize.format(JournalAnalysis.probeLimit)) "
+                    + "itself, no fault or kill behind it (what it fetched again counts as refetched)")
         }
         return Judgement(violations: reasons, notes: notes)
     }
