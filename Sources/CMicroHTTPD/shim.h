@@ -204,6 +204,12 @@ static inline int cmhd_peer_departure(int fd) {
     return 0;
 }
 
+/// Caps the socket's send buffer at `bytes` (the kernel books twice that), turning off its growth; returns what
+/// `setsockopt` returns.
+static inline int cmhd_cap_send_buffer(int fd, int bytes) {
+    return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+}
+
 /// The connection's socket, or -1.
 static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);

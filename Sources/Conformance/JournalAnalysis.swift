@@ -103,9 +103,11 @@ struct JournalAnalysis {
                 let sawOther =
                     segmented
                     && state.received.keys.contains { key in view.last.map { $0.key != key } ?? true }
+                // A probe is no download: a GET from 0 that only looks is not a restart.
                 checkRequest(
                     entry, state: view, prefilled: prefilled, rangeRule: rangeRule, ifRangeRule: ifRangeRule,
-                    segmented: segmented, sawOtherRepresentation: sawOther, violate: violate)
+                    segmented: segmented, sawOtherRepresentation: sawOther || probes.contains(entry.seq),
+                    violate: violate)
             }
             // A probe's bytes were read a little and thrown away: the client does not have them to keep. What it
             // learnt, the representation's validators (a new ETag, say), it does have.
@@ -129,7 +131,8 @@ struct JournalAnalysis {
             refetchedBytes += twice
             if twice > 0 { refetchedBytesBySeq[entry.seq, default: 0] += twice }
             if !segmented, entry.status == 206, let start = entry.requestHeaders["range"].flatMap(Self.rangeStart),
-                start > 0, start < view.kept(prefilled: prefilled), rangeRule == .exact || rangeRule == .atMost
+                start > 0, start < view.kept(prefilled: prefilled), rangeRule == .exact || rangeRule == .atMost,
+                twice > 0
             {
                 rewinds += 1
                 rewoundBytes += min(view.kept(prefilled: prefilled) - start, Self.rewindAllowance, twice)
@@ -205,8 +208,9 @@ struct JournalAnalysis {
         let start = entry.requestHeaders["range"].flatMap(Self.rangeStart)
         // A Range from byte 0 after an interruption starts again as surely as no Range does.
         let restarts = entry.requestHeaders["range"] == nil || (start == 0 && !segmented)
-        if restarts, (rangeRule == .exact || rangeRule == .atMost) && state.interrupted && kept > 0
-            && !sawOtherRepresentation && !state.leftByClient
+        if restarts,
+            (rangeRule == .exact || rangeRule == .atMost) && state.interrupted && kept > 0
+                && !sawOtherRepresentation && !state.leftByClient
         {
             violate("restarted from 0 instead of resuming at \(kept)")
         }

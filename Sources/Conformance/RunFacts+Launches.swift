@@ -46,22 +46,18 @@ extension RunFacts {
     /// The run's duration less ``harnessRerunTime``: what the elapsed-time bounds are judged on.
     public var clientElapsed: Duration { elapsed - harnessRerunTime }
 
-    /// Whether `entry` is a response the harness ended by a step (a kill, a pause): it was made by a launch that a
-    /// step restart followed, and it was still open when that launch ended. Such a response is not one the client
-    /// left of its own accord, whatever the server saw.
+    /// Whether `entry` is a response the harness ended by a step (a kill, a pause): it was made by a launch a step
+    /// stopped, and it was still open when the step came. Such a response is not one the client left of its own
+    /// accord, whatever the server saw.
     ///
     /// - Parameters:
     ///   - entry: a request of the run.
     /// - Returns: true when a step ended it.
     public func endedByStep(_ entry: JournalEntry) -> Bool {
-        guard let index = launchIndex(of: entry), index + 1 < launches.count,
-            launches[index + 1].reason == .stepRestart, let ended = JournalAnalysis.milliseconds(entry.time)
+        guard let index = launchIndex(of: entry), let stopped = launches[index].stopped,
+            let ended = JournalAnalysis.milliseconds(entry.time)
         else { return false }
-        let stopped = launches[index].ended ?? launches[index + 1].started
-        // The server sees the connection end as the process dies; the harness sees the exit a moment later.
-        return ended + Self.stepSlack >= Int64((stopped.timeIntervalSince1970 * 1000).rounded(.down))
+        // Both clocks are the wall clock to the millisecond; the server sees the connection end after the step.
+        return ended + 1 >= Int64((stopped.timeIntervalSince1970 * 1000).rounded(.down))
     }
-
-    /// How long before the harness saw a stopped launch end its connections may have ended, in milliseconds.
-    static let stepSlack: Int64 = 500
 }

@@ -20,6 +20,11 @@ extension Router {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2)
         guard segments.count == 2 || segments.count == 3 else { return (takeArrival(), nil, nil) }
         let run = String(segments.dropFirst().first!)
+        // What the journal counts as sent is what went into the socket. Left to grow, the kernel's buffers take
+        // megabytes of a response on loopback before the client has read the first: a probe that reads 512 bytes
+        // of a 1 MiB file and closes would look like a whole download, and a drop could fire in the buffers of a
+        // client that never reached it. Capped, the count stays within about 200 KiB of what the client took.
+        if socket >= 0 { _ = cmhd_cap_send_buffer(socket, Self.scenarioSendBuffer) }
         func exchange(_ scenario: String? = nil, _ route: String? = nil, _ attempt: Int? = nil) -> OpenExchange {
             OpenExchange(run: run, scenario: scenario, route: route, attempt: attempt, socket: socket)
         }
@@ -40,6 +45,9 @@ extension Router {
         }
         return (arrival, attempt, exchange(scenario.name, route, attempt))
     }
+
+    /// The send buffer of a connection serving a scenario (see `admit`).
+    static let scenarioSendBuffer: Int32 = 64 * 1024
 
     /// Gives back the attempt of a response the client left of its own accord (`JournalEntry.abandoned`: a probe, or a
     /// download it dropped to start again), so its next request meets the step that one met; not in a scenario that

@@ -120,7 +120,8 @@ import Testing
         early[1].bodyBytesSent = Self.length - 1_024_000
         let judgement = Judge.judgement(of: Self.resume, in: Self.facts(early))
         #expect(judgement.violations == [])
-        #expect(judgement.notes.contains { $0.hasPrefix("resumed before the bytes received 1 time") && $0.contains("24K") })
+        #expect(
+            judgement.notes.contains { $0.hasPrefix("resumed before the bytes received 1 time") && $0.contains("24K") })
     }
 
     /// A response the client left of its own accord and then fetched again from 0.
@@ -156,7 +157,9 @@ import Testing
         var facts = Self.facts(entries)
         let second = 1_800_000_000.0
         facts.launches = [
-            ClientLaunch(reason: .first, started: Date(timeIntervalSince1970: second - 1), ended: Date(timeIntervalSince1970: second + 0.01)),
+            ClientLaunch(
+                reason: .first, started: Date(timeIntervalSince1970: second - 1),
+                ended: Date(timeIntervalSince1970: second + 0.01), stopped: Date(timeIntervalSince1970: second)),
             ClientLaunch(reason: .stepRestart, started: Date(timeIntervalSince1970: second + 0.05)),
         ]
         let reasons = Judge.violations(of: Self.resume, in: facts)

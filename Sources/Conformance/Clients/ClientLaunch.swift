@@ -25,6 +25,8 @@ public struct ClientLaunch: Hashable, Sendable {
     public var started: Date
     /// When the harness saw it end; nil while it runs, or when it was never seen to end.
     public var ended: Date?
+    /// When a scenario step stopped it (the harness sent the kill, or the pause began); nil when no step did.
+    public var stopped: Date?
     /// Its exit status as a shell reports it (`128 + N` for a death by signal N); nil while it runs.
     public var exitStatus: Int32?
 
@@ -35,7 +37,9 @@ public struct ClientLaunch: Hashable, Sendable {
     ///   - started: when.
     ///   - ended: when it ended, if it has.
     ///   - exitStatus: its exit status, if it has ended.
-    public init(reason: Reason, started: Date, ended: Date? = nil, exitStatus: Int32? = nil) {
+    ///   - stopped: when a scenario step stopped it, if one did.
+    public init(reason: Reason, started: Date, ended: Date? = nil, exitStatus: Int32? = nil, stopped: Date? = nil) {
+        self.stopped = stopped
         self.reason = reason
         self.started = started
         self.ended = ended

@@ -1,5 +1,5 @@
-import Foundation
 import DownloadEngine
+import Foundation
 import NIOConcurrencyHelpers
 
 /// The in-process `DownloadEngine` column: one engine per run, on the job's state directory, with the
@@ -111,7 +111,10 @@ private final class EngineRun: ClientRun {
 
     func pause() async throws {
         recorded.withLockedValue { launches in
-            if let last = launches.indices.last { launches[last].ended = Date() }
+            if let last = launches.indices.last {
+                launches[last].stopped = Date()
+                launches[last].ended = Date()
+            }
         }
         paused.withLockedValue { $0 = true }
         for id in ids { try await engine.pause(id) }

@@ -113,6 +113,12 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
         var finished: ClientExit?
 
         /// Records the end of the latest launch, once.
+        /// Marks the running launch as stopped by a step, now.
+        mutating func stopped() {
+            guard let last = launches.indices.last, launches[last].ended == nil else { return }
+            launches[last].stopped = Date()
+        }
+
         mutating func ended(status: Int32?) {
             guard let last = launches.indices.last, launches[last].ended == nil else { return }
             launches[last].ended = Date()
@@ -185,6 +191,7 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
 
     func killAndRestart() async throws {
         guard let child = state.withLockedValue({ $0.child }) else { return }
+        state.withLockedValue { $0.stopped() }
         child.kill()
         await child.waitForExit(limit: .seconds(10))
         state.withLockedValue { state in
@@ -199,7 +206,10 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
             throw ConformanceError.clientFailed("\(client.name) cannot pause")
         }
         guard let child = state.withLockedValue({ $0.child }) else { return }
-        state.withLockedValue { $0.paused = true }
+        state.withLockedValue {
+            $0.paused = true
+            $0.stopped()
+        }
         child.signal(SIGINT)
         if !(await child.waitForExit(limit: .seconds(15))) {
             child.kill()

@@ -266,7 +266,9 @@ public final class Journal: Sendable {
     ///   - run: the scenario run; nil waits for every request of the server.
     ///   - timeout: the longest wait; a request still open then (a client still downloading) is left out.
     /// - Returns: whether the run settled, and its entries (every entry when `run` is nil), oldest first.
-    public func settled(run: String? = nil, timeout: Duration = .seconds(10)) async -> (
+    public func settled(
+        run: String? = nil, timeout: Duration = .seconds(10)
+    ) async -> (
         settled: Bool, entries: [JournalEntry]
     ) {
         let settled = await openExchanges.settled(run: run, timeout: timeout)
