@@ -166,6 +166,18 @@ import Testing
         #expect(reasons.first == "restarted from 0 instead of resuming at 2097152")
     }
 
+    /// The service judges clients whose tester performs the steps: with no launches, a response left past the probe
+    /// limit in a row with a kill is the kill's, and starting again from 0 after it is still a restart.
+    @Test func withoutLaunchesAKillRowsLeftResponseIsTheKills() {
+        var killRow = Self.resume
+        killRow.steps = [.killAndRestart(at: .percent(25))]
+        #expect(
+            Judge.violations(of: killRow, in: Self.facts(Self.left(2 << 20))).first
+                == "restarted from 0 instead of resuming at 2097152")
+        // A probe is still a probe.
+        #expect(Judge.violations(of: killRow, in: Self.facts(Self.left(96 << 10))) == [])
+    }
+
     /// A drop the client met is the server's doing: starting again from 0 is a restart instead of a resume.
     @Test func aDropFollowedByARestartIsCaught() {
         let entries = [Self.entry(1, sent: 1 << 20, outcome: .dropped), Self.entry(2, millisecond: 100)]
