@@ -61,6 +61,8 @@ final class BodyReader: @unchecked Sendable {
             if position >= min(badChunkAfter, length) { return malformedChunk() }
         }
         if position >= length {
+            // `length-delta` longer: the body ends short of the declared length.
+            if delivery.lengthDelta != nil { context.faultFired = true }
             // Chunked, a drop or reset exactly at the end still withholds the last chunk (the documented meaning of
             // chunked with drop-after): the client holds every byte but cannot tell that the body is complete.
             if delivery.chunked {
@@ -120,6 +122,12 @@ final class BodyReader: @unchecked Sendable {
             allowed = min(allowed, paceQuantum(rate: rate))
         }
         let count = Int(allowed)
+        // `length-delta` shorter takes effect where the body passes the declared length: a client that closes before
+        // then left a response that had not lied to it yet.
+        if let delta = delivery.lengthDelta, delta < 0, position + UInt64(count) > length - min(length, UInt64(-delta))
+        {
+            context.faultFired = true
+        }
         let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
         guard fill(target, position: position) else { return end(.dropped) }
         if let garbageAfter = delivery.garbageAfter, position + UInt64(count) > garbageAfter {

@@ -219,6 +219,8 @@ func handleAccess(
             }
             return .YES
         }
+        // A response shaped by a fault from its first byte is not one a client leaves of its own accord.
+        if !plan.faults.isEmpty, FaultPlan.shapesResponse(plan.faults) { context.faultFired = true }
         context.plan = consume plan
         return delayOrQueue(context: context, connection: connection, daemon: daemon)
     case .completingPlan:
