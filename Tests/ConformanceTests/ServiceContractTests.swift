@@ -183,6 +183,13 @@ struct ServiceContractTests {
             let removed = try await client.send("DELETE", "/_conformance/columns/gone")
             #expect(removed.object["verdicts"] as? Int == 1)
             #expect(service.verdicts.isEmpty)
+            // A judged run that is no longer its cell's latest is still a run to delete, and then it is gone.
+            let (older, _) = try await client.judgePlain(label: "pair")
+            let (newer, _) = try await client.judgePlain(label: "pair", corrupt: true)
+            let dropped = try await client.send("DELETE", "/_conformance/runs/\(older)")
+            #expect(dropped.object["verdicts"] as? Int == 1, "\(dropped.text)")
+            #expect(try await client.send("GET", "/_conformance/runs/\(older)").status == 410)
+            #expect(service.verdicts.map(\.run) == [newer])
         }
     }
 

@@ -16,8 +16,14 @@ extension ConformanceService {
             return .success(1)
         }
         let forgotten = try pending.get()
-        let verdicts = forgotten > 0 ? 0 : try store.remove { $0.run == run }
-        if verdicts > 0 { runs.withLockedValue { _ = $0.removeValue(forKey: run) } }
+        var verdicts = forgotten > 0 ? 0 : try store.remove { $0.run == run }
+        let judged = runs.withLockedValue { runs -> Bool in
+            guard case .judged = runs.peekValue(forKey: run, now: now) else { return false }
+            runs.removeValue(forKey: run)
+            return true
+        }
+        // Without a results file, a judged run that is no longer its cell's latest has its verdict only here.
+        if judged { verdicts = max(verdicts, 1) }
         guard forgotten + verdicts > 0 else { throw missing(run) }
         return ConformanceAPI.Removal(verdicts: verdicts, pending: forgotten)
     }

@@ -120,12 +120,18 @@ extension ConformanceService {
         } catch let DecodingError.keyNotFound(key, context) {
             throw .invalidReport("\(what): missing \(Self.path(context.codingPath + [key]))")
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            throw .invalidReport("\(what): \(Self.path(context.codingPath)): \(context.debugDescription)")
+            throw .invalidReport("\(what): \(Self.located(context))")
         } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
-            throw .invalidReport("\(what): \(Self.path(context.codingPath)): \(context.debugDescription)")
+            throw .invalidReport("\(what): \(Self.located(context))")
         } catch {
             throw .invalidReport("the body is not JSON: expected \(what)")
         }
+    }
+
+    /// `member.path: what is wrong`, or only what is wrong for the body as a whole.
+    private static func located(_ context: DecodingError.Context) -> String {
+        context.codingPath.isEmpty
+            ? context.debugDescription : "\(path(context.codingPath)): \(context.debugDescription)"
     }
 
     private static func path(_ keys: [any CodingKey]) -> String {
