@@ -73,6 +73,13 @@ public final class RangeServer: Sendable {
         public var logger = Logger(label: "rangeserver", factory: { _ in SwiftLogNoOpLogHandler() })
         /// Routes the embedder answers itself, checked in order before the server's own (see ``CustomRoute``).
         public var customRoutes: [CustomRoute] = []
+        /// How much per-run state is kept: the attempt count of each (scenario, run, route) and the draw count of each
+        /// `probability` target. A count unused for ``Retention/idleExpiry`` is forgotten, and beyond
+        /// ``Retention/limit`` the least recently used one is; a run whose count was forgotten starts again at
+        /// attempt 1. The default keeps 100,000 counts for an hour each (`--run-limit`, `--run-expiry`).
+        public var runRetention = Retention.runs
+        /// The time the run bounds are measured with; a test replaces it to expire runs without waiting.
+        public var clock: @Sendable () -> ContinuousClock.Instant = { .now }
 
         /// A configuration with every default.
         public init() {}
@@ -164,6 +171,9 @@ public final class RangeServer: Sendable {
         guard configuration.journalLimit >= 1 else {
             throw RangeServerError.invalidConfiguration(
                 "--journal-limit must be at least 1, got \(configuration.journalLimit)")
+        }
+        if let problem = configuration.runRetention.problem() {
+            throw RangeServerError.invalidConfiguration(problem)
         }
         guard MicroHTTPDaemon.connectionMemoryRange.contains(configuration.connectionMemory) else {
             throw RangeServerError.invalidConfiguration(

@@ -12,24 +12,39 @@ extension ConformanceService {
     ) async throws(ConformanceError)
         -> ConformanceAPI.Verdict
     {
-        if store.contains(run: run) { throw .conflict("run '\(run)' was already reported") }
-        let claimed: Result<PendingRun, ConformanceError>? = runs.withLockedValue { runs in
-            guard var pending = runs[run] else { return nil }
-            guard !pending.judging else { return .failure(.conflict("run '\(run)' was already reported")) }
-            pending.judging = true
-            runs[run] = pending
-            return .success(pending)
-        }
-        guard let claimed else { throw .notFound("no run '\(run)' (POST \(Self.prefix)runs first)") }
+        let claimed = claim(run)
+        guard let claimed else { throw missing(run) }
         let pending = try claimed.get()
         do {
             let (verdict, trace) = try await verdict(of: pending, report: report)
             try store.append(ResultStore.Line(verdict: verdict, trace: trace))
-            runs.withLockedValue { _ = $0.removeValue(forKey: run) }
+            let now = configuration.clock()
+            runs.withLockedValue { $0.set(.judged(verdict), forKey: run, now: now) }
             return verdict
         } catch {
-            runs.withLockedValue { $0[run]?.judging = false }
+            let now = configuration.clock()
+            runs.withLockedValue { runs in
+                guard case .pending(var pending) = runs.peekValue(forKey: run, now: now) else { return }
+                pending.judging = false
+                runs.set(.pending(pending), forKey: run, now: now)
+            }
             throw error
+        }
+    }
+
+    /// Marks a pending run as being judged, so a second report of it is refused at once; nil when it is not held.
+    private func claim(_ run: String) -> Result<PendingRun, ConformanceError>? {
+        let now = configuration.clock()
+        return runs.withLockedValue { runs -> Result<PendingRun, ConformanceError>? in
+            switch runs.value(forKey: run, now: now) {
+            case nil: return nil
+            case .judged: return .failure(.conflict("run '\(run)' was already reported"))
+            case .pending(var pending):
+                guard !pending.judging else { return .failure(.conflict("run '\(run)' was already reported")) }
+                pending.judging = true
+                runs.set(.pending(pending), forKey: run, now: now)
+                return .success(pending)
+            }
         }
     }
 
