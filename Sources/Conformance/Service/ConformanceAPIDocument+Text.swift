@@ -904,6 +904,13 @@ extension ConformanceAPIDocument {
                   "elapsed-ms": {
                     "type": "integer",
                     "minimum": 0
+                  },
+                  "notes": {
+                    "type": "array",
+                    "description": "The judge's notes on the run: facts beside the verdict that do not decide it.",
+                    "items": {
+                      "type": "string"
+                    }
                   }
                 }
               },
@@ -979,6 +986,10 @@ extension ConformanceAPIDocument {
                   "invocations": {
                     "type": "object"
                   },
+                  "interruption": {
+                    "type": "string",
+                    "description": "Present when the run was stopped before every pair had run (`rangecheck run` on SIGINT or SIGTERM)."
+                  },
                   "cells": {
                     "type": "array",
                     "items": {
@@ -1007,6 +1018,13 @@ extension ConformanceAPIDocument {
                         },
                         "reason": {
                           "type": "string"
+                        },
+                        "notes": {
+                          "type": "array",
+                          "description": "Facts beside the verdict that do not decide it.",
+                          "items": {
+                            "type": "string"
+                          }
                         },
                         "seconds": {
                           "type": "number"

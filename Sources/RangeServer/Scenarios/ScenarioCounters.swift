@@ -87,12 +87,13 @@ public final class ScenarioCounters: Sendable {
     public func nextAttempt(
         scenario: String, run: String, route: String, arrival: () -> Int, reclaim: (Int) -> Bool
     ) -> (arrival: Int, attempt: Int) {
-        counts.withLockedValue { counts in
-            let key = Key(scenario: scenario, run: run, route: route)
-            let latest = counts[key, default: 0]
-            let next = latest > 0 && reclaim(latest) ? latest : latest + 1
-            counts[key] = next
-            return (arrival(), next)
+        let key = Key(scenario: scenario, run: run, route: route)
+        return counts.withLockedValue { counts in
+            let attempt = counts.update(forKey: key, now: clock(), default: { 0 }) { count in
+                if count == 0 || !reclaim(count) { count += 1 }
+                return count
+            }
+            return (arrival(), attempt)
         }
     }
 
@@ -120,10 +121,10 @@ public final class ScenarioCounters: Sendable {
     /// - Returns: whether it was given back.
     @discardableResult
     public func giveBack(scenario: String, run: String, route: String, attempt: Int) -> Bool {
-        counts.withLockedValue { counts in
-            let key = Key(scenario: scenario, run: run, route: route)
-            guard counts[key] == attempt else { return false }
-            counts[key] = attempt - 1
+        let key = Key(scenario: scenario, run: run, route: route)
+        return counts.withLockedValue { counts in
+            guard counts.peekValue(forKey: key, now: clock()) == attempt else { return false }
+            counts.set(attempt - 1, forKey: key, now: clock())
             return true
         }
     }
