@@ -117,7 +117,18 @@ struct ActionScriptTests {
         #expect(runner.summary.contains("| version-change | **FAIL**: "))
         #expect(runner.outputs["result"] == "fail")
         #expect(runner.outputs["failed"] == "1")
+        let json = try #require(runner.outputs["json"])
         #expect(FileManager.default.fileExists(atPath: try #require(runner.outputs["junit"])))
+
+        // Day one in the client's CI: that report, committed as the baseline, makes the same run pass.
+        try FileManager.default.copyItem(atPath: json, toPath: runner.directory + "/workspace/baseline.json")
+        let inputs = ["client-command": Self.curl, "client-name": "my-curl", "scenario": "plain,version-change"]
+        let adopted = try await Self.run(inputs.merging(["baseline": "baseline.json"]) { $1 }, in: runner)
+        #expect(adopted.0 == 0, "\(adopted.1)")
+        // A threshold above the grade passes too; a threshold that is no grade is a bad input.
+        #expect(try await Self.run(inputs.merging(["gate-at": "corrupt"]) { $1 }, in: runner).0 == 0)
+        let bad = try await Self.run(inputs.merging(["gate-at": "awful"]) { $1 }, in: runner)
+        #expect(bad.0 == 2 && bad.1.contains("input gate-at: 'awful' is not corrupt, fail, unsafe or costly"))
     }
 
     @Test("a command that is not installed fails the step: a skipped column is no pass")
