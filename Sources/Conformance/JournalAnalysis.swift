@@ -2,7 +2,7 @@ import RangeServer
 
 /// The journal, read as a conversation: what each file received, what was sent twice, what resumes carried.
 struct JournalAnalysis {
-    private(set) var violations: [String] = []
+    private(set) var violations: [Violation] = []
     private(set) var refetchedBytes: UInt64 = 0
     /// `refetchedBytes` by the request that fetched them again, by `seq`: the bounds leave out a harness re-run's.
     private(set) var refetchedBytesBySeq: [Int: UInt64] = [:]
@@ -20,6 +20,9 @@ struct JournalAnalysis {
     /// its socket buffers fill first: 96 KiB measured on loopback for a prompt close, more when the close comes later.
     /// Probes are held to every rule, but neither their bytes nor their count go against the bounds.
     static let probeLimit: UInt64 = 1 << 20
+
+    /// The row where resuming without the right validator corrupts the file: the `unsafe` violations name it.
+    static let unsafeSibling = "version-change"
 
     /// How far before the bytes received a resume may start and have what it fetches again left out of the bounds:
     /// a client that resumes from what it had written (httpie, yt-dlp round down to their block) asks again for what
@@ -58,8 +61,8 @@ struct JournalAnalysis {
     ) {
         var files: [String: FileState] = [:]
         var seen = Set<String>()
-        func violate(_ reason: String) {
-            if seen.insert(reason).inserted { violations.append(reason) }
+        func violate(_ violation: Violation) {
+            if seen.insert(violation.reason).inserted { violations.append(violation) }
         }
         // Entries are journalled when a response ends, so a killed, dropped or stalled response can come
         // after its own resume in `seq` order; and a pooled client may send its retry on an older idle
@@ -94,7 +97,11 @@ struct JournalAnalysis {
                 segmented ? arrived > previous + Self.segmentGrace : arrived >= previous,
                 arrived - previous < Int64(retryAfter) * 1000 - 150
             {
-                violate("retried after \(arrived - previous)ms despite Retry-After: \(retryAfter)")
+                // RFC 9110 §10.2.3 says a client "ought to" wait: impolite, not wrong, and what gets clients banned.
+                violate(
+                    Violation(
+                        "retried after \(arrived - previous)ms despite Retry-After: \(retryAfter) (RFC 9110 §10.2.3; "
+                            + "retrying sooner is how clients get banned and retry storms start)", grade: .costly))
             }
             let view = segmented ? known(before: entry) : state
             if !(300...399).contains(entry.status) {
@@ -200,10 +207,12 @@ struct JournalAnalysis {
     private func checkRequest(
         _ entry: JournalEntry, state: FileState, prefilled: UInt64, rangeRule: ScenarioExpectation.RangeRule,
         ifRangeRule: ScenarioExpectation.IfRangeRule, segmented: Bool, sawOtherRepresentation: Bool,
-        violate: (String) -> Void
+        violate: (Violation) -> Void
     ) {
         let ifRange = entry.requestHeaders["if-range"]
-        if let ifRange, ifRange.hasPrefix("W/") { violate("If-Range carries a weak ETag \(ifRange)") }
+        if let ifRange, ifRange.hasPrefix("W/") {
+            violate(Violation("If-Range carries a weak ETag \(ifRange)", grade: .fail))
+        }
         let kept = state.kept(prefilled: prefilled)
         let start = entry.requestHeaders["range"].flatMap(Self.rangeStart)
         // A Range from byte 0 after an interruption starts again as surely as no Range does.
@@ -212,13 +221,16 @@ struct JournalAnalysis {
             (rangeRule == .exact || rangeRule == .atMost) && state.interrupted && kept > 0
                 && !sawOtherRepresentation && !state.leftByClient
         {
-            violate("restarted from 0 instead of resuming at \(kept)")
+            violate(Violation("restarted from 0 instead of resuming at \(kept)", grade: .costly))
         }
         guard let rangeHeader = entry.requestHeaders["range"] else { return }
         // A Range from byte 0 of a download with nothing received resumes nothing (a segmented client's first
         // request asks for its first segment only).
         if rangeRule == .forbidden, start != 0 || kept > 0 {
-            violate("resumed with Range \(rangeHeader) although no safe validator exists")
+            violate(
+                Violation(
+                    "resumed with Range \(rangeHeader) although no safe validator exists", grade: .unsafe,
+                    sibling: Self.unsafeSibling))
             return
         }
         // Only under a resume rule: a response is journalled when it ends, so a stalled first response
@@ -231,11 +243,13 @@ struct JournalAnalysis {
                 let inside = (state.received[last.key] ?? []).first(where: { $0.contains(start) })
             {
                 violate(
-                    "Range starts at \(start), inside bytes already received (\(inside.lowerBound)-\(inside.upperBound - 1))"
-                )
+                    Violation(
+                        "Range starts at \(start), inside bytes already received "
+                            + "(\(inside.lowerBound)-\(inside.upperBound - 1))", grade: .costly))
             }
         } else if let start, rangeRule == .exact || rangeRule == .atMost, start > kept {
-            violate("Range starts at \(start), past the \(kept) bytes received")
+            // Breaks no rule by itself: a hole shows in the output (`corrupt`), so the request is graded a cost.
+            violate(Violation("Range starts at \(start), past the \(kept) bytes received", grade: .costly))
         }
         // Under `exact`, a Range starting before the bytes received resumes from what the client had written: a cost
         // (`rewoundBytes`), never a failure.
@@ -249,9 +263,14 @@ struct JournalAnalysis {
         // A Range from byte 0 keeps nothing that another version could splice with.
         guard let wanted, start != 0 else { return }
         if let ifRange {
-            if ifRange != wanted { violate("If-Range \(ifRange), expected \(wanted)") }
+            if ifRange != wanted {
+                violate(
+                    Violation("If-Range \(ifRange), expected \(wanted)", grade: .unsafe, sibling: Self.unsafeSibling))
+            }
         } else {
-            violate("Range request without If-Range (expected \(wanted))")
+            violate(
+                Violation(
+                    "Range request without If-Range (expected \(wanted))", grade: .unsafe, sibling: Self.unsafeSibling))
         }
     }
 

@@ -10,25 +10,31 @@ public enum Judge {
     /// What the judge found in one run: the violations, which decide the verdict, and notes, facts worth showing
     /// beside it that decide nothing (the harness re-ran the client, ...).
     public struct Judgement: Hashable, Sendable {
-        /// Every violation as a one-line reason, most important first; empty means pass.
-        public var violations: [String]
+        /// Every violation with its grade, most important first; empty means pass.
+        public var reasons: [Violation]
         /// One-line facts for the cell (``MatrixCell/notes``), in order.
         public var notes: [String]
 
         /// Makes a judgement.
         ///
         /// - Parameters:
-        ///   - violations: the violations, most important first.
+        ///   - reasons: the violations, most important first.
         ///   - notes: the notes.
-        public init(violations: [String], notes: [String] = []) {
-            self.violations = violations
+        public init(reasons: [Violation], notes: [String] = []) {
+            self.reasons = reasons
             self.notes = notes
         }
 
-        /// `pass`, or `fail` with the first violation (and how many more there are).
+        /// Every violation's reason, in order.
+        public var violations: [String] { reasons.map(\.reason) }
+
+        /// The worst grade of the violations: `pass` for none.
+        public var grade: Grade { Violation.worst(reasons) }
+
+        /// `pass`, or `fail` with the first violation of the worst grade (and how many more there are).
         public var result: CellResult {
-            guard let first = violations.first else { return .pass }
-            return .fail(violations.count == 1 ? first : "\(first) (+\(violations.count - 1) more)")
+            guard let first = reasons.first(where: { $0.grade == grade }) else { return .pass }
+            return .fail(reasons.count == 1 ? first.line : "\(first.line) (+\(reasons.count - 1) more)")
         }
     }
 
@@ -43,7 +49,7 @@ public enum Judge {
     ///   - facts: what happened.
     /// - Returns: the violations, most important first, and the notes.
     public static func judgement(of expectation: ScenarioExpectation, in facts: RunFacts) -> Judgement {
-        var reasons: [String] = []
+        var reasons: [Violation] = []
         reasons += outcomeViolations(expectation, facts)
         // Without launches (a client judged by the service, whose tester performs the steps) the harness cannot
         // tell when a kill or pause came: in a row with such a step, a response left past the probe limit is taken
@@ -73,7 +79,7 @@ public enum Judge {
         // A segmented client's request count follows its own split (axel -n 4 asks for five ranges of a
         // plain file), so the bound, written for one connection, holds only for single-stream clients.
         if let maximum = expectation.maxRequests, !facts.segmented, requests > maximum {
-            reasons.append("\(requests) requests, at most \(maximum) allowed")
+            reasons.append(Violation("\(requests) requests, at most \(maximum) allowed", grade: .costly))
         }
         // The bound is per connection: a segmented client killed or paused loses what each of its connections
         // had on the way, not what one had.
@@ -83,18 +89,23 @@ public enum Judge {
         if let maximum = expectation.maxRefetched, refetched > maximum * connections {
             let bound =
                 ByteSize.format(maximum * connections) + (connections > 1 ? " (\(connections) connections)" : "")
-            reasons.append("\(ByteSize.format(refetched)) fetched twice, at most \(bound) allowed")
+            reasons.append(
+                Violation("\(ByteSize.format(refetched)) fetched twice, at most \(bound) allowed", grade: .costly))
         }
         let elapsed = facts.clientElapsed
         if let minimum = expectation.minElapsed, elapsed < minimum {
-            reasons.append("finished in \(seconds(elapsed)), expected at least \(seconds(minimum))")
+            reasons.append(
+                Violation("finished in \(seconds(elapsed)), expected at least \(seconds(minimum))", grade: .costly))
         }
         if let maximum = expectation.maxElapsed, elapsed > maximum {
-            reasons.append("took \(seconds(elapsed)), expected at most \(seconds(maximum))")
+            // Below a hang (the row's time limit, graded `fail`): slow, not wrong.
+            reasons.append(Violation("took \(seconds(elapsed)), expected at most \(seconds(maximum))", grade: .costly))
         }
         if let maximum = expectation.maxConnections {
             let peak = max(analysis.simultaneousConnections, facts.observedPeakConnections ?? 0)
-            if peak > maximum { reasons.append("\(peak) connections at once, at most \(maximum) allowed") }
+            if peak > maximum {
+                reasons.append(Violation("\(peak) connections at once, at most \(maximum) allowed", grade: .costly))
+            }
         }
         var notes = launchNotes(facts, rerunRequests: rerun.count)
         if !probes.isEmpty {
@@ -115,7 +126,7 @@ public enum Judge {
                 "closed \(restarts) response\(restarts == 1 ? "" : "s") past \(ByteSize.format(JournalAnalysis.probeLimit)) "
                     + "itself, no fault or kill behind it (what it fetched again counts as refetched)")
         }
-        return Judgement(violations: reasons, notes: notes)
+        return Judgement(reasons: reasons, notes: notes)
     }
 
     /// Judges one run.
@@ -165,11 +176,11 @@ public enum Judge {
         return String(repeating: "0", count: max(0, 3 - text.count)) + text
     }
 
-    private static func outcomeViolations(_ expectation: ScenarioExpectation, _ facts: RunFacts) -> [String] {
+    private static func outcomeViolations(_ expectation: ScenarioExpectation, _ facts: RunFacts) -> [Violation] {
         switch expectation.outcome {
         case .success:
             guard facts.exit == .success else {
-                return ["client reported \(facts.exit.summary) where success was expected"]
+                return [Violation("client reported \(facts.exit.summary) where success was expected", grade: .fail)]
             }
             return facts.outputs.flatMap { contentViolations($0, expectation, facts) }
         case .intact:
@@ -177,39 +188,58 @@ public enum Judge {
             case .success:
                 return facts.outputs.flatMap { contentViolations($0, expectation, facts) }
             case .failure:
+                // Left in place under the output's name, bytes that no resume can build on: corrupt, unlike a
+                // correct prefix.
                 return facts.outputs.compactMap { output in
                     guard output.exists, let bad = output.segments.first(where: { $0.version == nil }) else {
                         return nil
                     }
-                    return "failed, leaving bytes of \(output.name) that are not the representation at offset "
-                        + "\(bad.range.lowerBound)"
+                    return Violation(
+                        "failed, leaving bytes of \(output.name) that are not the representation at offset "
+                            + "\(bad.range.lowerBound)", grade: .corrupt)
                 }
             default:
-                return ["client reported \(facts.exit.summary) where success or a clean failure was expected"]
+                return [
+                    Violation(
+                        "client reported \(facts.exit.summary) where success or a clean failure was expected",
+                        grade: .fail)
+                ]
             }
         case .cancelled:
-            var reasons: [String] = []
-            if facts.exit != .cancelled { reasons.append("client reported \(facts.exit.summary), not cancelled") }
+            var reasons: [Violation] = []
+            if facts.exit != .cancelled {
+                reasons.append(Violation("client reported \(facts.exit.summary), not cancelled", grade: .fail))
+            }
             reasons += leftovers(expectation, facts)
             return reasons
         case .failure(let kind):
             guard case .failure = facts.exit else {
-                return ["client reported \(facts.exit.summary) where failure \(kind) was expected"]
+                // Success where the download had to fail: what it kept is an error page's body, a redirect's, or
+                // what came over a connection it should not have trusted.
+                let grade: Grade = facts.exit == .success ? .corrupt : .fail
+                return [
+                    Violation("client reported \(facts.exit.summary) where failure \(kind) was expected", grade: grade)
+                ]
             }
-            var reasons: [String] = []
+            var reasons: [Violation] = []
             let gets = facts.entries.filter { $0.method == "GET" }
             if kind == "too-many-redirects" {
                 let redirects = gets.filter { (300...399).contains($0.status) }.count
                 if redirects != gets.count || redirects < 5 {
-                    reasons.append("failed, but not after redirects only (\(redirects) of \(gets.count) responses)")
+                    reasons.append(
+                        Violation(
+                            "failed, but not after redirects only (\(redirects) of \(gets.count) responses)",
+                            grade: .fail))
                 }
             } else if kind == "tls" {
-                reasons += tlsFailureViolations(gets)
+                reasons += tlsFailureViolations(gets).map { Violation($0, grade: .fail) }
             } else if kind.hasPrefix("http-"), let status = Int(kind.dropFirst(5)) {
                 if let last = gets.last, last.status != status {
-                    reasons.append("failed after a \(last.status) response, expected \(status)")
+                    reasons.append(
+                        Violation("failed after a \(last.status) response, expected \(status)", grade: .fail))
                 } else if gets.isEmpty {
-                    reasons.append("failed without any request, expected a \(status) response")
+                    reasons.append(
+                        Violation("failed without any request, expected a \(status) response", grade: .fail))
                 }
             }
             return reasons + leftovers(expectation, facts)
@@ -230,22 +260,27 @@ public enum Judge {
         return []
     }
 
-    private static func leftovers(_ expectation: ScenarioExpectation, _ facts: RunFacts) -> [String] {
+    private static func leftovers(_ expectation: ScenarioExpectation, _ facts: RunFacts) -> [Violation] {
         guard expectation.leavesNoOutput else { return [] }
+        // The client reported its failure, so what it left is not presented as complete.
         return facts.outputs.filter { $0.exists && $0.size > 0 }.map {
-            "left \($0.name) behind (\(ByteSize.format($0.size)))"
+            Violation("left \($0.name) behind (\(ByteSize.format($0.size)))", grade: .fail)
         }
     }
 
+    /// What is wrong with an output the client presented as complete: wrong bytes are `corrupt`, no output `fail`.
     private static func contentViolations(
         _ output: OutputFacts, _ expectation: ScenarioExpectation, _ facts: RunFacts
     )
-        -> [String]
+        -> [Violation]
     {
-        guard output.exists else { return ["output \(output.name) is missing"] }
+        guard output.exists else { return [Violation("output \(output.name) is missing", grade: .fail)] }
         if let digest = expectation.sha256 {
-            guard let actual = output.sha256 else { return ["SHA-256 of \(output.name) was not computed"] }
-            return actual == digest ? [] : ["SHA-256 \(actual.prefix(12))…, expected \(digest.prefix(12))…"]
+            guard let actual = output.sha256 else {
+                return [Violation("SHA-256 of \(output.name) was not computed", grade: .fail)]
+            }
+            return actual == digest
+                ? [] : [Violation("SHA-256 \(actual.prefix(12))…, expected \(digest.prefix(12))…", grade: .corrupt)]
         }
         let expected = facts.expectedVersion
         let versions = Set(output.segments.compactMap(\.version))
@@ -264,6 +299,6 @@ public enum Judge {
         if output.size != facts.resourceLength {
             reasons.append("\(output.name) is \(output.size) bytes, expected \(facts.resourceLength)")
         }
-        return reasons
+        return reasons.map { Violation($0, grade: .corrupt) }
     }
 }

@@ -135,7 +135,7 @@ public enum MatrixRunner {
                 return MatrixCell(
                     scenario: entry.name, client: client.name,
                     result: .fail("run \(round)/\(options.repeatCount): \(reason)"),
-                    elapsed: total, trace: trace, notes: notes)
+                    elapsed: total, trace: trace, notes: notes, reasons: cell.reasons)
             }
             if cell.result != .pass { return cell }
         }
@@ -298,17 +298,18 @@ public enum MatrixRunner {
             segmented: client.capabilities.contains(.segmented), launches: run.launches)
         let trace = RunTrace(entry: entry, facts: facts)
         let judgement = Judge.judgement(of: expectation, in: facts)
-        func cell(_ result: CellResult) -> MatrixCell {
+        // A run lost before the judge could decide (a hang, a step that failed) is graded `fail`, with no reasons.
+        func cell(_ result: CellResult, reasons: [Violation] = []) -> MatrixCell {
             MatrixCell(
                 scenario: entry.name, client: client.name, result: result, elapsed: elapsed, trace: trace,
-                notes: judgement.notes)
+                notes: judgement.notes, reasons: reasons)
         }
         if timedOut { return cell(.fail("timed out after \(Judge.seconds(limit))")) }
         if let stepFailure { return cell(.fail(stepFailure)) }
         if let step = steps.first {
             return cell(.fail("finished before the \(describe(step)) step was reached (\(exit?.summary ?? "no exit"))"))
         }
-        return cell(judgement.result)
+        return cell(judgement.result, reasons: judgement.reasons)
     }
 
     private static func perform(_ step: ScenarioExpectation.Step, on run: any ClientRun) async throws {

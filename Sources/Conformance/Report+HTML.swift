@@ -1,7 +1,8 @@
 import RangeServer
 
 extension Report {
-    /// A self-contained HTML page: a coloured table (green pass, red FAIL, grey skipped and n/a) with each scenario's
+    /// A self-contained HTML page: a coloured table (green pass; by grade, dark red CORRUPT, red FAIL, orange UNSAFE,
+    /// yellow COSTLY; grey skipped and n/a) and the legend of the grades, with each scenario's
     /// description, the reason in each cell's tooltip and text, each run's cell linking to its picture further down
     /// the page (shown with CSS `:target`, no script), then the summaries.
     ///
@@ -25,6 +26,7 @@ extension Report {
         }
         text += "<p><code>\(htmlEscaped(matrix.command))</code></p>\n"
         text += "<p class=\"columns\">\(htmlEscaped(columnsLine(matrix)))</p>\n"
+        if let baseline = baselineLine(matrix) { text += "<p class=\"baseline\">\(htmlEscaped(baseline))</p>\n" }
         text += "<table>\n<tr><th>\(htmlEscaped(rowHeader(matrix)))</th>"
         for client in matrix.clients { text += "<th>\(htmlEscaped(client))</th>" }
         text += "</tr>\n"
@@ -42,19 +44,22 @@ extension Report {
                     continue
                 }
                 let result = cell.result
-                text += "<td class=\"\(cssClass(result))\" title=\"\(htmlEscaped(result.reason))\">"
+                text += "<td class=\"\(cssClass(cell))\" title=\"\(htmlEscaped(result.reason))\">"
                 if let link = detailLink(cell, options: options) {
-                    text += "<a href=\"\(htmlEscaped(link))\">\(result.label)</a>"
+                    text += "<a href=\"\(htmlEscaped(link))\">\(cell.label)</a>"
                 } else {
-                    text += result.label
+                    text += cell.label
                 }
                 if !result.reason.isEmpty { text += "<small>\(htmlEscaped(result.reason))</small>" }
                 for note in cell.notes { text += "<small class=\"note\">\(htmlEscaped(note))</small>" }
+                if let change = cell.baseline, let note = baselineNote(cell) {
+                    text += "<small class=\"baseline-\(change.label)\">\(htmlEscaped(note))</small>"
+                }
                 text += "</td>"
             }
             text += "</tr>\n"
         }
-        text += "</table>\n<ul>\n"
+        text += "</table>\n<p class=\"grades\">\(htmlEscaped(gradeLegend))</p>\n<ul>\n"
         for summary in matrix.summaries { text += "<li>\(htmlEscaped(summary.line))</li>\n" }
         text += "</ul>\n"
         if !matrix.invocations.isEmpty {
@@ -99,7 +104,7 @@ extension Report {
     ///   - options: the back link and the refresh.
     /// - Returns: the HTML document.
     public static func detailHTML(_ cell: MatrixCell, matrix: Matrix, options: HTMLOptions) -> String {
-        let title = "\(cell.scenario) × \(cell.client) over \(matrix.scheme): \(cell.result.label)"
+        let title = "\(cell.scenario) × \(cell.client) over \(matrix.scheme): \(cell.label)"
         var text = pageHead(title: htmlEscaped(title), refreshSeconds: options.refreshSeconds)
         text += "<main class=\"detail\">\n"
         text += detailBody(
@@ -154,8 +159,10 @@ extension Report {
         return result
     }
 
-    static func cssClass(_ result: CellResult) -> String {
-        result == .pass ? "pass" : result.isFailure ? "FAIL" : result.label == "n/a" ? "na" : "skipped"
+    /// `pass`, the grade (`corrupt`, `fail`, `unsafe`, `costly`), `na` or `skipped`.
+    static func cssClass(_ cell: MatrixCell) -> String {
+        if let grade = cell.grade { return grade.rawValue }
+        return cell.result.label == "n/a" ? "na" : "skipped"
     }
 
     /// The document up to the open `<body>`: the style sheet every page shares, and the refresh when asked for.
@@ -167,13 +174,17 @@ extension Report {
             <style>
             body{font-family:system-ui,sans-serif;margin:2em;color:#222}
             table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}
-            th{background:#f4f4f4;text-align:left}td.pass{background:#d9f2d9}td.FAIL{background:#f8d0d0}
+            th{background:#f4f4f4;text-align:left}td.pass{background:#d9f2d9}td.fail{background:#f8d0d0}
+            td.corrupt{background:#8b0000;color:#fff;font-weight:bold}td.corrupt small{color:#fff}
+            td.unsafe{background:#ffd8a8}td.costly{background:#fff3b0}
             td.skipped,td.na{background:#eee;color:#666}small{display:block;max-width:22em;color:#444}
-            small.note{font-style:italic}.interrupted{color:#b00020}
+            small.note{font-style:italic}small.baseline-worse{font-weight:bold;color:#b00020}
+            td.corrupt small.baseline-worse{color:#fff}small.baseline-new{font-weight:bold}small.baseline-fixed{color:#1b6e1b}.interrupted{color:#b00020}
             th small.description{font-weight:normal;max-width:30em}td a{color:inherit;font-weight:bold}
             code{background:#f4f4f4;padding:1px 3px}
             .run{display:none;border-top:2px solid #ccc;margin-top:2em;padding-top:1em}.run:target{display:block}
-            .verdict-pass{color:#1b6e1b}.verdict-FAIL{color:#b00020}.legend li{margin:.2em 0}
+            .verdict-pass{color:#1b6e1b}.verdict-fail,.verdict-corrupt{color:#b00020}.verdict-unsafe{color:#b35900}
+            .verdict-costly{color:#806000}.legend li{margin:.2em 0}
             svg{max-width:100%;height:auto}table.requests td,table.requests th{font-size:.85em;padding:2px 6px}
             </style></head><body>
 
@@ -188,10 +199,15 @@ extension Report {
         let description = matrix.descriptions[cell.scenario] ?? cell.trace?.description ?? ""
         if !description.isEmpty { text += "<p class=\"description\">\(htmlEscaped(description))</p>\n" }
         text += "<p>Client <b>\(htmlEscaped(cell.client))</b> over \(htmlEscaped(matrix.scheme)): "
-        text += "<b class=\"verdict-\(cssClass(result))\">\(result.label)</b>"
+        text += "<b class=\"verdict-\(cssClass(cell))\">\(cell.label)</b>"
         if !result.reason.isEmpty { text += " — \(htmlEscaped(result.reason))" }
         if let elapsed = cell.elapsed { text += " (\(Judge.seconds(elapsed)))" }
         text += "</p>\n"
+        if !cell.reasons.isEmpty {
+            text += "<ul class=\"reasons\">"
+            text += cell.reasons.map { "<li><b>\($0.grade.rawValue)</b>: \(htmlEscaped($0.line))</li>" }.joined()
+            text += "</ul>\n"
+        }
         if !cell.notes.isEmpty {
             text += "<ul class=\"notes\">" + cell.notes.map { "<li>\(htmlEscaped($0))</li>" }.joined() + "</ul>\n"
         }

@@ -20,6 +20,27 @@ public enum Report {
         matrix.interruption.map { "INTERRUPTED: \($0); only the pairs that finished have a cell" }
     }
 
+    /// `baseline old.json: 1 worse, 2 new, 3 fixed`, or nil without a baseline.
+    static func baselineLine(_ matrix: Matrix) -> String? {
+        guard let path = matrix.baseline else { return nil }
+        let changes = matrix.cells.compactMap(\.baseline)
+        let counts = ["worse", "new", "fixed"].map { label in
+            "\(changes.filter { $0.label == label }.count) \(label)"
+        }
+        return "baseline \(path): " + counts.joined(separator: ", ")
+    }
+
+    /// `worse than the baseline (was UNSAFE)`, `new: not in the baseline`, `fixed (was CORRUPT)`; nil for a cell graded
+    /// as in the baseline, or without one.
+    static func baselineNote(_ cell: MatrixCell) -> String? {
+        switch cell.baseline {
+        case .new: "new: not in the baseline"
+        case .worse(let was): "worse than the baseline (was \(was.label))"
+        case .fixed(let was): "fixed since the baseline (was \(was.label))"
+        case .same, nil: nil
+        }
+    }
+
     /// The first column's header: `scenario (http)` or `scenario (https)`.
     static func rowHeader(_ matrix: Matrix) -> String { "scenario (\(matrix.scheme))" }
 
@@ -37,11 +58,12 @@ public enum Report {
     public static func terminal(_ matrix: Matrix) -> String {
         var text = columnsLine(matrix) + "\n"
         if let interrupted = interruptionLine(matrix) { text += interrupted + "\n" }
+        if let baseline = baselineLine(matrix) { text += baseline + "\n" }
         text += "\n"
         let header = [rowHeader(matrix)] + matrix.clients
         var rows: [[String]] = []
         for scenario in matrix.scenarios {
-            let cells = matrix.clients.map { matrix.cell(scenario: scenario, client: $0)?.result.label ?? "-" }
+            let cells = matrix.clients.map { matrix.cell(scenario: scenario, client: $0)?.label ?? "-" }
             if cells.allSatisfy({ $0 == "-" }) { continue }
             rows.append([scenario] + cells)
         }
@@ -56,15 +78,24 @@ public enum Report {
         text += line(widths.map { String(repeating: "-", count: $0) })
         for row in rows { text += line(row) }
         let explained = orderedCells(matrix).filter {
-            ($0.result != .pass && !$0.result.reason.isEmpty) || !$0.notes.isEmpty
+            ($0.result != .pass && !$0.result.reason.isEmpty) || !$0.notes.isEmpty || baselineNote($0) != nil
         }
         if !explained.isEmpty {
             text += "\n"
             for cell in explained {
                 if cell.result != .pass && !cell.result.reason.isEmpty {
-                    text += "\(cell.result.label) \(cell.scenario) × \(cell.client): \(cell.result.reason)\n"
+                    text += "\(cell.label) \(cell.scenario) × \(cell.client): \(cell.result.reason)\n"
+                }
+                // Each reason with its grade, when there is more than the headline.
+                if cell.reasons.count > 1 {
+                    for reason in cell.reasons {
+                        text += "  \(reason.grade.rawValue): \(reason.line)\n"
+                    }
                 }
                 for note in cell.notes { text += "note \(cell.scenario) × \(cell.client): \(note)\n" }
+                if let change = cell.baseline, let note = baselineNote(cell) {
+                    text += "\(change.label) \(cell.scenario) × \(cell.client): \(cell.label), \(note)\n"
+                }
             }
         }
         text += "\n"
@@ -80,6 +111,7 @@ public enum Report {
     public static func markdown(_ matrix: Matrix) -> String {
         var text = ""
         if let interrupted = interruptionLine(matrix) { text += "**\(markdownEscaped(interrupted))**\n\n" }
+        if let baseline = baselineLine(matrix) { text += markdownEscaped(baseline) + "\n\n" }
         text += markdownEscaped(
             "Columns run: " + (matrix.clients.isEmpty ? "none" : matrix.clients.joined(separator: ", ")))
         text += "\n\n"
@@ -90,13 +122,14 @@ public enum Report {
                 guard let cell = matrix.cell(scenario: scenario, client: client) else { return "–" }
                 let result = cell.result
                 let verdict =
-                    result == .pass ? "pass" : "**\(result.label)**: " + markdownEscaped(result.reason)
-                return verdict + cell.notes.map { "<br>note: " + markdownEscaped($0) }.joined()
+                    result == .pass ? "pass" : "**\(cell.label)**: " + markdownEscaped(result.reason)
+                let change = baselineNote(cell).map { "<br>**" + markdownEscaped($0) + "**" } ?? ""
+                return verdict + cell.notes.map { "<br>note: " + markdownEscaped($0) }.joined() + change
             }
             if cells.allSatisfy({ $0 == "–" }) { continue }
             text += "| \(scenario) | " + cells.joined(separator: " | ") + " |\n"
         }
-        text += "\n"
+        text += "\n" + gradeLegend + "\n\n"
         for summary in matrix.summaries { text += "- " + summary.line + "\n" }
         if !matrix.invocations.isEmpty {
             text += "\n"
@@ -137,14 +170,19 @@ public enum Report {
                 let time = cell.elapsed.map { Judge.seconds($0).dropLast() } ?? "0"
                 text += "    <testcase classname=\"\(prefix).\(xmlEscaped(cell.client))\""
                 text += " name=\"\(xmlEscaped(cell.scenario))\" time=\"\(time)\""
+                let lines = cell.notes + (baselineNote(cell).map { ["baseline: " + $0] } ?? [])
                 let notes =
-                    cell.notes.isEmpty
-                    ? "" : "      <system-out>\(xmlEscaped(cell.notes.joined(separator: "\n")))</system-out>\n"
+                    lines.isEmpty
+                    ? "" : "      <system-out>\(xmlEscaped(lines.joined(separator: "\n")))</system-out>\n"
                 switch cell.result {
                 case .pass:
                     text += notes.isEmpty ? "/>\n" : ">\n\(notes)    </testcase>\n"
                 case .fail(let reason):
-                    text += ">\n      <failure message=\"\(xmlEscaped(reason))\"/>\n\(notes)    </testcase>\n"
+                    let grade = cell.grade ?? .fail
+                    text +=
+                        ">\n      <failure type=\"\(grade.rawValue)\" message=\"\(xmlEscaped(grade.label + ": " + reason))\">"
+                    text += xmlEscaped(cell.reasons.map { "\($0.grade.rawValue): \($0.line)" }.joined(separator: "\n"))
+                    text += "</failure>\n\(notes)    </testcase>\n"
                 case .skipped(let reason), .notApplicable(let reason):
                     let message = "\(cell.result.label): \(reason)"
                     text += ">\n      <skipped message=\"\(xmlEscaped(message))\"/>\n\(notes)    </testcase>\n"
@@ -157,9 +195,12 @@ public enum Report {
     }
 
     /// JSON: `{"command", "scheme", "clients", "scenarios", "descriptions", "invocations", "cells": [{scenario, client,
-    /// result, reason, notes, seconds}], "summaries": [{client, passed, failed, skipped, notApplicable}]}`, and
-    /// `"interruption"` for a run stopped early; `descriptions` maps each scenario to what it exercises, `clients` are
-    /// the columns run.
+    /// result, grade, reason, reasons, notes, seconds}], "summaries": [{client, passed, failed, skipped, notApplicable,
+    /// graded}]}`, and `"interruption"` for a run stopped early; `descriptions` maps each scenario to what it
+    /// exercises, `clients` are the columns run. `result` stays `pass`, `FAIL`, `skipped` or `n/a`; `grade` is `pass`,
+    /// `corrupt`, `fail`, `unsafe` or `costly` (absent for skipped and n/a) and `reasons` lists every violation with
+    /// its grade (and, for an `unsafe` one, the `sibling` row where it corrupts). A run compared with a `--baseline` has
+    /// `"baseline"` (the file) and, in each cell, `"baseline": {"change": "new"|"worse"|"fixed"|"same", "was"}`.
     ///
     /// - Parameters:
     ///   - matrix: the results.
@@ -172,14 +213,17 @@ public enum Report {
             cells: orderedCells(matrix).map { cell in
                 JSONDocument.Cell(
                     scenario: cell.scenario, client: cell.client, result: cell.result.label,
-                    reason: cell.result.reason, notes: cell.notes,
+                    grade: cell.grade?.rawValue, reason: cell.result.reason, reasons: cell.reasons, notes: cell.notes,
+                    baseline: cell.baseline.map { JSONDocument.Change(change: $0.label, was: $0.was?.rawValue) },
                     seconds: cell.elapsed.flatMap { Double(Judge.seconds($0).dropLast()) })
             },
-            summaries: matrix.summaries.map {
+            summaries: matrix.summaries.map { summary in
                 JSONDocument.Summary(
-                    client: $0.client, passed: $0.passed, failed: $0.failed, skipped: $0.skipped,
-                    notApplicable: $0.notApplicable)
-            }, interruption: matrix.interruption)
+                    client: summary.client, passed: summary.passed, failed: summary.failed, skipped: summary.skipped,
+                    notApplicable: summary.notApplicable,
+                    graded: Dictionary(
+                        uniqueKeysWithValues: Grade.worstFirst.map { ($0.rawValue, summary.graded[$0] ?? 0) }))
+            }, interruption: matrix.interruption, baseline: matrix.baseline)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         // Strings, integers and finite numbers only: encoding cannot fail.
@@ -193,9 +237,17 @@ public enum Report {
             var scenario: String
             var client: String
             var result: String
+            var grade: String?
             var reason: String
+            var reasons: [Violation]
             var notes: [String]
+            var baseline: Change?
             var seconds: Double?
+        }
+
+        struct Change: Encodable {
+            var change: String
+            var was: String?
         }
 
         struct Summary: Encodable {
@@ -204,6 +256,7 @@ public enum Report {
             var failed: Int
             var skipped: Int
             var notApplicable: Int
+            var graded: [String: Int]
         }
 
         var command: String
@@ -215,7 +268,15 @@ public enum Report {
         var cells: [Cell]
         var summaries: [Summary]
         var interruption: String?
+        var baseline: String?
     }
+
+    /// What each grade means, one line: under the Markdown table, in the HTML page.
+    static let gradeLegend =
+        "Grades, worst first: CORRUPT (reported success, or left its output as if complete, with wrong bytes), "
+        + "FAIL (no correct output where one was expected, the wrong failure, a hang, a broken MUST), "
+        + "UNSAFE (right this time, but did what corrupts the file in the row named), "
+        + "COSTLY (right and safe, but over the row's bounds or sooner than Retry-After allowed)."
 
     /// Cells in row order, then column order.
     static func orderedCells(_ matrix: Matrix) -> [MatrixCell] {

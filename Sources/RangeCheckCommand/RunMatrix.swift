@@ -29,8 +29,10 @@ struct RunMatrix: AsyncParsableCommand {
             SIGINT or SIGTERM stops the run: the running client's process group is killed, its temporary directory \
             removed (unless --keep), and the reports are written with the pairs that finished, marked interrupted.
 
-            Exit status: 1 when a gating client (--gate; by default engine and rangefetch) fails any scenario \
-            (other clients are informational), 64 for a usage error, 130 when stopped by SIGINT or SIGTERM.
+            Exit status: 1 when a gating client (--gate; by default engine and rangefetch) has a cell graded \
+            --gate-at or worse (by default anything worse than pass; other clients are informational), or with \
+            --baseline a cell graded worse than in the baseline, 64 for a usage error, 130 when stopped by SIGINT \
+            or SIGTERM.
             """
     )
 
@@ -71,6 +73,25 @@ struct RunMatrix: AsyncParsableCommand {
         name: .customLong("gate"),
         help: "A client whose failures make the exit status 1 (repeatable; default: engine and rangefetch).")
     var gates: [String] = []
+
+    @Option(
+        name: .customLong("gate-at"),
+        help:
+            "The least grade of a --gate client's cell that fails the run: corrupt, fail, unsafe or costly (default: costly, anything worse than pass).",
+        transform: { text in
+            guard let grade = Grade.threshold(text) else {
+                throw ValidationError("--gate-at: '\(text)' is not corrupt, fail, unsafe or costly")
+            }
+            return grade
+        })
+    var gateAt: Grade = .costly
+
+    @Option(
+        name: .customLong("baseline"),
+        help:
+            "An earlier --json report: fail only on cells graded worse than there (cells it lacks are new and do not fail); the reports mark new, worse and fixed cells."
+    )
+    var baselinePath: String?
 
     @Option(name: .customLong("shard"), help: "Run only shard I of N of the (scenario, client) pairs, e.g. 2/4.")
     var shard: String?
@@ -200,6 +221,17 @@ struct RunMatrix: AsyncParsableCommand {
             return
         }
 
+        // Read before the run, so a bad file costs nothing.
+        var baseline: Baseline?
+        if let baselinePath {
+            do { baseline = try Baseline.load(path: baselinePath) } catch { throw ValidationError(error.message) }
+            let scheme = tls ? "https" : "http"
+            if let baseline, baseline.scheme != scheme {
+                throw ValidationError(
+                    "--baseline \(baselinePath): a report of an \(baseline.scheme) run, and this run is \(scheme)")
+            }
+        }
+
         // The first SIGINT or SIGTERM cancels the run: MatrixRunner kills the running client's process group and
         // returns the pairs that finished, which are reported as an interrupted run.
         let running = Task { try await MatrixRunner.run(clients: adapters, options: options) }
@@ -217,6 +249,7 @@ struct RunMatrix: AsyncParsableCommand {
             matrix.interruption = interruption.replacingOccurrences(
                 of: "interrupted", with: "interrupted by \(StopSignals.name(stoppedBy))")
         }
+        if let baseline { matrix = baseline.compare(matrix) }
         print(Report.terminal(matrix), terminator: "")
         for (path, text) in [
             (markdownPath, Report.markdown(matrix)), (junitPath, Report.junit(matrix)), (jsonPath, Report.json(matrix)),
@@ -230,7 +263,22 @@ struct RunMatrix: AsyncParsableCommand {
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         }
         if matrix.interruption != nil { throw ExitCode(130) }
-        if matrix.hasGatingFailure(gating: gates.isEmpty ? Matrix.gatingClients : Set(gates)) { throw ExitCode(1) }
+        // Our own columns, gated by default, are gated on everything; --gate-at is for the clients a user names.
+        let gating = gates.isEmpty ? Matrix.gatingClients : Set(gates)
+        let threshold = gates.isEmpty ? Grade.costly : gateAt
+        if baseline != nil {
+            let worse = matrix.regressions(gating: gating, threshold: threshold)
+            for cell in worse {
+                let was = cell.baseline?.was?.label ?? "?"
+                FileHandle.standardError.write(
+                    Data(
+                        "rangecheck: worse than the baseline: \(cell.scenario) × \(cell.client) (\(was) → \(cell.label))\n"
+                            .utf8))
+            }
+            if !worse.isEmpty { throw ExitCode(1) }
+        } else if matrix.hasGatingFailure(gating: gating, threshold: threshold) {
+            throw ExitCode(1)
+        }
     }
 
     /// The directory of this executable, where `rangefetch` is looked for first.

@@ -85,6 +85,9 @@ import Testing
         let reasons = Judge.violations(
             of: ScenarioExpectation(outcome: .success), in: Self.facts([], outputs: [output], version: 2))
         #expect(reasons == ["spliced versions: 0-1048575 v1, 1048576-4194303 v2"])
+        let judgement = Judge.judgement(
+            of: ScenarioExpectation(outcome: .success), in: Self.facts([], outputs: [output], version: 2))
+        #expect(judgement.grade == .corrupt)
     }
 
     @Test func aMissingIfRangeIsCaught() {
@@ -94,6 +97,14 @@ import Testing
             Judge.violations(of: Self.resume, in: Self.facts(entries)) == [
                 "Range request without If-Range (expected \(Self.etag))"
             ])
+        // The file is right this time: unsafe, naming the row where the same resume splices two versions.
+        let judgement = Judge.judgement(of: Self.resume, in: Self.facts(entries))
+        #expect(
+            judgement.reasons == [
+                Violation(
+                    "Range request without If-Range (expected \(Self.etag))", grade: .unsafe, sibling: "version-change")
+            ])
+        #expect(judgement.result.reason.hasSuffix("; corrupts the file in version-change"))
     }
 
     @Test func aWeakIfRangeIsCaughtEvenWithoutAnIfRangeRule() {
@@ -101,6 +112,8 @@ import Testing
         entries[1].requestHeaders["if-range"] = "W/" + Self.etag
         let reasons = Judge.violations(of: ScenarioExpectation(outcome: .success), in: Self.facts(entries))
         #expect(reasons == ["If-Range carries a weak ETag W/\(Self.etag)"])
+        // A broken MUST (RFC 9110 §13.1.5).
+        #expect(Judge.judgement(of: ScenarioExpectation(outcome: .success), in: Self.facts(entries)).grade == .fail)
     }
 
     @Test func aRangePastTheBytesReceivedIsCaught() {
@@ -340,7 +353,14 @@ import Testing
         let expectation = ScenarioExpectation(outcome: .success, minElapsed: .seconds(2))
         let reasons = Judge.violations(of: expectation, in: Self.facts(entries, elapsed: .milliseconds(950)))
         #expect(
-            reasons == ["retried after 900ms despite Retry-After: 2", "finished in 0.950s, expected at least 2.000s"])
+            reasons == [
+                "retried after 900ms despite Retry-After: 2 (RFC 9110 §10.2.3; retrying sooner is how clients get "
+                    + "banned and retry storms start)",
+                "finished in 0.950s, expected at least 2.000s",
+            ])
+        // Impolite, not wrong: both are costs.
+        let judgement = Judge.judgement(of: expectation, in: Self.facts(entries, elapsed: .milliseconds(950)))
+        #expect(judgement.reasons.map(\.grade) == [.costly, .costly] && judgement.grade == .costly)
         let patient = [entries[0], Self.entry(2, millisecond: 2300)]
         #expect(Judge.violations(of: expectation, in: Self.facts(patient, elapsed: .milliseconds(2400))) == [])
     }

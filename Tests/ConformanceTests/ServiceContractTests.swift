@@ -146,7 +146,7 @@ struct ServiceContractTests {
             let (failed, answer) = try await client.judgePlain(label: "twice", corrupt: true)
             #expect(answer.object["result"] as? String == "fail")
             var markdown = try await client.send("GET", "/_conformance/report?format=markdown")
-            #expect(markdown.text.contains("| plain | **FAIL**: bytes differ"), "\(markdown.text)")
+            #expect(markdown.text.contains("| plain | **CORRUPT**: bytes differ"), "\(markdown.text)")
             let removed = try await client.send("DELETE", "/_conformance/runs/\(failed)")
             #expect(removed.status == 200, "\(removed.text)")
             #expect(removed.object["verdicts"] as? Int == 1)

@@ -287,9 +287,14 @@ public enum ConformanceAPI {
         public var elapsedMilliseconds: Int64?
         /// The judge's notes on the run (``MatrixCell/notes``); absent when there are none.
         public var notes: [String]? = nil
+        /// `pass`, `corrupt`, `fail`, `unsafe` or `costly` (``Grade``); absent for n/a, and in verdicts saved before
+        /// grades existed, which read back as `fail` when their result is.
+        public var grade: String? = nil
+        /// Every violation with its grade; absent for a pass and n/a.
+        public var reasons: [Violation]? = nil
 
         enum CodingKeys: String, CodingKey {
-            case scenario, client, scheme, run, result, reason, time, notes
+            case scenario, client, scheme, run, result, reason, time, notes, grade, reasons
             case elapsedMilliseconds = "elapsed-ms"
         }
     }

@@ -911,6 +911,16 @@ extension ConformanceAPIDocument {
                     "items": {
                       "type": "string"
                     }
+                  },
+                  "grade": {
+                    "$ref": "#/components/schemas/Grade"
+                  },
+                  "reasons": {
+                    "type": "array",
+                    "description": "Every violation with its grade; absent for a pass and n/a.",
+                    "items": {
+                      "$ref": "#/components/schemas/Violation"
+                    }
                   }
                 }
               },
@@ -1028,6 +1038,15 @@ extension ConformanceAPIDocument {
                         },
                         "seconds": {
                           "type": "number"
+                        },
+                        "grade": {
+                          "$ref": "#/components/schemas/Grade"
+                        },
+                        "reasons": {
+                          "type": "array",
+                          "items": {
+                            "$ref": "#/components/schemas/Violation"
+                          }
                         }
                       }
                     }
@@ -1054,9 +1073,48 @@ extension ConformanceAPIDocument {
                         },
                         "skipped": {
                           "type": "integer"
+                        },
+                        "graded": {
+                          "type": "object",
+                          "description": "Failed cells by grade: corrupt, fail, unsafe, costly.",
+                          "additionalProperties": {
+                            "type": "integer",
+                            "minimum": 0
+                          }
                         }
                       }
                     }
+                  }
+                }
+              },
+              "Grade": {
+                "type": "string",
+                "enum": [
+                  "pass",
+                  "corrupt",
+                  "fail",
+                  "unsafe",
+                  "costly"
+                ],
+                "description": "How bad a verdict is, worst first: corrupt (success claimed with wrong bytes), fail, unsafe (right this time, corrupts in the sibling row named), costly (over the row's bounds); docs/conformance.md, \"Grades\"."
+              },
+              "Violation": {
+                "type": "object",
+                "required": [
+                  "reason",
+                  "grade"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "reason": {
+                    "type": "string"
+                  },
+                  "grade": {
+                    "$ref": "#/components/schemas/Grade"
+                  },
+                  "sibling": {
+                    "type": "string",
+                    "description": "For an unsafe violation, the scenario where the same behaviour corrupts the file."
                   }
                 }
               },

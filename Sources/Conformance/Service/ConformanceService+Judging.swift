@@ -84,6 +84,10 @@ extension ConformanceService {
             elapsedMilliseconds: facts.elapsed.components.seconds * 1000 + facts.elapsed.components.attoseconds
                 / 1_000_000_000_000_000)
         if !judgement.notes.isEmpty { verdict.notes = judgement.notes }
+        if result == .pass || result.isFailure {
+            verdict.grade = judgement.grade.rawValue
+            if !judgement.reasons.isEmpty { verdict.reasons = judgement.reasons }
+        }
         return (verdict, RunTrace(entry: entry, facts: facts))
     }
 
