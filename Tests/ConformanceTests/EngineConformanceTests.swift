@@ -22,7 +22,7 @@ import Testing
             })
         let cell = try await withRangeServer(configuration) { server in
             await MatrixRunner.runPair(
-                entry, client: EngineClient.make(), server: server, options: MatrixRunner.Options())
+                entry, client: EngineClient.make(), server: server, options: .forTests)
         }
         #expect(!cell.result.isFailure, "\(scenario): \(cell.result.reason)")
     }

@@ -52,7 +52,7 @@ private struct BrokenRun: ClientRun {
                 $0.name == scenario
             })
         return try await withRangeServer(configuration) { server in
-            await MatrixRunner.runPair(entry, client: client, server: server, options: MatrixRunner.Options()).result
+            await MatrixRunner.runPair(entry, client: client, server: server, options: .forTests).result
         }
     }
 

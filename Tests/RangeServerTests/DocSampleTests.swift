@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RangeServer
@@ -32,7 +33,7 @@ private func runClientUnderTest(_ url: String) async throws {
     let port = try #require(parsed.port)
     let target = parsed.path + "?" + (parsed.query ?? "")
     _ = try? await FaultWire.blocking { try rawRequest(port: port, "GET", target) }
-    let deadline = ContinuousClock.now + .seconds(10)
+    let deadline = ContinuousClock.now + scaled(.seconds(10))
     while ContinuousClock.now < deadline {
         let response = try await FaultWire.blocking { try rawRequest(port: port, "GET", "/_control/journal") }
         let document = try FaultWire.decode(FaultWire.JournalDocument.self, response.body)

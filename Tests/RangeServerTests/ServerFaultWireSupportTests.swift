@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RangeServer
@@ -41,12 +42,13 @@ enum FaultWire {
     /// Polls the journal until `predicate` holds for its entries (journaling happens when libmicrohttpd reports
     /// the request finished, which can be a moment after the client has read the last byte).
     ///
-    /// - Returns: the entries at the moment the predicate held, or the last ones seen after `timeout`.
+    /// - Returns: the entries at the moment the predicate held, or the last ones seen after `timeout` (stretched by
+    ///   the time scale).
     @discardableResult
     static func waitForJournal(
         _ server: RangeServer, timeout: Duration = .seconds(5), _ predicate: ([JournalEntry]) -> Bool
     ) async throws -> [JournalEntry] {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + scaled(timeout)
         var entries = server.journal.entries()
         while !predicate(entries) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
@@ -106,7 +108,7 @@ enum FaultWire {
     ///   - port: the server's port.
     ///   - target: the request target.
     ///   - headers: extra request headers.
-    ///   - timeout: the per-read timeout in seconds.
+    ///   - timeout: the per-read timeout in seconds (stretched by the time scale).
     /// - Returns: the response; `ending` tells how it ended.
     static func timedGet(
         port: Int, _ target: String, headers: [String: String] = [:], timeout: Int = 10

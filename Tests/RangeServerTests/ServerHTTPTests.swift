@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import RangeServer
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -139,9 +140,10 @@ enum WireCheck {
         return rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? "/"
     }
 
-    /// Waits until the journal holds an entry for every target in `targets`, for up to two seconds.
+    /// Waits until the journal holds `count` entries, for up to two seconds (stretched by the time scale).
     static func journalEntries(_ server: RangeServer, count: Int) async throws -> [JournalEntry] {
-        for _ in 0..<200 {
+        let deadline = ContinuousClock.now + scaled(.seconds(2))
+        while ContinuousClock.now < deadline {
             let entries = server.journal.entries()
             if entries.count >= count { return entries }
             try await Task.sleep(for: .milliseconds(10))
@@ -513,7 +515,7 @@ struct ServerHTTPTests {
             try await withRangeServer(Fixtures.configuration()) { server in
                 for index in 0..<4 {
                     let request = HTTPClientRequest(url: server.baseURL + "/bytes/4K?seed=\(index)")
-                    let response = try await client.execute(request, timeout: .seconds(10))
+                    let response = try await client.execute(request, timeout: .init(scaled(.seconds(10))))
                     #expect(response.status.code == 200)
                     let body = try await response.body.collect(upTo: 1 << 20)
                     #expect(

@@ -4,6 +4,8 @@ import Glibc
 import Darwin
 #endif
 
+import TestSupport
+
 /// A deliberately independent HTTP/1.1 client over a blocking socket, for byte-exact checks: malformed
 /// requests, exact body counts, and telling a TCP reset from a clean close.
 ///
@@ -41,7 +43,7 @@ final class RawHTTPConnection {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to `host:port` (IPv4), with `timeout` seconds for every read.
+    /// Connects to `host:port` (IPv4), with `timeout` seconds (stretched by the time scale) for every read.
     init(host: String = "127.0.0.1", port: Int, timeout: Int = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPError("socket failed: errno \(errno)") }
@@ -49,7 +51,7 @@ final class RawHTTPConnection {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         inet_pton(AF_INET, host, &address.sin_addr)
-        var tv = timeval(tv_sec: timeout, tv_usec: 0)
+        var tv = timeval(tv_sec: scaled(seconds: timeout), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
