@@ -1,10 +1,10 @@
+import TestSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-import TestSupport
 
 /// A deliberately independent HTTP/1.1 client over a blocking socket, for byte-exact checks: malformed
 /// requests, exact body counts, and telling a TCP reset from a clean close.
