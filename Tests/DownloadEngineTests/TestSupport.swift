@@ -92,10 +92,6 @@ func requests(_ server: RangeServer, _ prefix: String) -> [JournalEntry] {
     server.journal.entries().filter { $0.method == "GET" && $0.target.hasPrefix(prefix) }
 }
 
-/// A `rate=` value of `kibibytesPerSecond` slowed by `testTimeScale`, so a test that must act in the middle of
-/// a paced download still finds it running when instrumented code reacts slowly.
-func paced(_ kibibytesPerSecond: Int) -> String { "\(max(1, Int(Double(kibibytesPerSecond) / testTimeScale)))K" }
-
 /// Waits (polling) until `condition` holds, failing the test after `timeout` (stretched by the time scale).
 func eventually(
     _ timeout: Duration = .seconds(20), _ what: String = "condition",

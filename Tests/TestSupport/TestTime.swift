@@ -20,3 +20,7 @@ public func scaled(seconds: Int) -> Int { Int((Double(seconds) * testTimeScale).
 
 /// A deadline of `seconds` stretched by `testTimeScale`, for APIs that count seconds as a `Double`.
 public func scaled(seconds: Double) -> Double { seconds * testTimeScale }
+
+/// A `rate=` value of `kibibytesPerSecond` slowed by `testTimeScale`, so a test that must act in the middle of a paced
+/// download still finds it running when instrumented code reacts slowly.
+public func paced(_ kibibytesPerSecond: Int) -> String { "\(max(1, Int(Double(kibibytesPerSecond) / testTimeScale)))K" }

@@ -41,7 +41,15 @@ public final class ConformanceService: Sendable {
     let store: ResultStore
     let reportedOutputs = ReportedOutputs()
     let runs = NIOLockedValueBox<[String: PendingRun]>([:])
-    private let attached = NIOLockedValueBox<RangeServer?>(nil)
+    /// The server whose URLs the service hands out, held weakly: that server keeps the service alive through its
+    /// ``route``, and a strong reference back made the two a cycle that outlived `stop()`, with the server's journal
+    /// and both catalogues (LeakSanitizer found it; `ServiceTests` checks both are freed).
+    private let attached = NIOLockedValueBox(AttachedServer())
+
+    /// A weak reference to the attached server.
+    private struct AttachedServer: Sendable {
+        weak var server: RangeServer?
+    }
 
     /// A run handed out and not yet judged.
     struct PendingRun: Sendable {
@@ -94,13 +102,14 @@ public final class ConformanceService: Sendable {
         return server
     }
 
-    /// Tells the service which server serves its scenarios (``startServer(_:)`` does it).
+    /// Tells the service which server serves its scenarios (``startServer(_:)`` does it). The service does not keep
+    /// the server alive; the server keeps the service alive through ``route``.
     ///
     /// - Parameters:
     ///   - server: a running server whose configuration has ``route`` and the service's scenarios.
-    public func attach(_ server: RangeServer) { attached.withLockedValue { $0 = server } }
+    public func attach(_ server: RangeServer) { attached.withLockedValue { $0.server = server } }
 
-    var server: RangeServer? { attached.withLockedValue { $0 } }
+    var server: RangeServer? { attached.withLockedValue { $0.server } }
 
     /// The verdicts given so far, in order.
     public var verdicts: [ConformanceAPI.Verdict] { store.all.map(\.verdict) }
