@@ -1,6 +1,7 @@
 import Conformance
 import Foundation
 import RangeServer
+import TestSupport
 import Testing
 
 /// A deliberately broken client: downloads with URLSession, then corrupts or truncates what it wrote.
@@ -46,6 +47,7 @@ private struct BrokenRun: ClientRun {
     static func run(_ scenario: String, _ client: any ClientAdapter) async throws -> CellResult {
         var configuration = RangeServer.Configuration()
         configuration.root = "fixtures/files"
+        configuration.connectionTimeout = scaled(seconds: configuration.connectionTimeout)
         configuration.scenariosDirectory = "fixtures/scenarios"
         let entry = try #require(
             try CatalogueEntry.load(directory: "fixtures/scenarios", root: "fixtures/files").first {

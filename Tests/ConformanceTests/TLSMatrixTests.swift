@@ -1,6 +1,7 @@
 import Conformance
 import Foundation
 import RangeServer
+import TestSupport
 import Testing
 
 /// A client that records the job it is given and reports failure at once.
@@ -36,6 +37,7 @@ private func catalogueEntry(_ name: String) throws -> CatalogueEntry {
 private func catalogueServer(tls: Bool) -> RangeServer.Configuration {
     var configuration = RangeServer.Configuration()
     configuration.root = "fixtures/files"
+    configuration.connectionTimeout = scaled(seconds: configuration.connectionTimeout)
     configuration.scenariosDirectory = "fixtures/scenarios"
     if tls { configuration.tlsPort = 0 }
     return configuration

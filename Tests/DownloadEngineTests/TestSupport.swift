@@ -55,6 +55,9 @@ func fileSize(_ path: String) -> Int64? {
 var fixturesServerConfiguration: RangeServer.Configuration {
     var configuration = RangeServer.Configuration()
     configuration.root = fixturesRoot
+    // The server's idle timeout (60 s) is a deadline too: a test task waiting its turn on the two-thread pool
+    // under a sanitizer must still find its connection open.
+    configuration.connectionTimeout = scaled(seconds: configuration.connectionTimeout)
     return configuration
 }
 

@@ -108,10 +108,11 @@ enum FaultWire {
     ///   - port: the server's port.
     ///   - target: the request target.
     ///   - headers: extra request headers.
-    ///   - timeout: the per-read timeout in seconds (stretched by the time scale).
+    ///   - timeout: the per-read timeout in seconds; by default `RawHTTPConnection`'s (10 s, stretched by the time
+    ///     scale).
     /// - Returns: the response; `ending` tells how it ended.
     static func timedGet(
-        port: Int, _ target: String, headers: [String: String] = [:], timeout: Int = 10
+        port: Int, _ target: String, headers: [String: String] = [:], timeout: Int? = nil
     ) throws -> TimedResponse {
         let connection = try RawHTTPConnection(port: port, timeout: timeout)
         let sentAt = ContinuousClock.now
