@@ -26,6 +26,10 @@ public enum MatrixRunner {
         public var pairTimeout: Duration = .seconds(120)
         /// The limit for `slow` scenarios.
         public var slowPairTimeout: Duration = .seconds(1800)
+        /// How long a run's journal must stay unchanged before the judge reads it: the server records a response
+        /// only after sending it, so the last ones can come after the client has ended. Tests under a sanitizer,
+        /// where the server's threads wait their turn for long, stretch it.
+        public var journalQuiet: Duration = .milliseconds(100)
         /// Keep each pair's temporary directory (outputs, logs) instead of removing it.
         public var keepWorkDirectories = false
         /// Hand every scenario out over https (the server's TLS port) instead of http; clients are given the CA.
@@ -240,7 +244,7 @@ public enum MatrixRunner {
             try? await Task.sleep(for: .milliseconds(10))
         }
         let elapsed = ContinuousClock.now - started
-        let entries = await settledJournal(server: server, run: token)
+        let entries = await settledJournal(server: server, run: token, quiet: options.journalQuiet)
         if options.keepWorkDirectories {
             // Beside the outputs and logs: the requests the verdict was drawn from.
             let lines: [UInt8] = entries.flatMap { $0.jsonBytes + [0x0A] }
@@ -308,11 +312,14 @@ public enum MatrixRunner {
         return words.joined(separator: " or ")
     }
 
-    /// The run's journal once it stops changing (the server records a response after sending it).
-    static func settledJournal(server: RangeServer, run: String) async -> [JournalEntry] {
+    /// The run's journal once it stops changing for `quiet` (the server records a response after sending it), or
+    /// after 20 such waits.
+    static func settledJournal(
+        server: RangeServer, run: String, quiet: Duration = .milliseconds(100)
+    ) async -> [JournalEntry] {
         var entries = server.journal.entries(run: run)
         for _ in 0..<20 {
-            try? await Task.sleep(for: .milliseconds(100))
+            try? await Task.sleep(for: quiet)
             let again = server.journal.entries(run: run)
             if again.count == entries.count { return again }
             entries = again

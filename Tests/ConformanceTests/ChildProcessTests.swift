@@ -68,7 +68,9 @@ import Testing
     }
 
     @Test func captureReturnsStatusAndCombinedOutput() async throws {
-        let result = try #require(await ChildProcess.capture("/bin/sh", ["-c", "echo out; echo err >&2; exit 4"]))
+        let result = try #require(
+            await ChildProcess.capture(
+                "/bin/sh", ["-c", "echo out; echo err >&2; exit 4"], limit: scaled(.seconds(10))))
         #expect(result.status == 4)
         #expect(result.output.contains("out\n") && result.output.contains("err\n"))
     }
