@@ -99,30 +99,30 @@ struct TLSReadBufferTests {
     @Test("a buffer still held downstream is never written again: each read goes to storage of its own")
     func heldBuffersAreNeverReused() async throws {
         try await withRangeServer(tlsServerConfiguration()) { server in
-            let result = try await get(server, "/bytes/4M?seed=441", keep: true)
-            // 4 MiB in TLS records of at most 16 KiB, handed on what one socket read decrypts to (19 reads in a TSan
-            // run, more when the client keeps up): each decrypted while every earlier one was still held.
-            #expect(result.reads.count >= 8, "\(result.reads.count) reads")
+            let result = try await get(server, "/bytes/1M?seed=441", keep: true)
+            // 1 MiB in TLS records of at most 16 KiB, handed on what one socket read decrypts to (a few reads, more when
+            // the client keeps up): each decrypted while every earlier one was still held.
+            #expect(result.reads.count >= 3, "\(result.reads.count) reads")
             let sorted = result.reads.filter { $0.count > 0 }.sorted { $0.start < $1.start }
             let overlaps = zip(sorted, sorted.dropFirst()).filter { $0.end > $1.start }.count
             #expect(overlaps == 0, "\(overlaps) held buffers share memory with another")
             print("TLS read buffers held: \(result.reads.count) reads in \(Set(sorted.map(\.start)).count) places")
             // Had NIOSSL written into a held buffer, the bytes kept would not be the body that was sent.
-            #expect(try bodyDigest(result.bytes) == expectedSHA256(size: 4 << 20, seed: 441))
+            #expect(try bodyDigest(result.bytes) == expectedSHA256(size: 1 << 20, seed: 441))
         }
     }
 
     @Test("a buffer released at once is reused for the next records: the reuse ThreadSanitizer reports")
     func releasedBuffersAreReused() async throws {
         try await withRangeServer(tlsServerConfiguration()) { server in
-            let result = try await get(server, "/bytes/4M?seed=442", keep: false)
-            #expect(result.reads.count >= 8, "\(result.reads.count) reads")
+            let result = try await get(server, "/bytes/1M?seed=442", keep: false)
+            #expect(result.reads.count >= 3, "\(result.reads.count) reads")
             // Reads land where earlier ones were: the same storage, written again once nothing else held it (it also
             // grows a few times, to hold what one socket read decrypts to).
             let places = Set(result.reads.map(\.start)).count
             print("TLS read buffers released at once: \(result.reads.count) reads in \(places) places")
             #expect(places < result.reads.count, "\(places) places for \(result.reads.count) reads")
-            #expect(try bodyDigest(result.bytes) == expectedSHA256(size: 4 << 20, seed: 442))
+            #expect(try bodyDigest(result.bytes) == expectedSHA256(size: 1 << 20, seed: 442))
         }
     }
 }

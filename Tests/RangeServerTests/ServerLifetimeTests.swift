@@ -9,7 +9,7 @@ import Testing
 struct ServerLifetimeTests {
     @Test("a stopped server and its journal are freed, after more exchanges than a staging shard holds")
     func freedAfterStop() async throws {
-        for round in 0..<3 {
+        for round in 0..<2 {
             weak var server: RangeServer?
             weak var journal: Journal?
             try await withRangeServer(Fixtures.configuration()) { running in
