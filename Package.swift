@@ -169,6 +169,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 // The forward proxy the proxy tests run on loopback.
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // NIOSSL's read buffers seen directly (TLSReadBufferTests).
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]

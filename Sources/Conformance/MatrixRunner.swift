@@ -27,6 +27,10 @@ public enum MatrixRunner {
         public var pairTimeout: Duration = .seconds(120)
         /// The limit for `slow` scenarios.
         public var slowPairTimeout: Duration = .seconds(1800)
+        /// How many times a row's `max-elapsed` the client may take before its cell is `costly` for slowness: more
+        /// than 1 for a client on a slow or shared machine (an emulator, a loaded CI runner), where starting a
+        /// process can take seconds the client is not to blame for. Hangs are still bounded by ``pairTimeout``.
+        public var timeAllowance: Double = 1
         /// Keep each pair's temporary directory (outputs, logs) instead of removing it.
         public var keepWorkDirectories = false
         /// Hand every scenario out over https (the server's TLS port) instead of http; clients are given the CA.
@@ -297,7 +301,9 @@ public enum MatrixRunner {
             observedPeakConnections: peak, prefilledBytes: prefilled,
             segmented: client.capabilities.contains(.segmented), launches: run.launches)
         let trace = RunTrace(entry: entry, facts: facts)
-        let judgement = Judge.judgement(of: expectation, in: facts)
+        var judged = expectation
+        judged.maxElapsed = expectation.maxElapsed.map { $0 * options.timeAllowance }
+        let judgement = Judge.judgement(of: judged, in: facts)
         // A run lost before the judge could decide (a hang, a step that failed) is graded `fail`, with no reasons.
         func cell(_ result: CellResult, reasons: [Violation] = []) -> MatrixCell {
             MatrixCell(

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Conformance
@@ -20,7 +21,7 @@ import Testing
         let child = try await ChildProcess(
             executable: "/bin/sh", arguments: ["-c", "pwd -P; echo first >&2; echo last failure >&2; exit 3"],
             directory: directory, logDirectory: directory, label: "run")
-        #expect(await child.waitForExit(limit: .seconds(30)))
+        #expect(await child.waitForExit(limit: scaled(.seconds(30))))
         #expect(child.status == 3)
         #expect(child.lastErrorLine == "last failure")
         let output = try String(contentsOfFile: directory + "/run.out", encoding: .utf8)
@@ -55,7 +56,7 @@ import Testing
         }
         let pid = try #require(grandchild)
         child.kill()
-        #expect(await child.waitForExit(limit: .seconds(30)))
+        #expect(await child.waitForExit(limit: scaled(.seconds(30))))
         #expect(child.status == 128 + SIGKILL)
         // Killed, the grandchild is gone or a zombie waiting for init to reap it; never still sleeping.
         var state = Self.state(of: pid)
@@ -67,7 +68,9 @@ import Testing
     }
 
     @Test func captureReturnsStatusAndCombinedOutput() async throws {
-        let result = try #require(await ChildProcess.capture("/bin/sh", ["-c", "echo out; echo err >&2; exit 4"]))
+        let result = try #require(
+            await ChildProcess.capture(
+                "/bin/sh", ["-c", "echo out; echo err >&2; exit 4"], limit: scaled(.seconds(10))))
         #expect(result.status == 4)
         #expect(result.output.contains("out\n") && result.output.contains("err\n"))
     }

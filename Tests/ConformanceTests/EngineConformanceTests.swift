@@ -1,5 +1,6 @@
 import Conformance
 import RangeServer
+import TestSupport
 import Testing
 
 /// The whole catalogue (slow scenarios aside) against the in-process engine: a failing scenario shows by name.
@@ -14,6 +15,7 @@ import Testing
     func engine(scenario: String) async throws {
         var configuration = RangeServer.Configuration()
         configuration.root = "fixtures/files"
+        configuration.connectionTimeout = scaled(seconds: configuration.connectionTimeout)
         configuration.scenariosDirectory = "fixtures/scenarios"
         configuration.threads = 8
         let entry = try #require(
@@ -22,7 +24,7 @@ import Testing
             })
         let cell = try await withRangeServer(configuration) { server in
             await MatrixRunner.runPair(
-                entry, client: EngineClient.make(), server: server, options: MatrixRunner.Options())
+                entry, client: EngineClient.make(), server: server, options: .forTests)
         }
         #expect(!cell.result.isFailure, "\(scenario): \(cell.result.reason)")
     }

@@ -88,7 +88,7 @@ struct HarnessClientTests {
                 $0.name == scenario
             })
         return try await withRangeServer(configuration) { server in
-            await MatrixRunner.runPair(entry, client: client, server: server, options: MatrixRunner.Options())
+            await MatrixRunner.runPair(entry, client: client, server: server, options: .forTests)
         }
     }
 

@@ -1,6 +1,7 @@
 import Conformance
 import Foundation
 import RangeServer
+import TestSupport
 import Testing
 
 /// A deliberately broken client: downloads with URLSession, then corrupts or truncates what it wrote.
@@ -46,13 +47,14 @@ private struct BrokenRun: ClientRun {
     static func run(_ scenario: String, _ client: any ClientAdapter) async throws -> CellResult {
         var configuration = RangeServer.Configuration()
         configuration.root = "fixtures/files"
+        configuration.connectionTimeout = scaled(seconds: configuration.connectionTimeout)
         configuration.scenariosDirectory = "fixtures/scenarios"
         let entry = try #require(
             try CatalogueEntry.load(directory: "fixtures/scenarios", root: "fixtures/files").first {
                 $0.name == scenario
             })
         return try await withRangeServer(configuration) { server in
-            await MatrixRunner.runPair(entry, client: client, server: server, options: MatrixRunner.Options()).result
+            await MatrixRunner.runPair(entry, client: client, server: server, options: .forTests).result
         }
     }
 

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import RangeServer
 import Synchronization
+import TestSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -31,6 +32,8 @@ struct ServiceClient {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
+        // URLSession's 60 s request timeout, stretched like every deadline in the tests.
+        configuration.timeoutIntervalForRequest = scaled(seconds: configuration.timeoutIntervalForRequest)
         return URLSession(configuration: configuration)
     }()
 
@@ -127,6 +130,7 @@ func withService<T>(
     change(&configuration)
     let service = try ConformanceService(configuration)
     var serverConfiguration = RangeServer.Configuration()
+    serverConfiguration.connectionTimeout = scaled(seconds: serverConfiguration.connectionTimeout)
     serverChange(&serverConfiguration)
     let server = try service.startServer(serverConfiguration)
     do {

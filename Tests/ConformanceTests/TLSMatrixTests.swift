@@ -1,6 +1,7 @@
 import Conformance
 import Foundation
 import RangeServer
+import TestSupport
 import Testing
 
 /// A client that records the job it is given and reports failure at once.
@@ -36,6 +37,7 @@ private func catalogueEntry(_ name: String) throws -> CatalogueEntry {
 private func catalogueServer(tls: Bool) -> RangeServer.Configuration {
     var configuration = RangeServer.Configuration()
     configuration.root = "fixtures/files"
+    configuration.connectionTimeout = scaled(seconds: configuration.connectionTimeout)
     configuration.scenariosDirectory = "fixtures/scenarios"
     if tls { configuration.tlsPort = 0 }
     return configuration
@@ -112,7 +114,7 @@ private func catalogueServer(tls: Bool) -> RangeServer.Configuration {
         let configuration = catalogueServer(tls: false)
         let client = RecordingClient()
         let (authority, url) = try await withRangeServer(configuration) { server in
-            _ = await MatrixRunner.runPair(entry, client: client, server: server, options: MatrixRunner.Options())
+            _ = await MatrixRunner.runPair(entry, client: client, server: server, options: .forTests)
             return (server.certificateAuthorityPath, server.baseURL)
         }
         // No --tls: the server opened TLS for the rows redirecting to its TLS fault listeners.
@@ -125,7 +127,7 @@ private func catalogueServer(tls: Bool) -> RangeServer.Configuration {
     @Test func urlSessionIsNotApplicableOverTLSWithTheReason() async throws {
         let entry = try catalogueEntry("plain")
         let configuration = catalogueServer(tls: true)
-        var options = MatrixRunner.Options()
+        var options = MatrixRunner.Options.forTests
         options.tls = true
         let cell = try await withRangeServer(configuration) { server in
             await MatrixRunner.runPair(entry, client: URLSessionClient(), server: server, options: options)
@@ -141,7 +143,7 @@ private func catalogueServer(tls: Bool) -> RangeServer.Configuration {
         let entry = try catalogueEntry("bad-chunk")
         #expect(entry.isHTTPOnly)
         let configuration = catalogueServer(tls: true)
-        var options = MatrixRunner.Options()
+        var options = MatrixRunner.Options.forTests
         options.tls = true
         let cell = try await withRangeServer(configuration) { server in
             await MatrixRunner.runPair(entry, client: EngineClient.make(), server: server, options: options)
@@ -187,7 +189,7 @@ private func catalogueServer(tls: Bool) -> RangeServer.Configuration {
     }
 
     @Test func theEngineColumnPassesOverHTTPS() async throws {
-        var options = MatrixRunner.Options()
+        var options = MatrixRunner.Options.forTests
         options.tls = true
         options.scenarioPattern = "plain,drop-then-resume,tls-*"
         options.command = "rangecheck --tls --client engine"
@@ -201,7 +203,7 @@ private func catalogueServer(tls: Bool) -> RangeServer.Configuration {
     @Test func anHTTPSRunReachesTheTLSPort() async throws {
         let entry = try catalogueEntry("drop-then-resume")
         let configuration = catalogueServer(tls: true)
-        var options = MatrixRunner.Options()
+        var options = MatrixRunner.Options.forTests
         options.tls = true
         let (cell, entries) = try await withRangeServer(configuration) { server in
             let cell = await MatrixRunner.runPair(entry, client: EngineClient.make(), server: server, options: options)

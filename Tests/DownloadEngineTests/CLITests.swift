@@ -38,7 +38,8 @@ struct Child {
         return Child(process: process, logs: logs)
     }
 
-    /// Waits for the child to exit and returns its status as a shell reports it (`128 + N` for signal N).
+    /// Waits for the child to exit, up to `timeout` stretched by the time scale, and returns its status as a shell
+    /// reports it (`128 + N` for signal N).
     func wait(timeout: Duration = .seconds(60)) async throws -> Int32 {
         let status = await process.wait(limit: timeout)
         try? Data(output.utf8).write(to: URL(fileURLWithPath: logs + ".out"))
@@ -58,11 +59,11 @@ struct Child {
 /// threads can be busy for seconds when the whole suite runs on two cores, and a kill that lands late would miss
 /// the download it was meant to interrupt.
 ///
-/// - Returns: whether the condition held (and the kill was sent) within `seconds`.
+/// - Returns: whether the condition held (and the kill was sent) within `seconds` (stretched by the time scale).
 func kill(_ child: Child, within seconds: Double, when condition: @escaping @Sendable () -> Bool) async -> Bool {
     await withCheckedContinuation { continuation in
         Thread {
-            let deadline = Date().addingTimeInterval(seconds)
+            let deadline = Date().addingTimeInterval(scaled(seconds: seconds))
             while Date() < deadline {
                 if condition() {
                     child.process.send(SIGKILL)
@@ -124,7 +125,7 @@ struct CLITests {
             // The journal: each restart asked from the partial file's actual length, and at most one write
             // buffer per kill was fetched twice.
             // A killed client's paced response is journalled once the server's next write fails.
-            let deadline = ContinuousClock.now + .seconds(15)
+            let deadline = ContinuousClock.now + scaled(.seconds(15))
             while requests(server, path).count < 4 && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }

@@ -1,5 +1,6 @@
 import Foundation
 import RangeServer
+import TestSupport
 import Testing
 
 @testable import DownloadEngine

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import RangeServer
+import TestSupport
 import Testing
 
 @testable import DownloadEngine
@@ -133,7 +134,7 @@ private final class CollectingSink: BodySink, @unchecked Sendable {
 }
 
 private func transport() throws -> HTTPTransport {
-    try HTTPTransport(configuration: TransportConfiguration(connectTimeout: .seconds(5), connectionsPerHost: 4))
+    try HTTPTransport(configuration: TransportConfiguration(connectTimeout: scaled(.seconds(5)), connectionsPerHost: 4))
 }
 
 private func get(_ transport: HTTPTransport, _ url: String) async throws -> (Int, [UInt8]) {

@@ -83,7 +83,7 @@ struct StateDirectoryLockTests {
             let second = try await Child.start([url, "-o", dir + "/a.bin"], logs: dir + "/second")
             #expect(try await second.wait() == 1)
             // It never waits (no --wait-lock): refused while the first still runs, checked below; this only bounds it.
-            #expect(ContinuousClock.now - started < .seconds(15) * testTimeScale, "the second did not fail at once")
+            #expect(ContinuousClock.now - started < scaled(.seconds(15)), "the second did not fail at once")
             #expect(
                 second.errors
                     == "rangefetch: state directory '\(state)' is in use by process \(pid) (use --wait-lock to wait)\n")

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import RangeServer
+import TestSupport
 import Testing
 
 @testable import DownloadEngine
@@ -54,6 +55,9 @@ func fileSize(_ path: String) -> Int64? {
 var fixturesServerConfiguration: RangeServer.Configuration {
     var configuration = RangeServer.Configuration()
     configuration.root = fixturesRoot
+    // The server's idle timeout (60 s) is a deadline too: a test task waiting its turn on the two-thread pool
+    // under a sanitizer must still find its connection open.
+    configuration.connectionTimeout = scaled(seconds: configuration.connectionTimeout)
     return configuration
 }
 
@@ -91,26 +95,12 @@ func requests(_ server: RangeServer, _ prefix: String) -> [JournalEntry] {
     server.journal.entries().filter { $0.method == "GET" && $0.target.hasPrefix(prefix) }
 }
 
-/// How many times longer than usual the tests wait for things to happen: `RANGE_TEST_TIME_SCALE`, default 1.
-/// `scripts/sanitize` raises it because ThreadSanitizer makes everything 5-15 times slower. It stretches waits
-/// for liveness only, never a speed expectation.
-let testTimeScale: Double =
-    ProcessInfo.processInfo.environment["RANGE_TEST_TIME_SCALE"].flatMap(Double.init)
-    .map { max($0, 1) } ?? 1
-
-/// `duration` stretched by `testTimeScale`: for timeouts and stalls whose order the test relies on.
-func scaled(_ duration: Duration) -> Duration { duration * testTimeScale }
-
-/// A `rate=` value of `kibibytesPerSecond` slowed by `testTimeScale`, so a test that must act in the middle of
-/// a paced download still finds it running when instrumented code reacts slowly.
-func paced(_ kibibytesPerSecond: Int) -> String { "\(max(1, Int(Double(kibibytesPerSecond) / testTimeScale)))K" }
-
-/// Waits (polling) until `condition` holds, failing the test after `timeout` (times `testTimeScale`).
+/// Waits (polling) until `condition` holds, failing the test after `timeout` (stretched by the time scale).
 func eventually(
     _ timeout: Duration = .seconds(20), _ what: String = "condition",
     _ condition: @Sendable () async -> Bool
 ) async throws {
-    let deadline = ContinuousClock.now + timeout * testTimeScale
+    let deadline = ContinuousClock.now + scaled(timeout)
     // Check once more after the last sleep: on a loaded machine this task may wake long after the deadline,
     // and the condition may well hold by then.
     while true {

@@ -26,8 +26,8 @@ struct CommandLineTests {
             executable, arguments, directory: Fixtures.packageRoot, environment: .inherit.updating(["COLUMNS": "80"]))
     }
 
-    /// Waits for exit, at most `seconds`, and returns the exit status; nil when it overstayed (it is killed)
-    /// or died by a signal.
+    /// Waits for exit, at most `seconds` (stretched by the time scale), and returns the exit status; nil when it
+    /// overstayed (it is killed) or died by a signal.
     static func exitCode(_ child: ChildProcess, seconds: Int = 10) async -> Int32? {
         guard case .exited(let code) = await child.wait(limit: .seconds(seconds)) else { return nil }
         return code

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import TestSupport
 import Testing
 
 @testable import RangeServer
@@ -37,7 +38,7 @@ struct CustomRouteTests {
                 request.method = .POST
                 request.headers.add(name: "X-Probe", value: "probe")
                 request.body = .bytes(ByteBuffer(string: String(repeating: "z", count: 1000)))
-                let response = try await client.execute(request, timeout: .seconds(10))
+                let response = try await client.execute(request, timeout: .init(scaled(.seconds(30))))
                 #expect(response.status.code == 201)
                 #expect(response.headers.first(name: "x-echo") == "yes")
                 let body = String(buffer: try await response.body.collect(upTo: 1 << 20))

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RangeServer
@@ -60,7 +61,7 @@ struct ServerConnectionCapTests {
             #expect(extra.status == 503)
             #expect(extra.header("retry-after") == "7")
             // The paced response notices the close at its next write (a pacing slice is a tenth of a second or less).
-            let deadline = ContinuousClock.now + .seconds(5)
+            let deadline = ContinuousClock.now + scaled(.seconds(5))
             var status = 0
             while ContinuousClock.now < deadline {
                 status = try await FaultWire.blocking {

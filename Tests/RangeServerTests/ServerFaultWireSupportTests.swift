@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RangeServer
@@ -41,11 +42,11 @@ enum FaultWire {
     /// The journal once the server has answered every request it has read (`Journal.settled`), which the test's
     /// own requests, already answered or abandoned by the time it asks, are among.
     ///
-    /// - Returns: the entries, all of them settled; after `timeout` (a request of the test still open on purpose),
+    /// - Returns: the entries, all of them settled; after `timeout`, stretched by the time scale (a request of the test still open on purpose),
     ///   the entries so far.
     @discardableResult
     static func waitForJournal(_ server: RangeServer, timeout: Duration = .seconds(5)) async -> [JournalEntry] {
-        await server.journal.settled(timeout: timeout).entries
+        await server.journal.settled(timeout: scaled(timeout)).entries
     }
 
     /// The journal entries for `target`, once `count` of them are journaled.
@@ -98,10 +99,11 @@ enum FaultWire {
     ///   - port: the server's port.
     ///   - target: the request target.
     ///   - headers: extra request headers.
-    ///   - timeout: the per-read timeout in seconds.
+    ///   - timeout: the per-read timeout in seconds; by default `RawHTTPConnection`'s (10 s, stretched by the time
+    ///     scale).
     /// - Returns: the response; `ending` tells how it ended.
     static func timedGet(
-        port: Int, _ target: String, headers: [String: String] = [:], timeout: Int = 10
+        port: Int, _ target: String, headers: [String: String] = [:], timeout: Int? = nil
     ) throws -> TimedResponse {
         let connection = try RawHTTPConnection(port: port, timeout: timeout)
         let sentAt = ContinuousClock.now

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import RangeServer
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -509,7 +510,7 @@ struct ServerHTTPTests {
             try await withRangeServer(Fixtures.configuration()) { server in
                 for index in 0..<4 {
                     let request = HTTPClientRequest(url: server.baseURL + "/bytes/4K?seed=\(index)")
-                    let response = try await client.execute(request, timeout: .seconds(10))
+                    let response = try await client.execute(request, timeout: .init(scaled(.seconds(10))))
                     #expect(response.status.code == 200)
                     let body = try await response.body.collect(upTo: 1 << 20)
                     #expect(

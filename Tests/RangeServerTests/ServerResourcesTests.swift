@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import RangeServer
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -453,7 +454,7 @@ struct ServerResourcesTests {
         do {
             try await withRangeServer(Fixtures.configuration()) { server in
                 let response = try await client.execute(
-                    HTTPClientRequest(url: server.baseURL + "/bytes/64M"), timeout: .seconds(60))
+                    HTTPClientRequest(url: server.baseURL + "/bytes/64M"), timeout: .init(scaled(.seconds(60))))
                 #expect(response.status.code == 200)
                 #expect(response.headers.first(name: "content-length") == String(length))
                 var hasher = SHA256()

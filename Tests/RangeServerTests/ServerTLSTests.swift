@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import RangeServer
 import TestSupport
 import Testing
@@ -138,8 +139,11 @@ struct ServerTLSTests {
         try await withRangeServer(Self.tlsConfiguration()) { server in
             let port = try #require(server.tlsPort)
             let trust = try #require(server.certificateAuthorityPEM)
+            // Leaves 0.7 s into a 4 s body; both stretched by the time scale, so the handshake and the first bytes
+            // still come before the client leaves when instrumented code runs slowly.
             let left = try await TLSProbe.get(
-                port: port, target: "/bytes/4M?rate=1M", trustPEM: trust, limit: .milliseconds(700))
+                port: port, target: "/bytes/4M?rate=\(paced(1024))", trustPEM: trust,
+                limit: TimeAmount(scaled(.milliseconds(700))))
             #expect(left.ending == .timedOut)
             #expect(left.body.count > 0)
             let entries = await FaultWire.waitForJournal(server)

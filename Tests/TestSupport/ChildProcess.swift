@@ -92,8 +92,10 @@ public final class ChildProcess: @unchecked Sendable {
         for continuation in ready { continuation.resume(returning: true) }
     }
 
-    /// Waits until `isReady` (evaluated under the lock) holds, up to `limit`; returns whether it did.
+    /// Waits until `isReady` (evaluated under the lock) holds, up to `limit` stretched by the time scale
+    /// (`scaled`); returns whether it did.
     private func wait(limit: Duration, until isReady: @escaping () -> Bool) async -> Bool {
+        let limit = scaled(limit)
         let id = lock.withLock {
             nextWaiter += 1
             return nextWaiter
@@ -126,8 +128,8 @@ public final class ChildProcess: @unchecked Sendable {
         lock.withLock { _ = try? execution?.send(signal: Signal(rawValue: signal)) }
     }
 
-    /// Waits for the child to exit, up to `limit`; one still running then is killed (swift-subprocess's
-    /// teardown) and nil is returned.
+    /// Waits for the child to exit, up to `limit` (stretched by the time scale, as every limit here is); one still
+    /// running then is killed (swift-subprocess's teardown) and nil is returned.
     public func wait(limit: Duration = .seconds(60)) async -> TerminationStatus? {
         if await wait(limit: limit, until: { self.termination != nil }) {
             return lock.withLock { termination }
@@ -137,7 +139,7 @@ public final class ChildProcess: @unchecked Sendable {
         return nil
     }
 
-    /// The first line the child wrote to stdout (without its newline): waits for it, up to `limit`, or
+    /// The first line the child wrote to stdout (without its newline): waits for it, up to `limit` (scaled), or
     /// returns what there is once the child has exited.
     public func firstLine(limit: Duration = .seconds(30)) async -> String {
         _ = await wait(limit: limit) { self.outputBytes.contains(10) || self.termination != nil }
@@ -145,8 +147,8 @@ public final class ChildProcess: @unchecked Sendable {
         return String(decoding: bytes.prefix { $0 != 10 }, as: UTF8.self)
     }
 
-    /// The first `count` lines the child wrote to stdout (without their newlines): waits for them, up to `limit`,
-    /// or returns the complete lines there are once the child has exited.
+    /// The first `count` lines the child wrote to stdout (without their newlines): waits for them, up to `limit`
+    /// (scaled), or returns the complete lines there are once the child has exited.
     public func lines(_ count: Int, limit: Duration = .seconds(30)) async -> [String] {
         _ = await wait(limit: limit) { self.outputBytes.count { $0 == 10 } >= count || self.termination != nil }
         let complete = output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()

@@ -56,7 +56,15 @@ public final class ConformanceService: Sendable {
     /// When the service started, on its clock and on the wall clock: tokens carry wall-clock times, and the service
     /// reads the wall clock as this plus its own clock's progress, so a test's clock moves both.
     let started: (instant: ContinuousClock.Instant, date: Date)
-    private let attached = NIOLockedValueBox<RangeServer?>(nil)
+    /// The server whose URLs the service hands out, held weakly: that server keeps the service alive through its
+    /// ``route``, and a strong reference back made the two a cycle that outlived `stop()`, with the server's journal
+    /// and both catalogues (LeakSanitizer found it; `ServiceLifetimeTests` checks both are freed).
+    private let attached = NIOLockedValueBox(AttachedServer())
+
+    /// A weak reference to the attached server.
+    private struct AttachedServer: Sendable {
+        weak var server: RangeServer?
+    }
 
     /// A run the service holds.
     enum HeldRun: Sendable {
@@ -146,13 +154,14 @@ public final class ConformanceService: Sendable {
         return server
     }
 
-    /// Tells the service which server serves its scenarios (``startServer(_:)`` does it).
+    /// Tells the service which server serves its scenarios (``startServer(_:)`` does it). The service does not keep
+    /// the server alive; the server keeps the service alive through ``route``.
     ///
     /// - Parameters:
     ///   - server: a running server whose configuration has ``route`` and the service's scenarios.
-    public func attach(_ server: RangeServer) { attached.withLockedValue { $0 = server } }
+    public func attach(_ server: RangeServer) { attached.withLockedValue { $0.server = server } }
 
-    var server: RangeServer? { attached.withLockedValue { $0 } }
+    var server: RangeServer? { attached.withLockedValue { $0.server } }
 
     /// The latest verdict of every report cell held, in the order judged.
     public var verdicts: [ConformanceAPI.Verdict] { store.all.map(\.verdict) }

@@ -1,4 +1,5 @@
 import RangeServer
+import TestSupport
 
 /// Paths inside the repository, found from this file's location so tests run from any directory.
 enum Fixtures {
@@ -16,6 +17,9 @@ enum Fixtures {
     ) -> RangeServer.Configuration {
         var configuration = RangeServer.Configuration()
         configuration.root = files
+        // The server's idle timeout (60 s) is a deadline too: a test task waiting its turn on the two-thread pool
+        // under a sanitizer must still find its connection open.
+        configuration.connectionTimeout = scaled(seconds: configuration.connectionTimeout)
         configuration.scenariosDirectory = scenarios
         change(&configuration)
         return configuration

@@ -1,3 +1,5 @@
+import TestSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -41,15 +43,18 @@ final class RawHTTPConnection {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to `host:port` (IPv4), with `timeout` seconds for every read.
-    init(host: String = "127.0.0.1", port: Int, timeout: Int = 10) throws {
+    /// Connects to `host:port` (IPv4), with `timeout` seconds for every read. Without a `timeout`, 30 s stretched by
+    /// the time scale: a deadline for an answer that should come. A `timeout` given is the test's own and taken as it
+    /// is (a garbage request the server may neither answer nor close): such reads often block a thread of the
+    /// cooperative pool, and a stretched one would hold it ten times longer.
+    init(host: String = "127.0.0.1", port: Int, timeout: Int? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPError("socket failed: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         inet_pton(AF_INET, host, &address.sin_addr)
-        var tv = timeval(tv_sec: timeout, tv_usec: 0)
+        var tv = timeval(tv_sec: timeout ?? scaled(seconds: 30), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

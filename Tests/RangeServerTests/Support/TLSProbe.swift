@@ -2,6 +2,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
+import TestSupport
 
 /// A minimal TLS client for the server's TLS tests: it sends one request and reports the bytes that came back and
 /// how the connection ended, which is what a TLS fault changes (a close_notify, a bare TCP close, a reset, a failed
@@ -45,10 +46,13 @@ struct TLSProbe {
     }
 
     /// Connects to `127.0.0.1:port`, checks the server's certificate against `trustPEM` for `serverName`, sends a GET
-    /// for `target` with `Connection: close`, and reads until the connection ends or `limit` passes.
+    /// for `target` with `Connection: close`, and reads until the connection ends or `limit` passes. Without a
+    /// `limit`, 10 s stretched by the time scale (a deadline); a `limit` given is the test's own timing (leaving a
+    /// response early) and is taken as it is.
     static func get(
-        port: Int, target: String, trustPEM: String, serverName: String = "localhost", limit: TimeAmount = .seconds(10)
+        port: Int, target: String, trustPEM: String, serverName: String = "localhost", limit: TimeAmount? = nil
     ) async throws -> Result {
+        let limit = limit ?? TimeAmount(scaled(.seconds(10)))
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(trustPEM.utf8)))
         // Leaving at the limit closes TCP right after close_notify, as a client that gives up does; NIOSSL's

@@ -1,0 +1,124 @@
+"""Classifies the reports scripts/sanitize collected: each one is a known toolchain problem (docs/reliability.md,
+"Sanitizers") or unknown, and any unknown one fails the run.
+
+    python3 scripts/lib/sanitize_reports.py .build/reports/sanitize-thread
+
+Prints every unknown report (its first lines) and a count per known family to stderr, and "TOTAL UNKNOWN" to stdout.
+A report is known by its stacks, never by a file name alone:
+
+ThreadSanitizer
+- "swift-subprocess behind Synchronization.Mutex": the racing access (the SUMMARY line) is inside swift-subprocess,
+  whose state sits behind Synchronization.Mutex, which TSan cannot see on Linux
+  (fixtures/sanitizers/mutex-false-positive.swift).
+- "NIO pooled receive buffer reused" and "NIOSSL read buffer reused": a data race whose racing access is a write to a
+  ByteBuffer's storage (frame #0 in `ByteBuffer._Storage`) made while NIO's pooled receive-buffer allocator
+  (`NIOPooledRecvBufferAllocator`) or NIOSSL's decryption (`SSLConnection.readDataFromNetwork`) refills its own
+  buffer, and whose previous access is the engine's hash thread reading a part (`HashPipeline.submit`'s closure).
+  Both owners write there only once their reference is the only one (a uniqueness check), which the hash thread's
+  release ordered; the release and the check are in the Swift runtime, which TSan does not see
+  (Tests/DownloadEngineTests/TLSReadBufferTests.swift shows the rule for NIOSSL).
+
+LeakSanitizer (each leak record is one report)
+- "toolchain library": the allocation site (the first frame past the allocator, the Swift runtime and the standard
+  library) is in Foundation, FoundationEssentials, CoreFoundation, XCTest or libcurl, or in the runtime's side
+  tables (fixtures/sanitizers/empty-file-leak.swift, swiftlang/swift-corelibs-foundation#3260,
+  swiftlang/swift-corelibs-xctest#521, llvm/llvm-project#56751).
+- "held by a toolchain leak": an indirect leak (reachable only from leaked memory) allocated outside Sources/: what
+  Foundation's leaked objects hold.
+- "indirect enum payload (LocatedJSON)": allocated by the scenario loader's JSON parser (`LocatedJSONParser`): the
+  boxes of the indirect enum `LocatedJSON.Kind` and what they hold, alive in a loaded scenario's `expect` section at
+  exit. A box is referenced through a pointer carrying the enum's case in its spare bits, which LeakSanitizer does
+  not follow (fixtures/sanitizers/indirect-enum-leak.swift); a scenario that really leaked would be reported at its
+  own allocation, which is not in the parser.
+Any other leak allocated in Sources/ is unknown, direct or indirect.
+"""
+
+import collections
+import pathlib
+import re
+import sys
+
+START = re.compile(r"^(WARNING: ThreadSanitizer|==\d+==ERROR: AddressSanitizer|(Direct|Indirect) leak of)", re.M)
+# A frame: `#N 0xADDR in FUNCTION` or `#N 0xADDR (MODULE+0xOFFSET)` (AddressSanitizer), `#N FUNCTION` (TSan).
+FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (\S+)|^\s*#\d+ 0x[0-9a-f]+\s+\((\S+?)\+|^\s*#\d+ (?!0x)(\S+)", re.M)
+RUNTIME = re.compile(
+    r"^(malloc|calloc|realloc|strdup|posix_memalign|memalign|aligned_alloc|_Zn[wa]m|swift_|\$ss|\$sS[aSs]"
+    r"|/opt/swift/usr/lib/swift/linux/libswiftCore)"
+)
+TOOLCHAIN = re.compile(r"Foundation|_CF|XCTest|libcurl|swift::RefCounts")
+OURS = re.compile(r"/Sources/(RangeServer|DownloadEngine|Conformance|HTTPVocabulary|SystemCalls|CMicroHTTPD|Range\w+Command)/")
+LOCATED_JSON = re.compile(r"^\$s11RangeServer17LocatedJSONParserV")
+
+STORAGE_WRITE = re.compile(r"^\$s7NIOCore10ByteBufferV8_StorageC")
+HASH_THREAD = re.compile(r"^\$s14DownloadEngine12HashPipelineC6submit")
+REFILLS = {
+    "NIO pooled receive buffer reused": re.compile(r"^\$s7NIOCore28NIOPooledRecvBufferAllocatorV"),
+    "NIOSSL read buffer reused": re.compile(r"^\$s6NIOSSL13SSLConnectionC19readDataFromNetwork"),
+}
+
+
+def names(text):
+    """The function (or module) of every stack frame in `text`, in order."""
+    return [a or b or c for a, b, c in FRAME.findall(text)]
+
+
+def thread_family(block):
+    summary = re.search(r"^SUMMARY: ThreadSanitizer: .*$", block, re.M)
+    if summary and "/swift-subprocess/Sources/Subprocess/" in summary.group(0):
+        return "swift-subprocess behind Synchronization.Mutex"
+    if not block.startswith("WARNING: ThreadSanitizer: data race"):
+        return None
+    previous = block.find("\n  Previous read of ")
+    racing = block.split("\n", 2)[1] if "\n" in block else ""
+    if previous < 0 or not racing.lstrip().startswith("Write of "):
+        return None
+    end = block.find("\n\n", previous)
+    current, earlier = names(block[:previous]), names(block[previous : end if end >= 0 else len(block)])
+    if not current or not STORAGE_WRITE.search(current[0]) or not any(HASH_THREAD.search(n) for n in earlier):
+        return None
+    return next((family for family, refill in REFILLS.items() if any(refill.search(n) for n in current)), None)
+
+
+def leak_family(block):
+    frames = names(block)
+    site = next((name for name in frames if not RUNTIME.search(name)), "")
+    if TOOLCHAIN.search(site) or site.startswith("swift::"):
+        return "toolchain library"
+    if LOCATED_JSON.search(site):
+        return "indirect enum payload (LocatedJSON)"
+    if block.startswith("Indirect") and not OURS.search(block):
+        return "held by a toolchain leak"
+    return None
+
+
+def family(block):
+    if block.startswith(("Direct leak", "Indirect leak")):
+        return leak_family(block)
+    if block.startswith("WARNING: ThreadSanitizer"):
+        return thread_family(block)
+    return None  # an AddressSanitizer error is never known
+
+
+def main(directory):
+    total = unknown = 0
+    known = collections.Counter()
+    for path in sorted(pathlib.Path(directory).glob("report.*")):
+        text = path.read_text(errors="replace")
+        starts = [m.start() for m in START.finditer(text)] + [len(text)]
+        for begin, end in zip(starts, starts[1:]):
+            block = text[begin:end]
+            total += 1
+            name = family(block)
+            if name:
+                known[name] += 1
+            else:
+                unknown += 1
+                print(f"scripts/sanitize: report in {path}:", file=sys.stderr)
+                print("\n".join(block.splitlines()[:14]), file=sys.stderr)
+    for name, count in sorted(known.items()):
+        print(f"scripts/sanitize: known: {count} x {name}", file=sys.stderr)
+    print(total, unknown)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
