@@ -13,6 +13,8 @@ public struct CatalogueEntry: Sendable {
     public var versions: [Int]
     /// The version a successful output must equal: `expect.version`, else the latest the scenario serves.
     public var expectedVersion: Int
+    /// The RFC sections the row rests on and the reports of its failure in real clients (`rfc`, `seen-in`).
+    public var references: RowReferences
 
     /// The name.
     public var name: String { scenario.name }
@@ -30,11 +32,12 @@ public struct CatalogueEntry: Sendable {
     /// - Parameters:
     ///   - scenario: the scenario.
     ///   - root: the directory served under `/files/`.
-    /// - Throws: `ConformanceError.invalidExpectation` for a missing or bad `expect` section, or a
-    ///   `files` entry naming an undefined route.
+    /// - Throws: `ConformanceError.invalidExpectation` for a missing or bad `expect` section, a missing `rfc` or
+    ///   `seen-in` key, or a `files` entry naming an undefined route.
     public init(scenario: Scenario, root: String) throws(ConformanceError) {
         self.scenario = scenario
         expectation = try ScenarioExpectation.parse(scenario.expect, scenario: scenario.name)
+        references = try RowReferences.required(of: scenario)
         let (reference, base) = try ReferenceContent.parse(scenario.resource, root: root)
         self.reference = reference
         var versions: Set<Int> = [base]
@@ -55,6 +58,15 @@ public struct CatalogueEntry: Sendable {
     /// - Returns: the descriptions.
     public static func descriptions(_ entries: [CatalogueEntry]) -> [String: String] {
         Dictionary(entries.map { ($0.name, $0.scenario.description) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Each row's references by name, as the reports show them.
+    ///
+    /// - Parameters:
+    ///   - entries: the catalogue.
+    /// - Returns: the references.
+    public static func references(_ entries: [CatalogueEntry]) -> [String: RowReferences] {
+        Dictionary(entries.map { ($0.name, $0.references) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Loads the catalogue: every scenario in a directory, each with its expectation, in name order.

@@ -138,6 +138,9 @@ public struct Matrix: Hashable, Sendable {
     public var interruption: String?
     /// The `--baseline` file the cells were compared with (``MatrixCell/baseline``), or nil.
     public var baseline: String?
+    /// What each row rests on (its RFC sections and the reports of its failure), by scenario name, for the
+    /// reports; a row without an entry shows none.
+    public var references: [String: RowReferences] = [:]
 
     /// Makes a matrix.
     ///

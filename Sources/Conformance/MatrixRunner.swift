@@ -110,12 +110,14 @@ public enum MatrixRunner {
                         + (cell.result.reason.isEmpty ? "" : ": \(cell.result.reason)"))
                 cells.append(cell)
             }
-            return Matrix(
+            var matrix = Matrix(
                 scenarios: catalogue.map(\.name), clients: clients.map(\.name), cells: cells,
                 invocations: Dictionary(
                     clients.map { ($0.name, $0.invocation) }, uniquingKeysWith: { first, _ in first }),
                 command: options.command, scheme: options.tls ? "https" : "http",
                 descriptions: CatalogueEntry.descriptions(catalogue), interruption: interruption)
+            matrix.references = CatalogueEntry.references(catalogue)
+            return matrix
         }
     }
 

@@ -83,7 +83,7 @@ extension Report {
         return text
     }
 
-    /// A page of its own for one run: the scenario and its description, the client, the verdict and its reason, the
+    /// A page of its own for one run: the scenario, its description and what it rests on, the client, the verdict and its reason, the
     /// timeline with the content map and its legend, every request's facts, and a link back to the matrix (`../`,
     /// the prefix of a page at `prefix + SCENARIO/CLIENT`).
     ///
@@ -181,7 +181,7 @@ extension Report {
             small.note{font-style:italic}small.baseline-worse{font-weight:bold;color:#b00020}
             td.corrupt small.baseline-worse{color:#fff}small.baseline-new{font-weight:bold}small.baseline-fixed{color:#1b6e1b}.interrupted{color:#b00020}
             th small.description{font-weight:normal;max-width:30em}td a{color:inherit;font-weight:bold}
-            code{background:#f4f4f4;padding:1px 3px}
+            code{background:#f4f4f4;padding:1px 3px}dl.references dt{font-weight:bold}dl.references dd{margin:0 0 .3em 1em}
             .run{display:none;border-top:2px solid #ccc;margin-top:2em;padding-top:1em}.run:target{display:block}
             .verdict-pass{color:#1b6e1b}.verdict-fail,.verdict-corrupt{color:#b00020}.verdict-unsafe{color:#b35900}
             .verdict-costly{color:#806000}.legend li{margin:.2em 0}
@@ -198,6 +198,7 @@ extension Report {
         var text = "<h2>\(htmlEscaped(cell.scenario)) × \(htmlEscaped(cell.client))</h2>\n"
         let description = matrix.descriptions[cell.scenario] ?? cell.trace?.description ?? ""
         if !description.isEmpty { text += "<p class=\"description\">\(htmlEscaped(description))</p>\n" }
+        text += referencesHTML(matrix.references[cell.scenario])
         text += "<p>Client <b>\(htmlEscaped(cell.client))</b> over \(htmlEscaped(matrix.scheme)): "
         text += "<b class=\"verdict-\(cssClass(cell))\">\(cell.label)</b>"
         if !result.reason.isEmpty { text += " — \(htmlEscaped(result.reason))" }

@@ -103,7 +103,8 @@ public enum Report {
         return text
     }
 
-    /// A Markdown table with the reason in each non-passing cell, the summaries, and the invocations.
+    /// A Markdown table with the reason in each non-passing cell, a footnote on each row naming what it rests on
+    /// (its RFC sections and the reports of its failure in real clients), the summaries, and the invocations.
     ///
     /// - Parameters:
     ///   - matrix: the results.
@@ -117,6 +118,7 @@ public enum Report {
         text += "\n\n"
         text += "| \(rowHeader(matrix)) | " + matrix.clients.joined(separator: " | ") + " |\n"
         text += "|---|" + matrix.clients.map { _ in "---|" }.joined() + "\n"
+        var shownRows: [String] = []
         for scenario in matrix.scenarios {
             let cells = matrix.clients.map { client -> String in
                 guard let cell = matrix.cell(scenario: scenario, client: client) else { return "–" }
@@ -127,8 +129,11 @@ public enum Report {
                 return verdict + cell.notes.map { "<br>note: " + markdownEscaped($0) }.joined() + change
             }
             if cells.allSatisfy({ $0 == "–" }) { continue }
-            text += "| \(scenario) | " + cells.joined(separator: " | ") + " |\n"
+            shownRows.append(scenario)
+            text += "| \(scenario)\(markdownReferenceMark(matrix, scenario: scenario)) | "
+            text += cells.joined(separator: " | ") + " |\n"
         }
+        text += markdownReferenceFootnotes(matrix, rows: shownRows)
         text += "\n" + gradeLegend + "\n\n"
         for summary in matrix.summaries { text += "- " + summary.line + "\n" }
         if !matrix.invocations.isEmpty {
@@ -201,6 +206,7 @@ public enum Report {
     /// `corrupt`, `fail`, `unsafe` or `costly` (absent for skipped and n/a) and `reasons` lists every violation with
     /// its grade (and, for an `unsafe` one, the `sibling` row where it corrupts). A run compared with a `--baseline` has
     /// `"baseline"` (the file) and, in each cell, `"baseline": {"change": "new"|"worse"|"fixed"|"same", "was"}`.
+    /// `references` maps each scenario to what it rests on, `{"rfc", "seen-in"}`, each a list or `{"none": "why"}`.
     ///
     /// - Parameters:
     ///   - matrix: the results.
@@ -209,6 +215,7 @@ public enum Report {
         let document = JSONDocument(
             command: matrix.command, scheme: matrix.scheme, clients: matrix.clients, scenarios: matrix.scenarios,
             descriptions: matrix.descriptions.filter { matrix.scenarios.contains($0.key) },
+            references: matrix.references.filter { matrix.scenarios.contains($0.key) },
             invocations: matrix.invocations.filter { matrix.clients.contains($0.key) },
             cells: orderedCells(matrix).map { cell in
                 JSONDocument.Cell(
@@ -264,6 +271,7 @@ public enum Report {
         var clients: [String]
         var scenarios: [String]
         var descriptions: [String: String]
+        var references: [String: RowReferences]
         var invocations: [String: String]
         var cells: [Cell]
         var summaries: [Summary]

@@ -42,6 +42,7 @@ import Testing
 
     static let dropThenResume = """
         {"description": "Drops at 1M, then resumes.", "resource": "/bytes/4M?seed=11",
+         "rfc": {"none": "a test row"}, "seen-in": {"none": "a test row"},
          "attempts": [{"drop-after": "1M"}, {}], "expect": {"outcome": "success"}}
         """
 
@@ -87,6 +88,7 @@ import Testing
 
     static let versionChange = """
         {"description": "The resource changes after a drop.", "resource": "/bytes/4M?seed=11",
+         "rfc": {"none": "a test row"}, "seen-in": {"none": "a test row"},
          "attempts": [{"drop-after": "1M"}, {"version": 2, "ignore-if-range": true}],
          "expect": {"outcome": "success", "version": 2}}
         """
@@ -140,6 +142,7 @@ import Testing
         let entry = try Self.catalogue(
             """
             {"description": "d", "resource": "/bytes/4M?seed=11&version=3",
+             "rfc": {"none": "a test row"}, "seen-in": {"none": "a test row"},
              "attempts": [{"etag-salt": "edge1"}, {"version": 5}], "expect": {"outcome": "success"}}
             """)
         let salted = Self.entry(
@@ -186,6 +189,7 @@ import Testing
         let entry = try Self.catalogue(
             """
             {"description": "One hop.", "resource": "/bytes/4M?seed=24",
+             "rfc": {"none": "a test row"}, "seen-in": {"none": "a test row"},
              "attempts": [{"redirect": "final", "redirect-code": 307}],
              "routes": {"final": {"attempts": [{}]}}, "expect": {"outcome": "success"}}
             """)

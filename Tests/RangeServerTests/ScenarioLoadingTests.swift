@@ -314,6 +314,20 @@ struct ScenarioLoadingTests {
             (document(#"[ { "etag-salt": "e", "no-etag": true } ]"#), 4, 19, "cannot be combined with no-etag"),
             (document(#"[ { "redirect-host": "localhost" } ]"#), 4, 19, "redirect-host requires redirect"),
             (document(#"[ { "redirect": "/a", "redirect-host": "a b" } ]"#), 4, 54, "redirect-host=a b"),
+            // Issue 27's references: a list of well-formed, distinct references, or {"none": "why"}.
+            (document("[]", then: #""rfc": "RFC 9110 §14.2""#), 5, 10, "rfc must be a non-empty array"),
+            (document("[]", then: #""rfc": []"#), 5, 10, "rfc must be a non-empty array of references or"),
+            (document("[]", then: #""rfc": ["RFC9110 §14.2"]"#), 5, 11, #"rfc[0]: "RFC9110 §14.2" is not a section"#),
+            (document("[]", then: #""rfc": [14]"#), 5, 11, "rfc[0] must be a string"),
+            (document("[]", then: #""rfc": {}"#), 5, 10, "found an empty object"),
+            (document("[]", then: #""rfc": {"none": " "}"#), 5, 19, "rfc.none must say why"),
+            (document("[]", then: #""rfc": {"because": "x"}"#), 5, 11, #"unknown key "because" in rfc"#),
+            (document("[]", then: #""seen-in": 3"#), 5, 14, "seen-in must be a non-empty array"),
+            (document("[]", then: #""seen-in": ["curl#12"]"#), 5, 15, "is not a GitHub issue or pull request"),
+            (
+                document("[]", then: #""seen-in": ["curl/curl#1", "curl/curl#1"]"#), 5, 30,
+                #"seen-in[1]: "curl/curl#1" is listed twice"#
+            ),
         ] as [(String, Int, Int, String)]
     )
     func malformedFiles(text: String, line: Int, column: Int, reason: String) throws {
@@ -321,6 +335,53 @@ struct ScenarioLoadingTests {
         #expect(message.hasPrefix("\(path):\(line):\(column): "), "\(message)")
         #expect(message.contains(reason), "\(message)")
         #expect(!message.contains("\n"))
+    }
+
+    @Test("every fixture says what it rests on: RFC sections and reports, or why there are none")
+    func fixturesCarryReferences() throws {
+        let scenarios = try Scenario.loadDirectory(fixturesDirectory)
+        #expect(scenarios.count >= 50)
+        for scenario in scenarios.values {
+            let rfc = try #require(scenario.rfc, "\(scenario.name) has no rfc")
+            let seenIn = try #require(scenario.seenIn, "\(scenario.name) has no seen-in")
+            for (kind, citations) in [(ScenarioCitations.Kind.rfc, rfc), (.seenIn, seenIn)] {
+                #expect(citations.references.allSatisfy(kind.accepts), "\(scenario.name)")
+                #expect(citations.references.isEmpty != (citations.noneReason == nil), "\(scenario.name)")
+            }
+        }
+        #expect(scenarios["if-range-date-only"]?.rfc?.references.contains("RFC 9110 §13.1.5") == true)
+        #expect(scenarios["plain"]?.seenIn?.noneReason?.isEmpty == false)
+    }
+
+    @Test("references take one form each: RFC NNNN §N.N, owner/repo#N")
+    func referenceForms() {
+        let sections: [(String, Bool)] = [
+            ("RFC 9110 §13.1.5", true), ("RFC 8446 §6", true), ("RFC 9110 §A.2", true), ("RFC 9110 13.1.5", false),
+            ("RFC 09110 §1", false), ("RFC 9110 §1.", false), ("RFC 9110 §01", false), ("rfc 9110 §1", false),
+            ("RFC 9110 §AB", false), ("RFC 9110  §1", false), ("RFC 9110", false), ("curl/curl#1", false),
+        ]
+        for (text, accepted) in sections {
+            #expect(ScenarioCitations.Kind.rfc.accepts(text) == accepted, "rfc: \(text)")
+        }
+        let reports: [(String, Bool)] = [
+            ("curl/curl#1163", true), ("huggingface/huggingface_hub#3778", true), ("JuliaLang/Downloads.jl#126", true),
+            ("curl#1", false), ("curl/curl", false), ("curl/curl#0", false), ("curl/curl#01", false),
+            ("-a/b#1", false), ("a/b/c#1", false), ("a/..#1", false), ("a/b#1x", false), ("RFC 9110 §1", false),
+        ]
+        for (text, accepted) in reports {
+            #expect(ScenarioCitations.Kind.seenIn.accepts(text) == accepted, "seen-in: \(text)")
+        }
+    }
+
+    @Test("rfc and seen-in are optional to the server, and kept as written when present")
+    func referencesParse() throws {
+        let bare = try parse(document("[]"))
+        #expect(bare.rfc == nil && bare.seenIn == nil)
+        let cited = try parse(
+            document(
+                "[]", then: #""rfc": ["RFC 9110 §14.2", "RFC 9110 §13.1.5"], "seen-in": {"none": "not yet seen"}"#))
+        #expect(cited.rfc == .cited(["RFC 9110 §14.2", "RFC 9110 §13.1.5"]))
+        #expect(cited.seenIn == .none(reason: "not yet seen"))
     }
 
     @Test("a bad file in a directory of good ones is named")

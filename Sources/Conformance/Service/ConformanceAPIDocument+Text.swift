@@ -619,7 +619,9 @@ extension ConformanceAPIDocument {
                         "description",
                         "files",
                         "steps",
-                        "tags"
+                        "tags",
+                        "rfc",
+                        "seen-in"
                       ],
                       "additionalProperties": false,
                       "properties": {
@@ -651,11 +653,45 @@ extension ConformanceAPIDocument {
                         "expect": {
                           "type": "object",
                           "description": "The scenario's expect section as its file wrote it (docs/conformance.md)."
+                        },
+                        "rfc": {
+                          "$ref": "#/components/schemas/Citations",
+                          "description": "The RFC sections the row rests on, like \"RFC 9110 §13.1.5\", or {\"none\": \"why\"} for a row no RFC decides (efficiency, timeouts) (docs/conformance.md, \"What each row rests on\")."
+                        },
+                        "seen-in": {
+                          "$ref": "#/components/schemas/Citations",
+                          "description": "Public reports of the row's failure in real clients, as GitHub issues or pull requests like \"curl/curl#1163\", or {\"none\": \"why\"}."
                         }
                       }
                     }
                   }
                 }
+              },
+              "Citations": {
+                "description": "A row's rfc or seen-in, as its scenario file writes it: a non-empty list of distinct references, or an object saying why there is none.",
+                "anyOf": [
+                  {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "minLength": 1
+                    }
+                  },
+                  {
+                    "type": "object",
+                    "required": [
+                      "none"
+                    ],
+                    "additionalProperties": false,
+                    "properties": {
+                      "none": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "Why the row has no reference."
+                      }
+                    }
+                  }
+                ]
               },
               "RunRequest": {
                 "type": "object",

@@ -25,9 +25,11 @@ extension ConformanceService {
         // A verdict of a scenario no longer in the catalogue (a restart with other scenarios) keeps its row.
         let rows = names + Set(latest.values.map(\.scenario)).subtracting(names).sorted()
         let cells = rows.flatMap { scenario in clients.compactMap { latest["\(scenario)\u{0}\($0)"] } }
-        return Matrix(
+        var matrix = Matrix(
             scenarios: rows, clients: clients, cells: cells, command: "rangecheck serve", scheme: "http",
             descriptions: CatalogueEntry.descriptions(catalogue))
+        matrix.references = CatalogueEntry.references(catalogue)
+        return matrix
     }
 
     /// `GET /_conformance/report[?format=html|json|junit|markdown]`.

@@ -11,6 +11,15 @@ extension ConformanceService {
             var steps: [ConformanceAPI.StepSpec]
             var tags: [String]
             var expect: JSONValue?
+            /// The RFC sections the row rests on, or `{"none": "why"}`.
+            var rfc: ScenarioCitations
+            /// Reports of the row's failure in real clients, or `{"none": "why"}`.
+            var seenIn: ScenarioCitations
+
+            private enum CodingKeys: String, CodingKey {
+                case name, description, files, steps, tags, expect, rfc
+                case seenIn = "seen-in"
+            }
         }
 
         var scenarios: [Item]
@@ -33,7 +42,8 @@ extension ConformanceService {
                 ScenarioListing.Item(
                     name: entry.name, description: entry.scenario.description, files: entry.expectation.files,
                     steps: Self.steps(of: entry, prefillURL: nil), tags: entry.expectation.tags.sorted(),
-                    expect: try? entry.scenario.expect?.decode(JSONValue.self))
+                    expect: try? entry.scenario.expect?.decode(JSONValue.self), rfc: entry.references.rfc,
+                    seenIn: entry.references.seenIn)
             })
     }
 

@@ -91,7 +91,9 @@ extension Scenario {
 
 /// Turns a located JSON tree into a `Scenario`, failing with the file, line and column of the culprit.
 private struct ScenarioReader {
-    private static let topLevelKeys = ["description", "resource", "attempts", "routes", "count-probes", "expect"]
+    private static let topLevelKeys = [
+        "description", "resource", "attempts", "routes", "count-probes", "expect", "rfc", "seen-in",
+    ]
     private static let requiredTopLevelKeys = ["description", "resource", "attempts"]
     private static let routeKeys = ["resource", "attempts"]
     private static let stepKeys =
@@ -162,7 +164,46 @@ private struct ScenarioReader {
             }
             scenario.countsProbes = flag
         }
+        scenario.rfc = try members["rfc"].map { try citations($0, kind: .rfc) }
+        scenario.seenIn = try members["seen-in"].map { try citations($0, kind: .seenIn) }
         return scenario
+    }
+
+    /// An `rfc` or `seen-in` value: a non-empty array of distinct, well-formed references, or `{"none": "why"}`.
+    private func citations(_ value: LocatedJSON, kind: ScenarioCitations.Kind) throws -> ScenarioCitations {
+        let key = kind.rawValue
+        let expected = "a non-empty array of references or {\"none\": \"why\"}"
+        switch value.kind {
+        case .array(let items):
+            guard !items.isEmpty else {
+                throw fail(value.location, "\(key) must be \(expected), found an empty array")
+            }
+            var references: [String] = []
+            for (offset, item) in items.enumerated() {
+                let text = try string(item, "\(key)[\(offset)]")
+                guard kind.accepts(text) else {
+                    throw fail(item.location, "\(key)[\(offset)]: \"\(text)\" is not \(kind.form)")
+                }
+                guard !references.contains(text) else {
+                    throw fail(item.location, "\(key)[\(offset)]: \"\(text)\" is listed twice")
+                }
+                references.append(text)
+            }
+            return .cited(references)
+        case .object(let list):
+            let members = Members(list: list)
+            try checkKeys(members, allowed: ["none"], in: key)
+            guard let reason = members["none"] else {
+                throw fail(value.location, "\(key) must be \(expected), found an empty object")
+            }
+            let text = try string(reason, "\(key).none")
+            guard text.contains(where: { !$0.isWhitespace }) else {
+                throw fail(reason.location, "\(key).none must say why there is no reference")
+            }
+            return .none(reason: text)
+        default:
+            throw fail(value.location, "\(key) must be \(expected), found \(value.kindName)")
+        }
     }
 
     private func steps(

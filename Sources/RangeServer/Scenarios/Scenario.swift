@@ -24,6 +24,12 @@ public struct Scenario: Hashable, Sendable {
     /// not: its attempt is given back, so the client's next request meets the step the probe met. For rows whose
     /// point is counting every request: redirect loops, retry bursts.
     public var countsProbes = false
+    /// The RFC sections the row rests on (`"rfc"`), or why none does; nil when the file has no `rfc` key. The server
+    /// only checks its form; the conformance harness requires it of every row and shows it in its reports.
+    public var rfc: ScenarioCitations?
+    /// Public reports of the row's failure in real clients (`"seen-in"`), or why there are none; nil when the file
+    /// has no `seen-in` key. Like ``rfc``, for the harness's reports.
+    public var seenIn: ScenarioCitations?
 
     /// Makes a scenario from parts, without the loader's validation.
     ///
