@@ -53,7 +53,10 @@ struct ReproducerEndToEndTests {
         let reproducer = try #require(cell.reproducer)
         #expect(reproducer.compare.observed == cell.result.reason)
         #expect(reproducer.directory == "\(scratch)/version-change/naive")
-        let run = try #require(reproducer.client.split(separator: "/").last.map(String.init))
+        let run = try #require(
+            reproducer.client.components(separatedBy: "/scenario/version-change/").last.map {
+                String($0.prefix { $0 != " " })
+            })
         #expect(run.hasPrefix("naive-"))
 
         // The server, exactly as given but on a free port (8080 may be taken here): its first line names the port.

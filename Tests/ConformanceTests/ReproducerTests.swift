@@ -191,7 +191,8 @@ struct ReproducerTests {
         let html = Report.detailHTML(cell, matrix: matrix)
         #expect(html.contains("<h3>Reproduce by hand</h3>"))
         #expect(html.contains("restarted &lt;from zero&gt;"))
-        #expect(html.contains(reproducer.compare.journal.replacingOccurrences(of: "&", with: "&amp;")))
+        #expect(html.contains("/_control/journal?run=curl-abc&amp;settled=2s"))
+        #expect(html.contains("<pre class=\"reproducer\"><code># 1. the server"))
 
         let script = Report.reproducerScript(reproducer)
         #expect(script.contains("#    kill -9 the client once 25%"))
@@ -205,5 +206,22 @@ struct ReproducerTests {
             scenarios: ["plain"], clients: ["curl"], cells: [MatrixCell(scenario: "plain", client: "curl", result: .pass)])
         #expect(!Report.json(matrix).contains("reproducer"))
         #expect(!Report.markdown(matrix).contains("<details>"))
+    }
+
+    @Test("a reproducer as JSON conforms to the API document's Reproducer schema, and one with a stray key does not")
+    func conformsToTheDocument() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: repositoryPath("docs/conformance-api.json")))
+        let check = JSONSchemaCheck(document: try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any]))
+        let schema = try #require(check.resolve("#/components/schemas/Reproducer"))
+        for reproducer in [
+            try Self.reproducer("kill-at-25", SubprocessClient.curl, sha256: String(repeating: "a", count: 64), kept: "/k"),
+            try Self.reproducer("blackhole-direct", SubprocessClient.wget),
+        ] {
+            var value = try #require(
+                try JSONSerialization.jsonObject(with: JSONEncoder().encode(reproducer)) as? [String: Any])
+            #expect(check.problems(value, schema).isEmpty, "\(check.problems(value, schema))")
+            value["stray"] = 1
+            #expect(!check.problems(value, schema).isEmpty)
+        }
     }
 }

@@ -111,16 +111,20 @@ public struct SubprocessClient: ClientAdapter {
         return run
     }
 
-    /// The command ``start(_:)`` runs for `job`: the program found (its name when it is not installed here), the
-    /// arguments, the environment and the input files.
+    /// The command ``start(_:)`` runs for `job`: the program (its path when it was found in a preferred directory,
+    /// as `rangefetch` next to `rangecheck`; else as named, which PATH resolves), the arguments, the environment and
+    /// the input files.
     ///
     /// - Parameters:
     ///   - job: what to download.
     /// - Returns: the command, or nil when the arguments cannot be built for the job.
     public func command(for job: ClientJob) -> ClientCommand? {
         guard let arguments = try? arguments(job) else { return nil }
+        let found = executablePath.flatMap { path in
+            preferredDirectories.contains((path as NSString).deletingLastPathComponent) ? path : nil
+        }
         return ClientCommand(
-            program: executablePath ?? program, arguments: arguments, environment: environment(job),
+            program: found ?? program, arguments: arguments, environment: environment(job),
             files: inputFiles(job), pausesOnInterrupt: pausedExitCode != nil)
     }
 }
