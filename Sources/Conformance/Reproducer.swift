@@ -187,7 +187,8 @@ public struct Reproducer: Codable, Hashable, Sendable {
             for transfer in job.transfers {
                 lines.append(
                     ShellQuoting.line(["curl", "-sS", "-f", "-r", "0-\(count - 1)", "-o", transfer.output, url])
-                        + "  # prefill: the first \(threshold.text) (\(count) bytes) of version \(entry.expectedVersion)")
+                        + "  # prefill: the first \(threshold.text) (\(count) bytes) of version \(entry.expectedVersion)"
+                )
             }
         }
         return lines
@@ -213,7 +214,10 @@ public struct Reproducer: Codable, Hashable, Sendable {
             return (command.line, command.standsFor, command.pausesOnInterrupt, command.files)
         case .invocation(let name, let invocation):
             let targets = job.transfers.map { "\($0.url) to \($0.output)" }.joined(separator: ", ")
-            return ("with \(name) (\(invocation)), download \(targets)", "\(name) runs in process; no command line", false, [:])
+            return (
+                "with \(name) (\(invocation)), download \(targets)", "\(name) runs in process; no command line", false,
+                [:]
+            )
         case .remote(let label):
             let targets = job.transfers.map { "\($0.url) to \($0.output)" }.joined(separator: ", ")
             let trust = job.certificateAuthorityFile.map { ", trusting the CA in \($0)" } ?? ""
@@ -227,29 +231,38 @@ public struct Reproducer: Codable, Hashable, Sendable {
         let outputs = Set(job.transfers.map { ($0.output as NSString).deletingLastPathComponent }).sorted()
         let watch = "du -scB1 \(ShellQuoting.line(outputs + [job.stateDirectory])) | tail -n 1"
         let isCommand = if case .command = client { true } else { false }
-        return entry.expectation.steps.compactMap { step -> String? in
-            let threshold = MatrixRunner.threshold(of: step)
-            let once =
-                "once \(threshold.text) (\(threshold.bytes(of: total)) of \(total) bytes) is on disk (`\(watch)`)"
-            switch step {
-            case .prefill: return nil
-            case .killAndRestart:
-                return isCommand
-                    ? "kill -9 the client \(once), then run the same client command again"
-                    : "kill the client's process \(once), then start the same download again"
-            case .pause(_, let duration):
-                return pausesOnInterrupt
-                    ? "press Ctrl-C (SIGINT: it pauses and exits) \(once), wait \(Judge.seconds(duration)), then run "
-                        + "the same client command again"
-                    : "pause the download \(once), wait \(Judge.seconds(duration)), then resume it"
-                // The engine's cancel has no rangefetch flag: Ctrl-C there pauses and keeps the partial file.
-            case .cancel:
-                return isCommand
-                    ? "cancel the download \(once): DownloadEngine.cancel(_:), which this command has no flag for "
-                        + "(Ctrl-C pauses it and keeps the partial file)"
-                    : "cancel the download \(once)"
-            }
+        // The harness's re-run loop, which a tester does by hand: a user's `until tool; do sleep 1; done`.
+        var rerun: [String] = []
+        if case .command(let command) = client, !command.rerunOn.isEmpty {
+            let codes = command.rerunOn.map(String.init).joined(separator: ", ")
+            rerun.append(
+                "whenever it exits \(codes), run the same client command again a second later (the harness does, up "
+                    + "to \(job.attempts) runs per start)")
         }
+        return rerun
+            + entry.expectation.steps.compactMap { step -> String? in
+                let threshold = MatrixRunner.threshold(of: step)
+                let once =
+                    "once \(threshold.text) (\(threshold.bytes(of: total)) of \(total) bytes) is on disk (`\(watch)`)"
+                switch step {
+                case .prefill: return nil
+                case .killAndRestart:
+                    return isCommand
+                        ? "kill -9 the client \(once), then run the same client command again"
+                        : "kill the client's process \(once), then start the same download again"
+                case .pause(_, let duration):
+                    return pausesOnInterrupt
+                        ? "press Ctrl-C (SIGINT: it pauses and exits) \(once), wait \(Judge.seconds(duration)), then run "
+                            + "the same client command again"
+                        : "pause the download \(once), wait \(Judge.seconds(duration)), then resume it"
+                // The engine's cancel has no rangefetch flag: Ctrl-C there pauses and keeps the partial file.
+                case .cancel:
+                    return isCommand
+                        ? "cancel the download \(once): DownloadEngine.cancel(_:), which this command has no flag for "
+                            + "(Ctrl-C pauses it and keeps the partial file)"
+                        : "cancel the download \(once)"
+                }
+            }
     }
 
     /// How the run must end and the row's rules, the journal query, and what the run did.

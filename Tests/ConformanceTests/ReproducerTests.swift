@@ -39,14 +39,22 @@ struct ReproducerTests {
         #expect(
             reproducer.server
                 == "rangeserver --scenarios /work/fixtures/scenarios --root /work/fixtures/files --port 8080")
-        #expect(reproducer.setup == ["rm -rf /tmp/repro/x/out /tmp/repro/x/state && mkdir -p /tmp/repro/x/out /tmp/repro/x/state"])
+        #expect(
+            reproducer.setup == [
+                "rm -rf /tmp/repro/x/out /tmp/repro/x/state && mkdir -p /tmp/repro/x/out /tmp/repro/x/state"
+            ])
         #expect(
             reproducer.client
                 == "curl --silent --show-error --fail --location --max-redirs 10 --continue-at - --retry 3 "
                 + "--connect-timeout 5 --speed-limit 1 --speed-time 5 --output /tmp/repro/x/out/version-change.bin "
                 + "http://127.0.0.1:8080/scenario/version-change/curl-abc")
         #expect(reproducer.clientIsCommand)
-        #expect(reproducer.steps.isEmpty)
+        // The harness's re-run after curl's one transient exit, by hand.
+        #expect(
+            reproducer.steps == [
+                "whenever it exits 28, run the same client command again a second later (the harness does, up to 5 "
+                    + "runs per start)"
+            ])
         #expect(reproducer.compare.sha256 == "ab12")
         #expect(reproducer.compare.outputs == ["/tmp/repro/x/out/version-change.bin"])
         #expect(reproducer.compare.expected.hasPrefix("the client exits 0 and every output's SHA-256 is the one below"))
@@ -62,8 +70,9 @@ struct ReproducerTests {
     @Test("a kill-at step reads as kill -9 at its byte count, then the same command again")
     func killStep() throws {
         let reproducer = try Self.reproducer("kill-at-25", SubprocessClient.wget)
-        #expect(reproducer.steps.count == 1)
-        let step = try #require(reproducer.steps.first)
+        #expect(reproducer.steps.count == 2)
+        #expect(reproducer.steps.first?.hasPrefix("whenever it exits 4, ") == true)
+        let step = try #require(reproducer.steps.last)
         #expect(step.hasPrefix("kill -9 the client once 25% (1048576 of 4194304 bytes) is on disk"), "\(step)")
         #expect(step.contains("du -scB1 /tmp/repro/x/out /tmp/repro/x/state | tail -n 1"))
         #expect(step.hasSuffix("then run the same client command again"))
@@ -75,7 +84,9 @@ struct ReproducerTests {
         let reproducer = try Self.reproducer("pause-resume", EngineClient.make(connectionsPerFile: 4))
         #expect(reproducer.client.contains("rangefetch --state /tmp/repro/x/state"), "\(reproducer.client)")
         #expect(reproducer.client.contains("-x 4"))
-        #expect(reproducer.client.hasSuffix("--output /tmp/repro/x/out/pause-resume.bin http://127.0.0.1:8080/scenario/pause-resume/curl-abc"))
+        #expect(
+            reproducer.client.hasSuffix(
+                "--output /tmp/repro/x/out/pause-resume.bin http://127.0.0.1:8080/scenario/pause-resume/curl-abc"))
         #expect(reproducer.note?.contains("in-process engine (engine-x4)") == true)
         let step = try #require(reproducer.steps.first)
         #expect(step.hasPrefix("press Ctrl-C (SIGINT: it pauses and exits) once 40%"), "\(step)")
@@ -85,7 +96,7 @@ struct ReproducerTests {
     @Test("a prefill step is a ranged curl of the expected version into each output, in the setup")
     func prefill() throws {
         let reproducer = try Self.reproducer("416-no-content-range-prefilled", SubprocessClient.curl)
-        #expect(reproducer.steps.isEmpty)
+        #expect(reproducer.steps.count == 1, "only curl's re-run: the prefill is setup")
         #expect(reproducer.setup.count == 2)
         #expect(
             reproducer.setup[1].hasPrefix(
@@ -98,7 +109,8 @@ struct ReproducerTests {
         let reproducer = try Self.reproducer("version-change", SubprocessClient.curl, sha256: nil)
         // Without a digest the server's own bytes are the reference.
         #expect(
-            reproducer.compare.expected.contains("curl -sS 'http://127.0.0.1:8080/bytes/4M?seed=11&version=2' | sha256sum"),
+            reproducer.compare.expected.contains(
+                "curl -sS 'http://127.0.0.1:8080/bytes/4M?seed=11&version=2' | sha256sum"),
             "\(reproducer.compare.expected)")
         #expect(reproducer.compare.sha256 == nil)
     }
@@ -134,7 +146,9 @@ struct ReproducerTests {
         #expect(reproducer.client.contains("--input-file /tmp/repro/x/state/aria2c-input.txt"))
         let write = try #require(reproducer.setup.first { $0.hasPrefix("printf '%s' ") })
         #expect(write.hasSuffix("> /tmp/repro/x/state/aria2c-input.txt"))
-        #expect(write.contains("http://127.0.0.1:8080/scenario/many-files/curl-abc/f01\n  dir=/tmp/repro/x/out\n  out=f01\n"))
+        #expect(
+            write.contains(
+                "http://127.0.0.1:8080/scenario/many-files/curl-abc/f01\n  dir=/tmp/repro/x/out\n  out=f01\n"))
         #expect(reproducer.compare.outputs.count == 12)
         #expect(reproducer.compare.rules.contains("at most 3 connections at once"))
     }
@@ -177,7 +191,7 @@ struct ReproducerTests {
         let field = try #require(cells.first?["reproducer"] as? [String: Any])
         #expect(field["server"] as? String == reproducer.server)
         #expect(field["client"] as? String == reproducer.client)
-        #expect((field["steps"] as? [String])?.count == 1)
+        #expect((field["steps"] as? [String])?.count == 2)
         #expect(field["kept"] as? String == "/tmp/rangecheck.abc")
         let compare = try #require(field["compare"] as? [String: Any])
         #expect(compare["journal"] as? String == reproducer.compare.journal)
@@ -186,7 +200,8 @@ struct ReproducerTests {
         let markdown = Report.markdown(matrix)
         #expect(markdown.contains("<details><summary>Reproduce kill-at-25 × curl (FAIL)</summary>\n\n```sh\n"))
         #expect(markdown.contains(reproducer.server + "\n"))
-        #expect(markdown.contains("# the run's own outputs, client logs and journal.jsonl are kept in /tmp/rangecheck.abc"))
+        #expect(
+            markdown.contains("# the run's own outputs, client logs and journal.jsonl are kept in /tmp/rangecheck.abc"))
 
         let html = Report.detailHTML(cell, matrix: matrix)
         #expect(html.contains("<h3>Reproduce by hand</h3>"))
@@ -203,7 +218,8 @@ struct ReproducerTests {
     @Test("a passing cell has no reproducer in any report")
     func passHasNone() {
         let matrix = Matrix(
-            scenarios: ["plain"], clients: ["curl"], cells: [MatrixCell(scenario: "plain", client: "curl", result: .pass)])
+            scenarios: ["plain"], clients: ["curl"],
+            cells: [MatrixCell(scenario: "plain", client: "curl", result: .pass)])
         #expect(!Report.json(matrix).contains("reproducer"))
         #expect(!Report.markdown(matrix).contains("<details>"))
     }
@@ -211,10 +227,12 @@ struct ReproducerTests {
     @Test("a reproducer as JSON conforms to the API document's Reproducer schema, and one with a stray key does not")
     func conformsToTheDocument() throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: repositoryPath("docs/conformance-api.json")))
-        let check = JSONSchemaCheck(document: try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any]))
+        let check = JSONSchemaCheck(
+            document: try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any]))
         let schema = try #require(check.resolve("#/components/schemas/Reproducer"))
         for reproducer in [
-            try Self.reproducer("kill-at-25", SubprocessClient.curl, sha256: String(repeating: "a", count: 64), kept: "/k"),
+            try Self.reproducer(
+                "kill-at-25", SubprocessClient.curl, sha256: String(repeating: "a", count: 64), kept: "/k"),
             try Self.reproducer("blackhole-direct", SubprocessClient.wget),
         ] {
             var value = try #require(

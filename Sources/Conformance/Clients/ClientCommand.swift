@@ -11,6 +11,8 @@ public struct ClientCommand: Hashable, Sendable {
     public var environment: [String: String]
     /// Files the command reads that must exist first (aria2c's input list), contents by path.
     public var files: [String: String]
+    /// The exit statuses after which the harness runs it again, one second later (``SubprocessClient/transientExitCodes``).
+    public var rerunOn: [Int32]
     /// Whether SIGINT pauses it (it exits, and running it again resumes): how a `pause-at` step is done by hand.
     public var pausesOnInterrupt: Bool
     /// For a column that is not this program (the in-process engine): what the command stands in for; nil when it is
@@ -24,12 +26,14 @@ public struct ClientCommand: Hashable, Sendable {
     ///   - arguments: its arguments.
     ///   - environment: variables added to its environment.
     ///   - files: files to write first, by path.
+    ///   - rerunOn: the exit statuses the harness runs it again after.
     ///   - pausesOnInterrupt: whether SIGINT pauses it.
     ///   - standsFor: what it stands in for, when it is not the column's own program.
     public init(
         program: String, arguments: [String], environment: [String: String] = [:], files: [String: String] = [:],
-        pausesOnInterrupt: Bool = false, standsFor: String? = nil
+        rerunOn: [Int32] = [], pausesOnInterrupt: Bool = false, standsFor: String? = nil
     ) {
+        self.rerunOn = rerunOn
         self.program = program
         self.arguments = arguments
         self.environment = environment

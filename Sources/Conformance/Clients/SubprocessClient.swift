@@ -125,7 +125,7 @@ public struct SubprocessClient: ClientAdapter {
         }
         return ClientCommand(
             program: found ?? program, arguments: arguments, environment: environment(job),
-            files: inputFiles(job), pausesOnInterrupt: pausedExitCode != nil)
+            files: inputFiles(job), rerunOn: transientExitCodes.sorted(), pausesOnInterrupt: pausedExitCode != nil)
     }
 }
 

@@ -113,7 +113,8 @@ extension ConformanceService {
         return Reproducer.make(
             entry: entry, run: pending.run, job: job, client: .remote(label: pending.client), server: settings,
             directory: directory,
-            expectedSHA256: entry.reference.length <= 1 << 30 ? entry.reference.sha256(version: entry.expectedVersion) : nil,
+            expectedSHA256: entry.reference.length <= 1 << 30
+                ? entry.reference.sha256(version: entry.expectedVersion) : nil,
             observed: observed)
     }
 
