@@ -51,6 +51,19 @@ public struct CatalogueEntry: Sendable {
         }
     }
 
+    /// The transfers of a run whose scenario URL is `base`: the URL itself to `OUTPUTS/NAME.bin`, or each of
+    /// `expect.files` (`base/ROUTE` to `OUTPUTS/ROUTE`).
+    ///
+    /// - Parameters:
+    ///   - base: the run's scenario URL, `ORIGIN/scenario/NAME/RUN`.
+    ///   - outputs: the directory the outputs go in.
+    /// - Returns: the transfers, in order.
+    public func transfers(base: String, outputs: String) -> [ClientJob.Transfer] {
+        expectation.files.isEmpty
+            ? [ClientJob.Transfer(url: base, output: "\(outputs)/\(name).bin")]
+            : expectation.files.map { ClientJob.Transfer(url: "\(base)/\($0)", output: "\(outputs)/\($0)") }
+    }
+
     /// Each scenario's description by name, as a matrix shows them.
     ///
     /// - Parameters:

@@ -51,6 +51,8 @@ public struct MatrixCell: Hashable, Sendable {
     public var reasons: [Violation]
     /// How the cell compares with a `--baseline` (new, worse, fixed or the same); nil without a baseline.
     public var baseline: Baseline.Change?
+    /// How to reproduce the cell by hand; set for a failure whose run the harness started, nil otherwise.
+    public var reproducer: Reproducer?
 
     /// Makes a cell.
     ///
@@ -62,9 +64,10 @@ public struct MatrixCell: Hashable, Sendable {
     ///   - trace: the run's requests and outputs.
     ///   - notes: facts shown beside the verdict.
     ///   - reasons: the violations with their grades.
+    ///   - reproducer: how to reproduce it by hand.
     public init(
         scenario: String, client: String, result: CellResult, elapsed: Duration? = nil, trace: RunTrace? = nil,
-        notes: [String] = [], reasons: [Violation] = []
+        notes: [String] = [], reasons: [Violation] = [], reproducer: Reproducer? = nil
     ) {
         self.scenario = scenario
         self.client = client
@@ -73,6 +76,7 @@ public struct MatrixCell: Hashable, Sendable {
         self.trace = trace
         self.notes = notes
         self.reasons = reasons
+        self.reproducer = reproducer
     }
 
     /// The cell's grade: `pass`, the worst of its violations for a failure (`fail` when it has none), nil for a

@@ -39,6 +39,11 @@ public enum MatrixRunner {
         public var progress: (@Sendable (String) -> Void)?
         /// The command line, recorded in reports.
         public var command = "rangecheck"
+        /// The `rangeserver` a failing cell's reproducer starts: a path, or the name on PATH.
+        public var serverProgram = "rangeserver"
+        /// Where a failing cell's reproducer runs, `DIRECTORY/SCENARIO/CLIENT`; nil: `rangecheck-repro` in the
+        /// temporary directory.
+        public var reproductionDirectory: String?
 
         /// Options with every default.
         public init() {}
@@ -141,7 +146,7 @@ public enum MatrixRunner {
                 return MatrixCell(
                     scenario: entry.name, client: client.name,
                     result: .fail("run \(round)/\(options.repeatCount): \(reason)"),
-                    elapsed: total, trace: trace, notes: notes, reasons: cell.reasons)
+                    elapsed: total, trace: trace, notes: notes, reasons: cell.reasons, reproducer: cell.reproducer)
             }
             if cell.result != .pass { return cell }
         }
@@ -211,10 +216,7 @@ public enum MatrixRunner {
             origin = "\(options.tls ? "https" : "http")://127.0.0.1:\(port)"
         }
         let base = "\(origin)/scenario/\(entry.name)/\(token)"
-        let transfers: [ClientJob.Transfer] =
-            expectation.files.isEmpty
-            ? [ClientJob.Transfer(url: base, output: "\(work)/out/\(entry.name).bin")]
-            : expectation.files.map { ClientJob.Transfer(url: "\(base)/\($0)", output: "\(work)/out/\($0)") }
+        let transfers = entry.transfers(base: base, outputs: "\(work)/out")
         var job = ClientJob(
             transfers: transfers, stateDirectory: "\(work)/state", logDirectory: "\(work)/logs",
             concurrency: expectation.concurrency ?? 1, idleTimeout: options.idleTimeout, attempts: options.attempts)
@@ -310,7 +312,11 @@ public enum MatrixRunner {
         func cell(_ result: CellResult, reasons: [Violation] = []) -> MatrixCell {
             MatrixCell(
                 scenario: entry.name, client: client.name, result: result, elapsed: elapsed, trace: trace,
-                notes: judgement.notes, reasons: reasons)
+                notes: judgement.notes, reasons: reasons,
+                reproducer: result.isFailure
+                    ? reproducer(
+                        entry, client: client, run: token, server: server, options: options,
+                        observed: result.reason, kept: options.keepWorkDirectories ? work : nil) : nil)
         }
         if timedOut { return cell(.fail("timed out after \(Judge.seconds(limit))")) }
         if let stepFailure { return cell(.fail(stepFailure)) }
@@ -318,6 +324,37 @@ public enum MatrixRunner {
             return cell(.fail("finished before the \(describe(step)) step was reached (\(exit?.summary ?? "no exit"))"))
         }
         return cell(judgement.result, reasons: judgement.reasons)
+    }
+
+    /// The reproducer of a failed pair: the server's catalogue (absolute paths) on the reproducer's ports, the
+    /// client's command for the same job there, and the expected digest (left to a command above 1 GiB, which would
+    /// take long to hash here).
+    static func reproducer(
+        _ entry: CatalogueEntry, client: any ClientAdapter, run: String, server: RangeServer, options: Options,
+        observed: String, kept: String?
+    ) -> Reproducer {
+        var settings = Reproducer.Server(
+            scenariosDirectory: absolute(server.configuration.scenariosDirectory ?? options.scenariosDirectory),
+            root: absolute(server.configuration.root))
+        settings.program = options.serverProgram
+        settings.tls = options.tls
+        settings.certificateAuthority = server.certificateAuthorityPath != nil
+        let base = options.reproductionDirectory ?? "\(FileManager.default.temporaryDirectory.path)/rangecheck-repro"
+        let directory = "\(base)/\(entry.name)/\(client.name)"
+        let job = Reproducer.job(
+            entry: entry, run: run, server: settings, directory: directory, idleTimeout: options.idleTimeout,
+            attempts: options.attempts)
+        let command = client.command(for: job).map { Reproducer.Client.command($0) }
+        let digest = entry.reference.length <= 1 << 30 ? entry.reference.sha256(version: entry.expectedVersion) : nil
+        return Reproducer.make(
+            entry: entry, run: run, job: job,
+            client: command ?? .invocation(name: client.name, invocation: client.invocation), server: settings,
+            directory: directory, expectedSHA256: digest, observed: observed, kept: kept)
+    }
+
+    /// `path` from the current directory, when it is relative.
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 
     private static func perform(_ step: ScenarioExpectation.Step, on run: any ClientRun) async throws {

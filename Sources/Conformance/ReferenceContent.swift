@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import RangeServer
 
@@ -86,5 +87,16 @@ public enum ReferenceContent: Hashable, Sendable {
             }
             offset += UInt64(count)
         }
+    }
+
+    /// The SHA-256 (lower-case hex) of version `version`'s bytes: what a complete output must hash to.
+    ///
+    /// - Parameters:
+    ///   - version: the version (ignored by a file).
+    /// - Returns: the digest.
+    func sha256(version: Int) -> String {
+        var hasher = SHA256()
+        forEachBlock(version: version, size: OutputInspector.blockSize) { hasher.update(bufferPointer: $0) }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -182,6 +182,7 @@ extension Report {
             td.corrupt small.baseline-worse{color:#fff}small.baseline-new{font-weight:bold}small.baseline-fixed{color:#1b6e1b}.interrupted{color:#b00020}
             th small.description{font-weight:normal;max-width:30em}td a{color:inherit;font-weight:bold}
             code{background:#f4f4f4;padding:1px 3px}dl.references dt{font-weight:bold}dl.references dd{margin:0 0 .3em 1em}
+            pre.reproducer{background:#f4f4f4;padding:8px;overflow-x:auto}
             .run{display:none;border-top:2px solid #ccc;margin-top:2em;padding-top:1em}.run:target{display:block}
             .verdict-pass{color:#1b6e1b}.verdict-fail,.verdict-corrupt{color:#b00020}.verdict-unsafe{color:#b35900}
             .verdict-costly{color:#806000}.legend li{margin:.2em 0}
@@ -212,6 +213,7 @@ extension Report {
         if !cell.notes.isEmpty {
             text += "<ul class=\"notes\">" + cell.notes.map { "<li>\(htmlEscaped($0))</li>" }.joined() + "</ul>\n"
         }
+        text += reproducerHTML(cell)
         if let trace = cell.trace {
             text += "<figure>" + Timeline.svg(trace, idPrefix: idPrefix) + "</figure>\n"
             text += legend

@@ -142,6 +142,7 @@ public enum Report {
                 if let invocation = matrix.invocations[client] { text += "- `\(client)`: `\(invocation)`\n" }
             }
         }
+        text += reproducersMarkdown(matrix)
         return text
     }
 
@@ -205,7 +206,9 @@ public enum Report {
     /// exercises, `clients` are the columns run. `result` stays `pass`, `FAIL`, `skipped` or `n/a`; `grade` is `pass`,
     /// `corrupt`, `fail`, `unsafe` or `costly` (absent for skipped and n/a) and `reasons` lists every violation with
     /// its grade (and, for an `unsafe` one, the `sibling` row where it corrupts). A run compared with a `--baseline` has
-    /// `"baseline"` (the file) and, in each cell, `"baseline": {"change": "new"|"worse"|"fixed"|"same", "was"}`.
+    /// `"baseline"` (the file) and, in each cell, `"baseline": {"change": "new"|"worse"|"fixed"|"same", "was"}`. A
+    /// failed cell the harness ran has `"reproducer": {server, setup, client, note, steps, compare: {expected, sha256,
+    /// outputs, rules, journal, observed}, directory, kept}` (``Reproducer``).
     /// `references` maps each scenario to what it rests on, `{"rfc", "seen-in"}`, each a list or `{"none": "why"}`.
     ///
     /// - Parameters:
@@ -222,7 +225,7 @@ public enum Report {
                     scenario: cell.scenario, client: cell.client, result: cell.result.label,
                     grade: cell.grade?.rawValue, reason: cell.result.reason, reasons: cell.reasons, notes: cell.notes,
                     baseline: cell.baseline.map { JSONDocument.Change(change: $0.label, was: $0.was?.rawValue) },
-                    seconds: cell.elapsed.flatMap { Double(Judge.seconds($0).dropLast()) })
+                    seconds: cell.elapsed.flatMap { Double(Judge.seconds($0).dropLast()) }, reproducer: cell.reproducer)
             },
             summaries: matrix.summaries.map { summary in
                 JSONDocument.Summary(
@@ -250,6 +253,7 @@ public enum Report {
             var notes: [String]
             var baseline: Change?
             var seconds: Double?
+            var reproducer: Reproducer?
         }
 
         struct Change: Encodable {

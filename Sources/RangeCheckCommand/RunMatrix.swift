@@ -196,6 +196,12 @@ struct RunMatrix: AsyncParsableCommand {
         options.attempts = attempts
         options.keepWorkDirectories = keep
         options.tls = tls
+        // A failing cell's reproducer names the rangeserver installed beside rangecheck, when there is one.
+        if let directory = Self.executableDirectory,
+            FileManager.default.isExecutableFile(atPath: "\(directory)/rangeserver")
+        {
+            options.serverProgram = "\(directory)/rangeserver"
+        }
         options.command = (["rangecheck"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
         if !quiet { options.progress = { line in FileHandle.standardError.write(Data((line + "\n").utf8)) } }
 

@@ -9,7 +9,7 @@ import Testing
 /// It appends to its output from the output's size with `Range: bytes=SIZE-`, sends no `If-Range` and keeps no
 /// validator, retrying by itself up to ten times; a 200 starts the file again. This is what `curl -C -` does, and
 /// what the grades exist to tell apart: right bytes that were fetched unsafely, and wrong bytes reported as success.
-private struct NaiveDownloader {
+struct NaiveDownloader {
     static let script = #"""
         import http.client, os, sys, time, urllib.parse
 

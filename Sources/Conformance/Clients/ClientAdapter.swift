@@ -132,11 +132,22 @@ public protocol ClientAdapter: Sendable {
     /// - Returns: the running download.
     /// - Throws: `ConformanceError.clientFailed` when it cannot be started at all.
     func start(_ job: ClientJob) async throws -> any ClientRun
+    /// The command a tester runs by hand to do `job` as this client does: the program ``start(_:)`` runs, or for
+    /// a client in process a command doing the same; nil when there is none (the reproducer then names the client's
+    /// invocation instead).
+    ///
+    /// - Parameters:
+    ///   - job: what to download.
+    /// - Returns: the command, or nil.
+    func command(for job: ClientJob) -> ClientCommand?
 }
 
 extension ClientAdapter {
     /// None by default: the client takes the CA file.
     public var tlsLimitation: String? { nil }
+
+    /// None by default: a client in process has no command line.
+    public func command(for job: ClientJob) -> ClientCommand? { nil }
 }
 
 /// A running client download, driven by the runner.

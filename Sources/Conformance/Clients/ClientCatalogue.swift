@@ -52,8 +52,8 @@ public struct ClientCatalogue: Sendable {
     /// - Returns: the adapter, or nil for an unknown name.
     public func client(named name: String) -> (any ClientAdapter)? {
         switch name {
-        case "engine": EngineClient.make()
-        case "engine-x4": EngineClient.make(connectionsPerFile: 4)
+        case "engine": EngineClient.make(rangefetchDirectory: rangecheckDirectory)
+        case "engine-x4": EngineClient.make(connectionsPerFile: 4, rangefetchDirectory: rangecheckDirectory)
         case "rangefetch": SubprocessClient.rangefetch(nextTo: rangecheckDirectory)
         case "rangefetch-x4": SubprocessClient.rangefetch(nextTo: rangecheckDirectory, connections: 4)
         case "curl": SubprocessClient.curl

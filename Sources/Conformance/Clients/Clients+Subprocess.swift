@@ -92,7 +92,10 @@ extension SubprocessClient {
                 + "--retry-wait=1 --timeout=5 --connect-timeout=5 --max-file-not-found=1 [--ca-certificate=CA] "
                 + "-d DIR -o NAME URL; "
                 + "re-run on exit 2/6/29; a row's connect-timeout replaces 5, its retries N give N + 1 tries",
-            transientExitCodes: [2, 6, 29]
+            transientExitCodes: [2, 6, 29],
+            inputFiles: { job in
+                job.transfers.count > 1 ? ["\(job.stateDirectory)/aria2c-input.txt": aria2cInputList(job)] : [:]
+            }
         ) { job in
             var arguments = [
                 "--continue=true", "--max-connection-per-server=\(connections)", "--split=\(connections)",
@@ -109,19 +112,21 @@ extension SubprocessClient {
                     "--dir", output.deletingLastPathComponent, "--out", output.lastPathComponent, job.transfers[0].url,
                 ]
             } else {
-                let list = job.transfers.map { transfer in
-                    let output = transfer.output as NSString
-                    return
-                        "\(transfer.url)\n  dir=\(output.deletingLastPathComponent)\n  out=\(output.lastPathComponent)\n"
-                }.joined()
-                let listPath = "\(job.stateDirectory)/aria2c-input.txt"
-                guard FileManager.default.createFile(atPath: listPath, contents: Data(list.utf8)) else {
-                    throw ConformanceError.io("cannot write \(listPath)")
-                }
-                arguments += ["--input-file", listPath, "--max-concurrent-downloads", String(job.concurrency)]
+                arguments += [
+                    "--input-file", "\(job.stateDirectory)/aria2c-input.txt", "--max-concurrent-downloads",
+                    String(job.concurrency),
+                ]
             }
             return arguments
         }
+    }
+
+    /// aria2c's `--input-file` for several files: each URL, then its `dir=` and `out=` options indented.
+    static func aria2cInputList(_ job: ClientJob) -> String {
+        job.transfers.map { transfer in
+            let output = transfer.output as NSString
+            return "\(transfer.url)\n  dir=\(output.deletingLastPathComponent)\n  out=\(output.lastPathComponent)\n"
+        }.joined()
     }
 
     /// `wget2 -q -c --tries=3 --waitretry=1 --timeout=IDLE --connect-timeout=5 --max-redirect=10

@@ -14,17 +14,22 @@ public struct EngineClient: ClientAdapter {
     public let invocation: String
     /// ``DownloadConfiguration/connectionsPerFile``.
     public let connectionsPerFile: Int
+    /// Where `rangefetch` is looked for before PATH, for ``command(for:)``.
+    public let rangefetchDirectory: String?
 
     /// The adapter.
     ///
-    /// - Parameter connectionsPerFile: Connections per file; above 1 the column is `engine-xN` and segmented.
+    /// - Parameters:
+    ///   - connectionsPerFile: Connections per file; above 1 the column is `engine-xN` and segmented.
+    ///   - rangefetchDirectory: where the equivalent `rangefetch` is looked for before PATH.
     /// - Returns: the engine column.
-    public static func make(connectionsPerFile: Int = 1) -> EngineClient {
-        EngineClient(connectionsPerFile: connectionsPerFile)
+    public static func make(connectionsPerFile: Int = 1, rangefetchDirectory: String? = nil) -> EngineClient {
+        EngineClient(connectionsPerFile: connectionsPerFile, rangefetchDirectory: rangefetchDirectory)
     }
 
-    private init(connectionsPerFile: Int) {
+    private init(connectionsPerFile: Int, rangefetchDirectory: String?) {
         self.connectionsPerFile = connectionsPerFile
+        self.rangefetchDirectory = rangefetchDirectory
         let segmented = connectionsPerFile > 1
         name = segmented ? "engine-x\(connectionsPerFile)" : "engine"
         capabilities =
@@ -42,6 +47,19 @@ public struct EngineClient: ClientAdapter {
     ///
     /// - Returns: nil.
     public func unavailableReason() async -> String? { nil }
+
+    /// The `rangefetch` command that drives the same engine with the same settings (`-x N` for the segmented column),
+    /// found next to `rangecheck` or on PATH: the engine column's command by hand.
+    ///
+    /// - Parameters:
+    ///   - job: what to download.
+    /// - Returns: the command.
+    public func command(for job: ClientJob) -> ClientCommand? {
+        let rangefetch = SubprocessClient.rangefetch(nextTo: rangefetchDirectory, connections: connectionsPerFile)
+        guard var command = rangefetch.command(for: job) else { return nil }
+        command.standsFor = "the in-process engine (\(name)); rangefetch runs the same DownloadEngine"
+        return command
+    }
 
     /// Creates an engine and adds every transfer.
     ///

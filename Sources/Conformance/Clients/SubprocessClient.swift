@@ -25,9 +25,11 @@ public struct SubprocessClient: ClientAdapter {
     public let transientExitCodes: Set<Int32>
     /// The exit status the program uses for "interrupted, run me again to resume" after SIGINT, if any.
     public let pausedExitCode: Int32?
-    /// Builds the argument list (without the program) for a job; may write files into the job's
-    /// directories (an input list).
+    /// Builds the argument list (without the program) for a job; writes nothing (files it names come from
+    /// `inputFiles`).
     public let arguments: @Sendable (ClientJob) throws -> [String]
+    /// Files the program reads that are written before each launch (aria2c's input list), contents by path.
+    public let inputFiles: @Sendable (ClientJob) -> [String: String]
     /// Checks that the program found is the real one (e.g. not a placeholder build); returns why not.
     public let probe: (@Sendable (String) async -> String?)?
     /// Variables added to the program's environment for a job (axel's `SSL_CERT_FILE`).
@@ -48,12 +50,14 @@ public struct SubprocessClient: ClientAdapter {
     ///   - probe: an availability check given the program's path.
     ///   - tlsLimitation: why it cannot be given the server's CA file; nil when it can.
     ///   - environment: variables added to the program's environment for a job.
+    ///   - inputFiles: files written before the program starts, contents by path.
     ///   - arguments: the argument builder.
     public init(
         name: String, program: String, preferredDirectories: [String] = [], capabilities: ClientCapabilities,
         invocation: String, transientExitCodes: Set<Int32>, pausedExitCode: Int32? = nil,
         probe: (@Sendable (String) async -> String?)? = nil, tlsLimitation: String? = nil,
         environment: @escaping @Sendable (ClientJob) -> [String: String] = { _ in [:] },
+        inputFiles: @escaping @Sendable (ClientJob) -> [String: String] = { _ in [:] },
         arguments: @escaping @Sendable (ClientJob) throws -> [String]
     ) {
         self.name = name
@@ -66,6 +70,7 @@ public struct SubprocessClient: ClientAdapter {
         self.probe = probe
         self.tlsLimitation = tlsLimitation
         self.environment = environment
+        self.inputFiles = inputFiles
         self.arguments = arguments
     }
 
@@ -96,9 +101,31 @@ public struct SubprocessClient: ClientAdapter {
     /// - Throws: `ConformanceError.clientFailed` when the program is missing or cannot start.
     public func start(_ job: ClientJob) async throws -> any ClientRun {
         guard let path = executablePath else { throw ConformanceError.clientFailed("\(program) is not installed") }
+        for (file, contents) in inputFiles(job) {
+            guard FileManager.default.createFile(atPath: file, contents: Data(contents.utf8)) else {
+                throw ConformanceError.io("cannot write \(file)")
+            }
+        }
         let run = SubprocessRun(client: self, executable: path, job: job, arguments: try arguments(job))
         try await run.launch()
         return run
+    }
+
+    /// The command ``start(_:)`` runs for `job`: the program (its path when it was found in a preferred directory,
+    /// as `rangefetch` next to `rangecheck`; else as named, which PATH resolves), the arguments, the environment and
+    /// the input files.
+    ///
+    /// - Parameters:
+    ///   - job: what to download.
+    /// - Returns: the command, or nil when the arguments cannot be built for the job.
+    public func command(for job: ClientJob) -> ClientCommand? {
+        guard let arguments = try? arguments(job) else { return nil }
+        let found = executablePath.flatMap { path in
+            preferredDirectories.contains((path as NSString).deletingLastPathComponent) ? path : nil
+        }
+        return ClientCommand(
+            program: found ?? program, arguments: arguments, environment: environment(job),
+            files: inputFiles(job), rerunOn: transientExitCodes.sorted(), pausesOnInterrupt: pausedExitCode != nil)
     }
 }
 

@@ -292,9 +292,11 @@ public enum ConformanceAPI {
         public var grade: String? = nil
         /// Every violation with its grade; absent for a pass and n/a.
         public var reasons: [Violation]? = nil
+        /// How to reproduce the run by hand (``Reproducer``); present for a failure only.
+        public var reproducer: Reproducer? = nil
 
         enum CodingKeys: String, CodingKey {
-            case scenario, client, scheme, run, result, reason, time, notes, grade, reasons
+            case scenario, client, scheme, run, result, reason, time, notes, grade, reasons, reproducer
             case elapsedMilliseconds = "elapsed-ms"
         }
     }

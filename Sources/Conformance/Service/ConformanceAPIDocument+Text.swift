@@ -957,6 +957,9 @@ extension ConformanceAPIDocument {
                     "items": {
                       "$ref": "#/components/schemas/Violation"
                     }
+                  },
+                  "reproducer": {
+                    "$ref": "#/components/schemas/Reproducer"
                   }
                 }
               },
@@ -1083,6 +1086,9 @@ extension ConformanceAPIDocument {
                           "items": {
                             "$ref": "#/components/schemas/Violation"
                           }
+                        },
+                        "reproducer": {
+                          "$ref": "#/components/schemas/Reproducer"
                         }
                       }
                     }
@@ -1171,6 +1177,106 @@ extension ConformanceAPIDocument {
                     "type": "integer",
                     "minimum": 0,
                     "description": "Runs handed out and not yet reported that were forgotten."
+                  }
+                }
+              },
+              "Reproducer": {
+                "type": "object",
+                "description": "How to reproduce a failed run by hand (docs/conformance.md, \"Reproducing a cell by hand\"): start `server`, run `setup`, run the client, do `steps`, then compare.",
+                "required": [
+                  "server",
+                  "setup",
+                  "client",
+                  "clientIsCommand",
+                  "steps",
+                  "compare",
+                  "directory"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "server": {
+                    "type": "string",
+                    "description": "The `rangeserver` command line: the service's catalogue on ports of its own (8080; 8443 for https; 8081 for a row sent to the blackhole)."
+                  },
+                  "setup": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    },
+                    "description": "Shell commands run before the client: a fresh directory, input files, a prefilled output."
+                  },
+                  "client": {
+                    "type": "string",
+                    "description": "The client's command line, or (for a tester's own client) what to fetch, in words."
+                  },
+                  "clientIsCommand": {
+                    "type": "boolean",
+                    "description": "Whether `client` is a command line."
+                  },
+                  "note": {
+                    "type": "string",
+                    "description": "What the client command stands in for, when it is not the column's own program."
+                  },
+                  "steps": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    },
+                    "description": "The scenario's steps in words, in order."
+                  },
+                  "compare": {
+                    "$ref": "#/components/schemas/ReproducerComparison"
+                  },
+                  "directory": {
+                    "type": "string",
+                    "description": "The reproduction's directory."
+                  },
+                  "kept": {
+                    "type": "string",
+                    "description": "The directory `rangecheck --keep` kept for the run itself."
+                  }
+                }
+              },
+              "ReproducerComparison": {
+                "type": "object",
+                "required": [
+                  "expected",
+                  "outputs",
+                  "rules",
+                  "journal",
+                  "observed"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "expected": {
+                    "type": "string",
+                    "description": "How a conforming client ends, in words."
+                  },
+                  "sha256": {
+                    "type": "string",
+                    "pattern": "^[0-9a-f]{64}$",
+                    "description": "The SHA-256 every output must have; absent when the row expects no complete output."
+                  },
+                  "outputs": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
+                  },
+                  "rules": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    },
+                    "description": "The row's other rules, checked against the journal."
+                  },
+                  "journal": {
+                    "type": "string",
+                    "description": "The command printing the run's journal once its requests have ended."
+                  },
+                  "observed": {
+                    "type": "string",
+                    "description": "What this run did: the verdict's reason."
                   }
                 }
               }

@@ -88,7 +88,34 @@ extension ConformanceService {
             verdict.grade = judgement.grade.rawValue
             if !judgement.reasons.isEmpty { verdict.reasons = judgement.reasons }
         }
+        if result.isFailure {
+            verdict.reproducer = Self.reproducer(entry, pending, server: server, observed: result.reason)
+        }
         return (verdict, RunTrace(entry: entry, facts: facts))
+    }
+
+    /// A failed run's reproducer: the service's catalogue on a `rangeserver` of its own, reached at the host the
+    /// tester was handed, and the tester's client fetching the run's URLs.
+    static func reproducer(
+        _ entry: CatalogueEntry, _ pending: PendingRun, server: RangeServer, observed: String
+    ) -> Reproducer {
+        var settings = Reproducer.Server(
+            scenariosDirectory: MatrixRunner.absolute(server.configuration.scenariosDirectory ?? "fixtures/scenarios"),
+            root: MatrixRunner.absolute(server.configuration.root))
+        settings.host = server.configuration.host
+        if let host = pending.urls.first.flatMap({ URLComponents(string: $0.url)?.host }), !host.isEmpty {
+            settings.urlHost = host.contains(":") ? "[\(host)]" : host
+        }
+        settings.tls = pending.scheme == "https"
+        settings.certificateAuthority = settings.tls || entry.redirectsToTLS
+        let directory = "rangecheck-repro/\(entry.name)"
+        let job = Reproducer.job(entry: entry, run: pending.run, server: settings, directory: directory)
+        return Reproducer.make(
+            entry: entry, run: pending.run, job: job, client: .remote(label: pending.client), server: settings,
+            directory: directory,
+            expectedSHA256: entry.reference.length <= 1 << 30
+                ? entry.reference.sha256(version: entry.expectedVersion) : nil,
+            observed: observed)
     }
 
     /// The facts the judge reads: the journal, the reported outputs and what the run was handed.

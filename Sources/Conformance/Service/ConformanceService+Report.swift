@@ -19,7 +19,7 @@ extension ConformanceService {
             latest["\(verdict.scenario)\u{0}\(column)"] = MatrixCell(
                 scenario: verdict.scenario, client: column, result: result,
                 elapsed: verdict.elapsedMilliseconds.map { .milliseconds($0) }, trace: line.trace,
-                notes: verdict.notes ?? [], reasons: verdict.reasons ?? [])
+                notes: verdict.notes ?? [], reasons: verdict.reasons ?? [], reproducer: verdict.reproducer)
         }
         let names = catalogue.map(\.name)
         // A verdict of a scenario no longer in the catalogue (a restart with other scenarios) keeps its row.
