@@ -50,6 +50,8 @@ public enum Judge {
     /// - Returns: the violations, most important first, and the notes.
     public static func judgement(of expectation: ScenarioExpectation, in facts: RunFacts) -> Judgement {
         var reasons: [Violation] = []
+        let diskFull = diskFullFindings(facts)
+        reasons += diskFull.reasons
         reasons += outcomeViolations(expectation, facts)
         // Without launches (a client judged by the service, whose tester performs the steps) the harness cannot
         // tell when a kill or pause came: in a row with such a step, a response left past the probe limit is taken
@@ -107,7 +109,7 @@ public enum Judge {
                 reasons.append(Violation("\(peak) connections at once, at most \(maximum) allowed", grade: .costly))
             }
         }
-        var notes = launchNotes(facts, rerunRequests: rerun.count)
+        var notes = diskFull.notes + deadIPv6Notes(facts) + launchNotes(facts, rerunRequests: rerun.count)
         if !probes.isEmpty {
             let bytes = probes.reduce(0) { $0 + $1.bodyBytesSent }
             notes.append(

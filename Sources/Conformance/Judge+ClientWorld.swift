@@ -1,0 +1,66 @@
+import RangeServer
+
+/// The judge's rules for the rows that change the client's own world: a full disk, a dead IPv6 address.
+extension Judge {
+    /// `disk-full-at`: the first start, on the full filesystem, must report failure and leave under the output's name
+    /// nothing but a correct prefix (bytes past it that no version holds are allowed, a preallocated tail a resume
+    /// overwrites). The second start is judged by the row's other rules (its outcome, `max-refetched`).
+    ///
+    /// - Parameters:
+    ///   - facts: the run, with ``RunFacts/diskFull`` set.
+    /// - Returns: the violations (success on a full disk is `corrupt`: a truncated file presented as complete) and
+    ///   one note on what the first start left.
+    static func diskFullFindings(_ facts: RunFacts) -> (reasons: [Violation], notes: [String]) {
+        guard let full = facts.diskFull else { return ([], []) }
+        let room = ByteSize.format(full.size)
+        var reasons: [Violation] = []
+        switch full.exit {
+        case .failure: break
+        case .success:
+            let complete = full.outputs.allSatisfy { output in
+                output.exists && output.size == facts.resourceLength
+                    && output.segments.allSatisfy { $0.version == facts.expectedVersion }
+            }
+            if !complete {
+                let sizes = full.outputs.map { "\($0.name) \(ByteSize.format($0.size))" }.joined(separator: ", ")
+                reasons.append(
+                    Violation(
+                        "reported success on a full disk (\(room) of room), leaving \(sizes) of "
+                            + ByteSize.format(facts.resourceLength), grade: .corrupt))
+            }
+        case .cancelled:
+            reasons.append(Violation("reported cancelled on a full disk (\(room) of room), not failure", grade: .fail))
+        }
+        for output in full.outputs where output.exists {
+            let lastKnown = output.segments.lastIndex { $0.version != nil }
+            let bad = output.segments.enumerated().first { index, segment in
+                // Unknown bytes before known ones, or bytes of another version: not a prefix a resume can build on.
+                (segment.version == nil && lastKnown.map { index < $0 } == true)
+                    || (segment.version != nil && segment.version != facts.expectedVersion)
+            }
+            if let bad {
+                reasons.append(
+                    Violation(
+                        "on the full disk it left bytes of \(output.name) that are not the representation at offset "
+                            + "\(bad.element.range.lowerBound)", grade: .corrupt))
+            }
+        }
+        let kept = full.outputs.map { output -> String in
+            guard output.exists else { return "no \(output.name)" }
+            let prefix = output.segments.first.flatMap { $0.version == facts.expectedVersion ? $0.range.count : nil }
+            return "\(ByteSize.format(UInt64(prefix ?? 0))) of \(output.name) correct"
+        }
+        let note =
+            "on a full disk (\(room) of room) it reported \(full.exit.summary) and kept "
+            + kept.joined(separator: ", ") + "; given room, it ran again"
+        return (reasons, [note])
+    }
+
+    /// `dead-ipv6`: how often the client tried the dead address, as a note (the runner makes a row whose client never
+    /// tried it n/a).
+    static func deadIPv6Notes(_ facts: RunFacts) -> [String] {
+        guard let attempts = facts.ipv6Attempts else { return [] }
+        if attempts == 0 { return ["did not try IPv6: no connect to the dead [::1] was seen"] }
+        return ["tried the dead [::1] \(attempts == 1 ? "once" : "\(attempts) times") (connects that never complete)"]
+    }
+}
