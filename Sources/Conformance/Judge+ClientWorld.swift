@@ -46,12 +46,12 @@ extension Judge {
             }
         }
         let kept = full.outputs.map { output -> String in
-            guard output.exists else { return "no \(output.name)" }
+            guard output.exists else { return "no \(output.name) (what it wrote, if anything, is in its state)" }
             let prefix = output.segments.first.flatMap { $0.version == facts.expectedVersion ? $0.range.count : nil }
             return "\(ByteSize.format(UInt64(prefix ?? 0))) of \(output.name) correct"
         }
         let note =
-            "on a full disk (\(room) of room) it reported \(full.exit.summary) and kept "
+            "on a full disk (\(room) of room) it reported \(full.exit.summary) and left "
             + kept.joined(separator: ", ") + "; given room, it ran again"
         return (reasons, [note])
     }

@@ -261,6 +261,9 @@ public enum MatrixRunner {
                 size: size, exit: watch.exit ?? .failure("no exit"),
                 outputs: transfers.map { inspect($0.output, entry: entry, digest: false) })
             try ClientWorld.resizeFilesystem(at: disk, size: total * 2 + (16 << 20))
+            // The full disk stopped that start, as a kill would: a response it left is the step's doing, not a
+            // probe or the client's own choice. The step was in force from the start on.
+            if let last = launches.indices.last { launches[last].stopped = launches[last].started }
             watch.exit = nil
             run = try await client.start(job)
             await watch.drive(run)

@@ -76,7 +76,7 @@ import Testing
         #expect(found.reasons == [])
         #expect(
             found.notes == [
-                "on a full disk (2M of room) it reported failure (exit 1) and kept 2040K of out.bin correct; given "
+                "on a full disk (2M of room) it reported failure (exit 1) and left 2040K of out.bin correct; given "
                     + "room, it ran again"
             ])
         // A preallocated tail past the prefix is what a resume overwrites.
