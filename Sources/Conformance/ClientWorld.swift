@@ -110,7 +110,9 @@ public enum ClientWorld {
     }
 
     private static var unsharePath: String? {
-        ["/usr/bin/unshare", "/bin/unshare", "/usr/sbin/unshare"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        ["/usr/bin/unshare", "/bin/unshare", "/usr/sbin/unshare"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 
     /// In the process the harness started in its private namespace: checks the namespace is another one than the one

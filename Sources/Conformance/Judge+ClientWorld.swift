@@ -63,4 +63,32 @@ extension Judge {
         if attempts == 0 { return ["did not try IPv6: no connect to the dead [::1] was seen"] }
         return ["tried the dead [::1] \(attempts == 1 ? "once" : "\(attempts) times") (connects that never complete)"]
     }
+
+    /// `disk-full-at`, segmented: what each resume of the second start fetched again from inside a range the server
+    /// had sent in the first, up to ``JournalAnalysis/rewindAllowance`` per resume. The segmented reading of the
+    /// journal has no "resumed before the bytes received" (a Range may start anywhere), so without this every
+    /// connection's bytes on the way when the disk filled, which the client had no room to write, would count as
+    /// refetched. A resume exactly at a first-start range's start (a segment begun again from nothing) is not one.
+    ///
+    /// - Parameters:
+    ///   - facts: the run.
+    ///   - refetchedBySeq: the bytes each request fetched again (``JournalAnalysis``).
+    /// - Returns: the bytes to leave out of `max-refetched`; 0 for any other row or client.
+    static func segmentedFullDiskRewinds(_ facts: RunFacts, refetchedBySeq: [Int: UInt64]) -> UInt64 {
+        guard facts.diskFull != nil, facts.segmented else { return 0 }
+        let gets = facts.entries.filter { $0.method == "GET" && ($0.status == 200 || $0.status == 206) }
+        // The first start's responses: the span of the resource each one sent.
+        let sent: [Range<UInt64>] = gets.filter { facts.launchIndex(of: $0) == 0 }.map { entry in
+            let start = entry.requestHeaders["range"].flatMap(JournalAnalysis.rangeStart) ?? 0
+            return start..<(start + entry.bodyBytesSent)
+        }
+        var total: UInt64 = 0
+        for entry in gets where (facts.launchIndex(of: entry) ?? 0) > 0 && entry.status == 206 {
+            guard let start = entry.requestHeaders["range"].flatMap(JournalAnalysis.rangeStart),
+                let cover = sent.first(where: { $0.lowerBound < start && start < $0.upperBound })
+            else { continue }
+            total += min(refetchedBySeq[entry.seq] ?? 0, cover.upperBound - start, JournalAnalysis.rewindAllowance)
+        }
+        return total
+    }
 }

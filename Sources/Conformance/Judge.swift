@@ -87,7 +87,9 @@ public enum Judge {
         // had on the way, not what one had.
         let connections = facts.segmented ? UInt64(max(1, JournalAnalysis.peakOpenRequests(facts.entries))) : 1
         let rerunRefetched = rerunSeqs.reduce(0) { $0 + (analysis.refetchedBytesBySeq[$1] ?? 0) }
-        let refetched = analysis.refetchedBytes - min(analysis.refetchedBytes, rerunRefetched + analysis.rewoundBytes)
+        let lostToFullDisk = segmentedFullDiskRewinds(facts, refetchedBySeq: analysis.refetchedBytesBySeq)
+        let excused = rerunRefetched + analysis.rewoundBytes + lostToFullDisk
+        let refetched = analysis.refetchedBytes - min(analysis.refetchedBytes, excused)
         if let maximum = expectation.maxRefetched, refetched > maximum * connections {
             let bound =
                 ByteSize.format(maximum * connections) + (connections > 1 ? " (\(connections) connections)" : "")
@@ -115,6 +117,12 @@ public enum Judge {
             notes.append(
                 "\(probes.count) probe\(probes.count == 1 ? "" : "s") (a GET the client read briefly and closed, "
                     + "\(ByteSize.format(bytes)) sent) not counted against the bounds")
+        }
+        if lostToFullDisk > 0 {
+            notes.append(
+                "resumed its segments inside what the server had sent before the disk filled: "
+                    + "\(ByteSize.format(lostToFullDisk)) it had no room for fetched again, a cost not counted against "
+                    + "max-refetched")
         }
         if analysis.rewinds > 0 {
             notes.append(

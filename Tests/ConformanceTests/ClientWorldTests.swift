@@ -38,7 +38,10 @@ import Testing
             #"{"outcome": "success", "steps": [{"disk-full-at": "1M"}, {"disk-full-at": "2M"}]}"#,
             "s.json:1:33: expect.steps: has more than one disk-full-at step"
         ),
-        (#"{"outcome": "success", "entry": "ipv6"}"#, #"s.json:1:33: expect.entry: "ipv6" is not server, blackhole or dead-ipv6"#),
+        (
+            #"{"outcome": "success", "entry": "ipv6"}"#,
+            #"s.json:1:33: expect.entry: "ipv6" is not server, blackhole or dead-ipv6"#
+        ),
     ])
     func badValuesNameTheKey(json: String, prefix: String) {
         do {
@@ -81,7 +84,8 @@ import Testing
             ])
         // A preallocated tail past the prefix is what a resume overwrites.
         let preallocated = Self.output([
-            ContentSegment(range: 0..<(1 << 20), version: 1), ContentSegment(range: (1 << 20)..<Self.length, version: nil),
+            ContentSegment(range: 0..<(1 << 20), version: 1),
+            ContentSegment(range: (1 << 20)..<Self.length, version: nil),
         ])
         #expect(Judge.diskFullFindings(Self.facts(first: .failure("x"), left: [preallocated])).reasons == [])
         #expect(Judge.diskFullFindings(Self.facts(first: .failure("x"), left: [.missing("out.bin")])).reasons == [])
@@ -135,13 +139,15 @@ import Testing
         let text = ClientWorld.hostsText(original: "127.0.0.1 localhost")
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.first == "127.0.0.1 localhost")
-        #expect(Array(lines.suffix(2)) == ["::1 \(ClientWorld.dualStackName)", "127.0.0.1 \(ClientWorld.dualStackName)"])
+        #expect(
+            Array(lines.suffix(2)) == ["::1 \(ClientWorld.dualStackName)", "127.0.0.1 \(ClientWorld.dualStackName)"])
         #expect(ClientWorld.dualStackName.hasSuffix(".test"))
     }
 
     @Test("pending connects to [::1]:PORT are read from a tcp6 table by inode, SYN_SENT only")
     func pendingConnectsAreParsed() throws {
-        let directory = FileManager.default.temporaryDirectory.path + "/clientworld-\(UInt32.random(in: 0...UInt32.max))"
+        let directory =
+            FileManager.default.temporaryDirectory.path + "/clientworld-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let loopback = "00000000000000000000000001000000"
@@ -154,14 +160,16 @@ import Testing
 
             """
         try table.write(toFile: directory + "/tcp6", atomically: true, encoding: .utf8)
-        #expect(ConnectionSampler.pendingConnects(toIPv6LoopbackPort: 0xE719, table: directory + "/tcp6") == ["2953123"])
+        #expect(
+            ConnectionSampler.pendingConnects(toIPv6LoopbackPort: 0xE719, table: directory + "/tcp6") == ["2953123"])
         #expect(ConnectionSampler.pendingConnects(toIPv6LoopbackPort: 1, table: directory + "/tcp6") == [])
         #expect(ConnectionSampler.pendingConnects(toIPv6LoopbackPort: 1, table: directory + "/none") == nil)
     }
 
     @Test("mount points are read from a mountinfo table, escapes included")
     func mountPoints() throws {
-        let directory = FileManager.default.temporaryDirectory.path + "/clientworld-\(UInt32.random(in: 0...UInt32.max))"
+        let directory =
+            FileManager.default.temporaryDirectory.path + "/clientworld-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let table = """

@@ -277,7 +277,8 @@ public enum ConformanceAPI {
             if let unknown = stepsDone?.first(where: { !Self.stepNames.contains($0) }) {
                 throw DecodingError.dataCorruptedError(
                     forKey: .stepsDone, in: container,
-                    debugDescription: "'\(unknown)' is not a step name (kill-at, pause-at, cancel-at, prefill, disk-full-at)")
+                    debugDescription:
+                        "'\(unknown)' is not a step name (kill-at, pause-at, cancel-at, prefill, disk-full-at)")
             }
             var routes: Set<String> = []
             for output in outputs where !routes.insert(output.route).inserted {
