@@ -86,6 +86,7 @@ let package = Package(
             dependencies: [
                 "RangeServer",
                 "DownloadEngine",
+                "SystemCalls",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Subprocess", package: "swift-subprocess"),

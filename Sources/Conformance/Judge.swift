@@ -50,6 +50,8 @@ public enum Judge {
     /// - Returns: the violations, most important first, and the notes.
     public static func judgement(of expectation: ScenarioExpectation, in facts: RunFacts) -> Judgement {
         var reasons: [Violation] = []
+        let diskFull = diskFullFindings(facts)
+        reasons += diskFull.reasons
         reasons += outcomeViolations(expectation, facts)
         // Without launches (a client judged by the service, whose tester performs the steps) the harness cannot
         // tell when a kill or pause came: in a row with such a step, a response left past the probe limit is taken
@@ -85,7 +87,9 @@ public enum Judge {
         // had on the way, not what one had.
         let connections = facts.segmented ? UInt64(max(1, JournalAnalysis.peakOpenRequests(facts.entries))) : 1
         let rerunRefetched = rerunSeqs.reduce(0) { $0 + (analysis.refetchedBytesBySeq[$1] ?? 0) }
-        let refetched = analysis.refetchedBytes - min(analysis.refetchedBytes, rerunRefetched + analysis.rewoundBytes)
+        let lostToFullDisk = segmentedFullDiskRewinds(facts, refetchedBySeq: analysis.refetchedBytesBySeq)
+        let excused = rerunRefetched + analysis.rewoundBytes + lostToFullDisk
+        let refetched = analysis.refetchedBytes - min(analysis.refetchedBytes, excused)
         if let maximum = expectation.maxRefetched, refetched > maximum * connections {
             let bound =
                 ByteSize.format(maximum * connections) + (connections > 1 ? " (\(connections) connections)" : "")
@@ -107,12 +111,18 @@ public enum Judge {
                 reasons.append(Violation("\(peak) connections at once, at most \(maximum) allowed", grade: .costly))
             }
         }
-        var notes = launchNotes(facts, rerunRequests: rerun.count)
+        var notes = diskFull.notes + deadIPv6Notes(facts) + launchNotes(facts, rerunRequests: rerun.count)
         if !probes.isEmpty {
             let bytes = probes.reduce(0) { $0 + $1.bodyBytesSent }
             notes.append(
                 "\(probes.count) probe\(probes.count == 1 ? "" : "s") (a GET the client read briefly and closed, "
                     + "\(ByteSize.format(bytes)) sent) not counted against the bounds")
+        }
+        if lostToFullDisk > 0 {
+            notes.append(
+                "resumed its segments inside what the server had sent before the disk filled: "
+                    + "\(ByteSize.format(lostToFullDisk)) it had no room for fetched again, a cost not counted against "
+                    + "max-refetched")
         }
         if analysis.rewinds > 0 {
             notes.append(

@@ -84,6 +84,8 @@ public enum MatrixRunner {
         configuration.blackholePort = 0
         // The TLS port (0: a free one); without it the server still opens one when a row redirects to https.
         if options.tls { configuration.tlsPort = 0 }
+        // `[::1]` at the plain port, dead, for the `dead-ipv6` rows that can run here.
+        configuration.deadIPv6 = catalogue.contains { $0.expectation.entry == .deadIPv6 && worldProblem($0) == nil }
         return try await withRangeServer(configuration) { server in
             var unavailable: [String: String?] = [:]
             for client in clients { unavailable[client.name] = await client.unavailableReason() }
@@ -185,6 +187,9 @@ public enum MatrixRunner {
                 scenario: entry.name, client: client.name,
                 result: .notApplicable("over https \(client.name) cannot be given the server's CA: \(limitation)"))
         }
+        if let reason = worldProblem(entry) {
+            return MatrixCell(scenario: entry.name, client: client.name, result: .notApplicable(reason))
+        }
         do {
             return try await execute(entry, client: client, server: server, options: options)
         } catch {
@@ -197,28 +202,32 @@ public enum MatrixRunner {
     ) async throws -> MatrixCell {
         let expectation = entry.expectation
         let work = try makeWorkDirectory()
-        defer { if !options.keepWorkDirectories { try? FileManager.default.removeItem(atPath: work) } }
-        let token = "\(client.name)-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
-        var origin = server.baseURL
-        if options.tls {
-            guard let tlsBase = server.tlsBaseURL else {
-                return MatrixCell(
-                    scenario: entry.name, client: client.name, result: .fail("harness: the server has no TLS port"))
-            }
-            origin = tlsBase
+        // The directories the client writes to: on the row's own small filesystem for `disk-full-at`.
+        let disk = expectation.diskFullSize.map { _ in "\(work)/disk" }
+        defer {
+            if let disk { ClientWorld.unmountFilesystem(at: disk) }
+            if !options.keepWorkDirectories { try? FileManager.default.removeItem(atPath: work) }
         }
-        if expectation.entry == .blackhole {
-            guard let port = server.blackholePort else {
-                return MatrixCell(
-                    scenario: entry.name, client: client.name,
-                    result: .fail("harness: the server has no blackhole listener"))
+        if let disk, let size = expectation.diskFullSize {
+            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+            try ClientWorld.mountFilesystem(at: disk, size: size)
+            for sub in ["out", "state"] {
+                try FileManager.default.createDirectory(atPath: "\(disk)/\(sub)", withIntermediateDirectories: true)
             }
-            origin = "\(options.tls ? "https" : "http")://127.0.0.1:\(port)"
+        }
+        let outDirectory = "\(disk ?? work)/out"
+        let stateDirectory = "\(disk ?? work)/state"
+        let token = "\(client.name)-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+        let origin: String
+        switch self.origin(entry, server: server, options: options) {
+        case .success(let found): origin = found
+        case .failure(let problem):
+            return MatrixCell(scenario: entry.name, client: client.name, result: .fail("harness: \(problem)"))
         }
         let base = "\(origin)/scenario/\(entry.name)/\(token)"
-        let transfers = entry.transfers(base: base, outputs: "\(work)/out")
+        let transfers = entry.transfers(base: base, outputs: outDirectory)
         var job = ClientJob(
-            transfers: transfers, stateDirectory: "\(work)/state", logDirectory: "\(work)/logs",
+            transfers: transfers, stateDirectory: stateDirectory, logDirectory: "\(work)/logs",
             concurrency: expectation.concurrency ?? 1, idleTimeout: options.idleTimeout, attempts: options.attempts)
         job.connectTimeout = expectation.connectTimeout ?? job.connectTimeout
         job.retries = expectation.retries
@@ -228,62 +237,54 @@ public enum MatrixRunner {
         var prefilled: UInt64 = 0
         var steps: [ScenarioExpectation.Step] = []
         for step in expectation.steps {
-            if case .prefill(let threshold) = step {
+            switch step {
+            case .prefill(let threshold):
                 prefilled = min(threshold.bytes(of: entry.reference.length), entry.reference.length)
                 for transfer in transfers { try prefill(transfer.output, entry: entry, count: prefilled) }
-            } else {
-                steps.append(step)
+            case .diskFull: break
+            default: steps.append(step)
             }
         }
 
         let limit = entry.isSlow ? options.slowPairTimeout : options.pairTimeout
         let started = ContinuousClock.now
-        let run = try await client.start(job)
-        // Connections are counted on the port the client was sent to.
-        let sampledPort = options.tls ? server.tlsPort ?? server.port : server.port
-        var peak = 0
-        var exit: ClientExit?
-        var timedOut = false
-        var stepFailure: String?
-        var interrupted = false
-        while exit == nil {
-            exit = await run.poll()
-            if exit != nil { break }
-            if Task.isCancelled {
-                // The harness is stopping (SIGINT, SIGTERM): the client's processes go with it.
-                interrupted = true
-                await run.terminate()
-                break
+        var watch = Watch(
+            steps: steps, total: total, watched: [outDirectory, stateDirectory],
+            // Connections are counted on the port the client was sent to.
+            sampledPort: options.tls ? server.tlsPort ?? server.port : server.port,
+            deadIPv6Port: expectation.entry == .deadIPv6 ? server.deadIPv6Port : nil,
+            deadline: started + limit)
+        var run = try await client.start(job)
+        await watch.drive(run)
+        var launches = run.launches
+        // `disk-full-at`: the client has ended on the full filesystem; what it left is judged, then the filesystem
+        // gets room and the same job runs again.
+        var diskFull: RunFacts.DiskFull?
+        if let disk, let size = expectation.diskFullSize, !watch.isLost {
+            diskFull = RunFacts.DiskFull(
+                size: size, exit: watch.exit ?? .failure("no exit"),
+                outputs: transfers.map { inspect($0.output, entry: entry, digest: false) })
+            try ClientWorld.resizeFilesystem(at: disk, size: total * 2 + (16 << 20))
+            // The full disk stopped that start, as a kill would: a response it left is the step's doing, not a
+            // probe or the client's own choice. The step was in force from the start on.
+            if let last = launches.indices.last { launches[last].stopped = launches[last].started }
+            watch.exit = nil
+            run = try await client.start(job)
+            await watch.drive(run)
+            // The second start is the step's, not the harness's re-run: what it fetches counts against the bounds.
+            launches += run.launches.enumerated().map { index, launch in
+                var launch = launch
+                if index == 0 { launch.reason = .stepRestart }
+                return launch
             }
-            if let count = ConnectionSampler.established(toLocalPort: sampledPort) { peak = max(peak, count) }
-            if ContinuousClock.now - started > limit {
-                timedOut = true
-                await run.terminate()
-                break
-            }
-            if let step = steps.first {
-                let onDisk = OutputInspector.bytesOnDisk(under: ["\(work)/out", "\(work)/state"])
-                if onDisk >= threshold(of: step).bytes(of: total) {
-                    steps.removeFirst()
-                    do {
-                        try await perform(step, on: run)
-                    } catch {
-                        stepFailure = "step failed: \(error)"
-                        await run.terminate()
-                        break
-                    }
-                    continue
-                }
-            }
-            try? await Task.sleep(for: .milliseconds(10))
         }
         let elapsed = ContinuousClock.now - started
-        if !interrupted && Task.isCancelled {
+        if !watch.interrupted && Task.isCancelled {
             // Cancelled during a step (its sleep ends at once): the client may still be running.
-            interrupted = true
+            watch.interrupted = true
             await run.terminate()
         }
-        if interrupted {
+        if watch.interrupted {
             return MatrixCell(scenario: entry.name, client: client.name, result: .skipped("interrupted"))
         }
         let entries = await settledJournal(server: server, run: token)
@@ -294,16 +295,14 @@ public enum MatrixRunner {
         }
         // Inspected even when the run is already lost (timed out, a step failed): the picture of a failed run is
         // the one most worth seeing.
-        let outputs = transfers.map {
-            OutputInspector.inspect(
-                path: $0.output, reference: entry.reference, versions: entry.versions,
-                expectedVersion: entry.expectedVersion, computeDigest: expectation.sha256 != nil)
-        }
-        let facts = RunFacts(
+        let outputs = transfers.map { inspect($0.output, entry: entry, digest: expectation.sha256 != nil) }
+        var facts = RunFacts(
             entries: entries, outputs: outputs, resourceLength: entry.reference.length,
-            expectedVersion: entry.expectedVersion, exit: exit ?? .failure("no exit"), elapsed: elapsed,
-            observedPeakConnections: peak, prefilledBytes: prefilled,
-            segmented: client.capabilities.contains(.segmented), launches: run.launches)
+            expectedVersion: entry.expectedVersion, exit: watch.exit ?? .failure("no exit"), elapsed: elapsed,
+            observedPeakConnections: watch.peak, prefilledBytes: prefilled,
+            segmented: client.capabilities.contains(.segmented), launches: launches)
+        facts.diskFull = diskFull
+        facts.ipv6Attempts = watch.deadIPv6Port.map { _ in watch.ipv6Attempts.count }
         let trace = RunTrace(entry: entry, facts: facts)
         var judged = expectation
         judged.maxElapsed = expectation.maxElapsed.map { $0 * options.timeAllowance }
@@ -318,10 +317,15 @@ public enum MatrixRunner {
                         entry, client: client, run: token, server: server, options: options,
                         observed: result.reason, kept: options.keepWorkDirectories ? work : nil) : nil)
         }
-        if timedOut { return cell(.fail("timed out after \(Judge.seconds(limit))")) }
-        if let stepFailure { return cell(.fail(stepFailure)) }
-        if let step = steps.first {
-            return cell(.fail("finished before the \(describe(step)) step was reached (\(exit?.summary ?? "no exit"))"))
+        if watch.timedOut { return cell(.fail("timed out after \(Judge.seconds(limit))")) }
+        if let stepFailure = watch.stepFailure { return cell(.fail(stepFailure)) }
+        if let step = watch.steps.first {
+            return cell(
+                .fail("finished before the \(describe(step)) step was reached (\(watch.exit?.summary ?? "no exit"))"))
+        }
+        // A client that never tried the dead address was not tested by the row: n/a, never a pass.
+        if let port = watch.deadIPv6Port, watch.ipv6Attempts.isEmpty, judgement.result == .pass {
+            return cell(.notApplicable("did not try IPv6 (no connect to [::1]:\(port) seen)"))
         }
         return cell(judgement.result, reasons: judgement.reasons)
     }
@@ -357,7 +361,33 @@ public enum MatrixRunner {
         path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 
-    private static func perform(_ step: ScenarioExpectation.Step, on run: any ClientRun) async throws {
+    /// Where the row's URLs point: the server, its blackhole listener, or the dual-stack name at the server's port.
+    private static func origin(
+        _ entry: CatalogueEntry, server: RangeServer, options: Options
+    ) -> Result<String, ConformanceError> {
+        let scheme = options.tls ? "https" : "http"
+        switch entry.expectation.entry {
+        case .server:
+            guard options.tls else { return .success(server.baseURL) }
+            return server.tlsBaseURL.map { .success($0) } ?? .failure(.io("the server has no TLS port"))
+        case .blackhole:
+            guard let port = server.blackholePort else { return .failure(.io("the server has no blackhole listener")) }
+            return .success("\(scheme)://127.0.0.1:\(port)")
+        case .deadIPv6:
+            guard !options.tls, let port = server.deadIPv6Port else {
+                return .failure(.io("the server has no dead IPv6 listener on its plain port"))
+            }
+            return .success("http://\(ClientWorld.dualStackName):\(port)")
+        }
+    }
+
+    private static func inspect(_ path: String, entry: CatalogueEntry, digest: Bool) -> OutputFacts {
+        OutputInspector.inspect(
+            path: path, reference: entry.reference, versions: entry.versions, expectedVersion: entry.expectedVersion,
+            computeDigest: digest)
+    }
+
+    static func perform(_ step: ScenarioExpectation.Step, on run: any ClientRun) async throws {
         switch step {
         case .killAndRestart: try await run.killAndRestart()
         case .pause(_, let duration):
@@ -365,13 +395,14 @@ public enum MatrixRunner {
             try await Task.sleep(for: duration)
             try await run.resume()
         case .cancel: try await run.cancel()
-        case .prefill: break
+        case .prefill, .diskFull: break
         }
     }
 
     static func threshold(of step: ScenarioExpectation.Step) -> ScenarioExpectation.Threshold {
         switch step {
         case .killAndRestart(let at), .pause(let at, _), .cancel(let at), .prefill(let at): at
+        case .diskFull(let size): .bytes(size)
         }
     }
 
@@ -382,7 +413,19 @@ public enum MatrixRunner {
         case .pause: return "pause-at \(at)"
         case .cancel: return "cancel-at \(at)"
         case .prefill: return "prefill \(at)"
+        case .diskFull: return "disk-full-at \(at)"
         }
+    }
+
+    /// Why a row that changes the client's world (`disk-full-at`, `entry: dead-ipv6`) cannot run here; nil when it
+    /// can, or when it changes nothing.
+    static func worldProblem(_ entry: CatalogueEntry) -> String? {
+        let needs =
+            entry.expectation.diskFullSize != nil
+            ? "disk-full-at needs a tmpfs the harness mounts"
+            : entry.expectation.entry == .deadIPv6 ? "dead-ipv6 needs a hosts file of the harness's own" : nil
+        guard let needs, let reason = ClientWorld.unavailableReason else { return nil }
+        return "\(needs): \(reason)"
     }
 
     static func describe(_ capabilities: ClientCapabilities) -> String {

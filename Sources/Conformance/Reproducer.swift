@@ -112,6 +112,8 @@ public struct Reproducer: Codable, Hashable, Sendable {
         let origin: String
         if expectation.entry == .blackhole {
             origin = "\(server.tls ? "https" : "http")://\(server.urlHost):\(server.blackholePort)"
+        } else if expectation.entry == .deadIPv6 {
+            origin = "http://\(ClientWorld.dualStackName):\(server.port)"
         } else if server.tls {
             origin = "https://\(server.urlHost):\(server.tlsPort)"
         } else {
@@ -239,13 +241,31 @@ public struct Reproducer: Codable, Hashable, Sendable {
                 "whenever it exits \(codes), run the same client command again a second later (the harness does, up "
                     + "to \(job.attempts) runs per start)")
         }
-        return rerun
+        // The dead IPv6 address is a listener of the harness's own and a hosts file in its private mount namespace;
+        // rangeserver has no flag for either, so the row is reproduced through rangecheck.
+        let world =
+            entry.expectation.entry == .deadIPv6
+            ? [
+                "this row needs the harness's dead [::1] listener and its hosts file naming "
+                    + "\(ClientWorld.dualStackName) (both only inside rangecheck's own mount namespace, as root): "
+                    + "reproduce it with `rangecheck --scenario \(entry.name) --client NAME --keep`, which keeps the "
+                    + "run's outputs, logs and journal"
+            ] : []
+        return world + rerun
             + entry.expectation.steps.compactMap { step -> String? in
                 let threshold = MatrixRunner.threshold(of: step)
                 let once =
                     "once \(threshold.text) (\(threshold.bytes(of: total)) of \(total) bytes) is on disk (`\(watch)`)"
                 switch step {
                 case .prefill: return nil
+                case .diskFull(let size):
+                    // The harness mounts in a private mount namespace; by hand, as root, a tmpfs over both directories.
+                    let directories = ShellQuoting.line(outputs + [job.stateDirectory])
+                    return "before the first run, as root, put the client's directories on a filesystem with "
+                        + "\(ByteSize.format(size)) of room (`for d in \(directories); do mount -t tmpfs -o "
+                        + "size=\(size) tmpfs \"$d\"; done`, one each, \(ByteSize.format(size)) in all is the harness's "
+                        + "setting); once the client has ended, give them room (`mount -o remount,size=1G` each) and run "
+                        + "the same client command again; unmount them afterwards"
                 case .killAndRestart:
                     return isCommand
                         ? "kill -9 the client \(once), then run the same client command again"

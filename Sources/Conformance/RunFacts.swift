@@ -93,6 +93,32 @@ public struct RunFacts: Sendable {
     /// Every start of the client program, in order (empty for an in-process client, or when not known): the first,
     /// each step's restart, and each harness re-run. Requests are attributed to them by arrival time.
     public var launches: [ClientLaunch]
+    /// For a `disk-full-at` row: how the first start ended on the full filesystem and what it left; nil otherwise.
+    public var diskFull: DiskFull?
+    /// For a `dead-ipv6` row: how many connects to the dead `[::1]` the harness saw; nil when not counted.
+    public var ipv6Attempts: Int?
+
+    /// The first start of a `disk-full-at` row, on a filesystem with ``size`` bytes of room.
+    public struct DiskFull: Hashable, Sendable {
+        /// The filesystem's size.
+        public var size: UInt64
+        /// How the client said that start ended (a conforming one reports failure).
+        public var exit: ClientExit
+        /// The outputs as it left them, one per transfer (what a resume builds on must be a correct prefix).
+        public var outputs: [OutputFacts]
+
+        /// Makes the facts.
+        ///
+        /// - Parameters:
+        ///   - size: the filesystem's size.
+        ///   - exit: how the start ended.
+        ///   - outputs: the outputs it left.
+        public init(size: UInt64, exit: ClientExit, outputs: [OutputFacts]) {
+            self.size = size
+            self.exit = exit
+            self.outputs = outputs
+        }
+    }
 
     /// Makes the facts of a run.
     ///

@@ -114,7 +114,9 @@ extension ScenarioExpectation: Decodable {
             tags = Set(labels)
         }
         if let text = try string(.entry) {
-            guard let value = Entry(rawValue: text) else { throw bad(.entry, "\"\(text)\" is not server or blackhole") }
+            guard let value = Entry(rawValue: text) else {
+                throw bad(.entry, "\"\(text)\" is not server, blackhole or dead-ipv6")
+            }
             entry = value
         }
         connectTimeout = try decodeDuration(c, .connectTimeout)
@@ -128,13 +130,16 @@ extension ScenarioExpectation: Decodable {
         if case .cancelled = outcome, !steps.contains(where: { if case .cancel = $0 { true } else { false } }) {
             throw bad(.outcome, "\"cancelled\" requires a cancel-at step")
         }
+        if steps.count(where: { if case .diskFull = $0 { true } else { false } }) > 1 {
+            throw bad(.steps, "has more than one disk-full-at step")
+        }
     }
 }
 
 /// One member of `expect.steps`: exactly one of `kill-at`, `pause-at` (with an optional `pause-for`), `cancel-at`,
-/// `prefill`.
+/// `prefill`, `disk-full-at`.
 private struct StepObject: Decodable {
-    static let keys = ["kill-at", "pause-at", "pause-for", "cancel-at", "prefill"]
+    static let keys = ["kill-at", "pause-at", "pause-for", "cancel-at", "prefill", "disk-full-at"]
 
     var step: ScenarioExpectation.Step
 
@@ -146,7 +151,17 @@ private struct StepObject: Decodable {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: decoder.codingPath,
-                    debugDescription: "must have exactly one of kill-at, pause-at, cancel-at, prefill"))
+                    debugDescription: "must have exactly one of kill-at, pause-at, cancel-at, prefill, disk-full-at"))
+        }
+        if action.stringValue == "disk-full-at" {
+            // The filesystem's size: a size, never a share of a download the filesystem must hold part of.
+            guard let text = try? c.decode(String.self, forKey: action), let size = ByteSize.parse(text), size > 0
+            else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: action, in: c, debugDescription: "must be a size above 0 like 2M (the filesystem's room)")
+            }
+            step = .diskFull(at: size)
+            return
         }
         guard let text = try? c.decode(String.self, forKey: action),
             let threshold = ScenarioExpectation.parseThreshold(text)

@@ -81,14 +81,20 @@ public struct ScenarioExpectation: Hashable, Sendable {
         case cancel(at: Threshold)
         /// Before starting, write the first bytes of the expected content to the output file.
         case prefill(Threshold)
+        /// Run the client with its output and state directories on a filesystem with only this much room (a
+        /// size-capped tmpfs), then, once it has ended, give the filesystem room and run the same command again. A
+        /// size, never a percentage: it is the filesystem's size.
+        case diskFull(at: UInt64)
 
-        /// The capability a client needs to perform this step.
+        /// The capability a client needs to perform this step: none for `disk-full-at`, which the harness does to
+        /// the client's world (every client can be started twice on the same job).
         public var capability: ClientCapabilities {
             switch self {
             case .killAndRestart: .killAndRestart
             case .pause: .pauseAndResume
             case .cancel: .cancel
             case .prefill: .prefilledOutput
+            case .diskFull: []
             }
         }
     }
@@ -123,7 +129,8 @@ public struct ScenarioExpectation: Hashable, Sendable {
     public var leavesNoOutput: Bool
     /// Labels for selecting scenarios; `slow` ones run only with `--include-slow`.
     public var tags: Set<String>
-    /// Where the client is sent: the server (the default) or its blackhole listener, whose connects never complete.
+    /// Where the client is sent: the server (the default), its blackhole listener, whose connects never complete, or
+    /// a name whose IPv6 address is dead and whose IPv4 address serves (`dead-ipv6`).
     public var entry: Entry = .server
     /// The connect timeout clients are configured with where they take one; nil: the harness's (5 s).
     public var connectTimeout: Duration?
@@ -136,6 +143,16 @@ public struct ScenarioExpectation: Hashable, Sendable {
         case server
         /// The same path on the server's blackhole listener: a connect that never completes.
         case blackhole
+        /// The same path on ``ClientWorld/dualStackName``, which resolves to `::1` first and `127.0.0.1` second (in
+        /// the harness's private mount namespace): `[::1]` at the server's port is a listener that never accepts,
+        /// `127.0.0.1` is the server. A client must fall back to IPv4 (or race the two, RFC 8305).
+        case deadIPv6 = "dead-ipv6"
+    }
+
+    /// The `disk-full-at` step's size, when the scenario has one.
+    public var diskFullSize: UInt64? {
+        for case .diskFull(let size) in steps { return size }
+        return nil
     }
 
     /// Makes an expectation; only `outcome` is required.

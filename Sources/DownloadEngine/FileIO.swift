@@ -21,9 +21,15 @@ enum FileIO {
         }
     }
 
-    /// `call(path): reason`, the message every file-system failure carries.
+    /// `call(path): reason`, the message every file-system failure carries; a full disk (or quota) says so first,
+    /// and that what was written is kept, since the user's next step is to make room and run again.
     static func failure(_ error: SystemCallError, _ path: String) -> DownloadError {
-        .fileSystem("\(error.call)(\(path)): \(error.reason)")
+        if error.errno == .noSpace || error.errno == .diskQuotaExceeded {
+            return .fileSystem(
+                "disk full: \(error.call)(\(path)): \(error.reason); what was written is kept, make room and run "
+                    + "again to resume")
+        }
+        return .fileSystem("\(error.call)(\(path)): \(error.reason)")
     }
 
     /// The `errno` a call failed with, or `nil` when it succeeded.

@@ -227,6 +227,8 @@ struct RunMatrix: AsyncParsableCommand {
             return
         }
 
+        try await enterPrivateWorld(options: options)
+
         // Read before the run, so a bad file costs nothing.
         var baseline: Baseline?
         if let baselinePath {
@@ -285,6 +287,30 @@ struct RunMatrix: AsyncParsableCommand {
         } else if matrix.hasGatingFailure(gating: gating, threshold: threshold) {
             throw ExitCode(1)
         }
+    }
+
+    /// For rows that change the client's world (`disk-full-at`, `entry: dead-ipv6`): starts this command again in a
+    /// private mount namespace of its own (the same process, through `unshare --mount`), where those rows' mounts
+    /// live and die with it; in that second start, prepares the namespace. Where none can be made, the reason is
+    /// recorded and the rows are n/a.
+    private func enterPrivateWorld(options: MatrixRunner.Options) async throws {
+        if let left = ProcessInfo.processInfo.environment[ClientWorld.environmentKey] {
+            ClientWorld.prepare(leftNamespace: left)
+            return
+        }
+        let entries = MatrixRunner.select(
+            try CatalogueEntry.load(directory: catalogueOptions.scenariosDirectory, root: catalogueOptions.root),
+            options: options)
+        guard entries.contains(where: { $0.expectation.diskFullSize != nil || $0.expectation.entry == .deadIPv6 })
+        else { return }
+        if let problem = await ClientWorld.namespaceProblem() {
+            ClientWorld.markUnavailable(problem)
+            return
+        }
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        ClientWorld.markUnavailable(
+            ClientWorld.reexec(executable: executable, arguments: Array(CommandLine.arguments.dropFirst())))
     }
 
     /// The directory of this executable, where `rangefetch` is looked for first.

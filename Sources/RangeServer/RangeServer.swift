@@ -51,6 +51,10 @@ public final class RangeServer: Sendable {
         /// (see ``RangeServer/blackholePort``). Without it, one is opened on a free port when a loaded scenario
         /// redirects to `blackhole:`.
         public var blackholePort: Int? = nil
+        /// Also open a listener on `[::1]` at the plain port that never accepts, beside the server on an IPv4
+        /// ``host``: a name resolving to `::1` and `127.0.0.1` then has a dead IPv6 address and a live IPv4 one (see
+        /// ``RangeServer/deadIPv6Port``). The start fails, naming the address, when `[::1]` at that port is taken.
+        public var deadIPv6 = false
         /// When set, also serve HTTPS on this port (0 picks one; read it back from ``RangeServer/tlsPort``). Without
         /// it, a TLS port is opened on a free port when a loaded scenario redirects to `https:` or `tls:`.
         public var tlsPort: Int? = nil
@@ -93,6 +97,7 @@ public final class RangeServer: Sendable {
     public let scenarios: [String: Scenario]
     private let daemon: NIOLockedValueBox<MicroHTTPDaemon?>
     private let blackhole: NIOLockedValueBox<BlackholeListener?>
+    private let deadIPv6Listener: NIOLockedValueBox<BlackholeListener?>
     private let tls: NIOLockedValueBox<TLSListeners?>
 
     /// The TLS port; nil when the server serves no HTTPS.
@@ -123,6 +128,10 @@ public final class RangeServer: Sendable {
     /// A client's connect to it hangs until the client's own connect timeout.
     public let blackholePort: Int?
 
+    /// The port at which `[::1]` never accepts while the server answers on its IPv4 host (``Configuration/deadIPv6``):
+    /// the plain port, or nil when there is no such listener.
+    public let deadIPv6Port: Int?
+
     /// The bound port.
     public var port: Int { configuration.port }
 
@@ -133,9 +142,11 @@ public final class RangeServer: Sendable {
 
     private init(
         configuration: Configuration, journal: Journal, scenarios: [String: Scenario], daemon: MicroHTTPDaemon,
-        blackhole: BlackholeListener?, tls: TLSListeners?
+        blackhole: BlackholeListener?, deadIPv6: BlackholeListener?, tls: TLSListeners?
     ) {
         self.configuration = configuration
+        self.deadIPv6Listener = NIOLockedValueBox(deadIPv6)
+        self.deadIPv6Port = deadIPv6?.port
         self.journal = journal
         self.scenarios = scenarios
         self.daemon = NIOLockedValueBox(daemon)
@@ -226,8 +237,12 @@ public final class RangeServer: Sendable {
         running.port = daemon.port
         router.boundPort.store(daemon.port, ordering: .relaxed)
         var blackhole: BlackholeListener?
+        var deadIPv6: BlackholeListener?
         var tls: TLSListeners?
         do {
+            if configuration.deadIPv6 {
+                deadIPv6 = try BlackholeListener(host: "::1", port: daemon.port, option: "deadIPv6")
+            }
             if configuration.blackholePort != nil || needed.contains(.blackhole) {
                 blackhole = try BlackholeListener(host: configuration.host, port: configuration.blackholePort ?? 0)
                 router.blackholePort.store(blackhole!.port, ordering: .relaxed)
@@ -248,12 +263,13 @@ public final class RangeServer: Sendable {
         } catch {
             daemon.stop()
             blackhole = nil
+            deadIPv6 = nil
             if let directory = material?.temporaryDirectory { TLSListeners.removeDirectory(directory) }
             throw error
         }
         return RangeServer(
             configuration: running, journal: journal, scenarios: scenarios, daemon: daemon, blackhole: blackhole,
-            tls: tls)
+            deadIPv6: deadIPv6, tls: tls)
     }
 
     /// Stops the server: open connections are closed, stalled ones included. Safe to call twice.
@@ -264,6 +280,7 @@ public final class RangeServer: Sendable {
         }
         daemon?.stop()
         blackhole.withLockedValue { $0 = nil }
+        deadIPv6Listener.withLockedValue { $0 = nil }
         let tls = self.tls.withLockedValue { tls in
             defer { tls = nil }
             return tls

@@ -77,8 +77,9 @@ public enum ConformanceAPI {
 
     /// A step the client performs itself while it downloads, as the API hands it out.
     ///
-    /// Exactly one of `kill-at`, `pause-at`, `cancel-at` and `prefill` is set, with the threshold as the scenario
-    /// wrote it (`25%`, `1M`); `bytes` is that threshold in bytes of all outputs together, as they count on disk.
+    /// Exactly one of `kill-at`, `pause-at`, `cancel-at`, `prefill` and `disk-full-at` is set, with the threshold as
+    /// the scenario wrote it (`25%`, `1M`); `bytes` is that threshold in bytes of all outputs together, as they count
+    /// on disk (for `disk-full-at`, the room of the filesystem the outputs and the client's state are on).
     public struct StepSpec: Codable, Sendable, Hashable {
         /// Stop the download process abruptly once this much is on disk, then start it again.
         public var killAt: String?
@@ -95,12 +96,17 @@ public enum ConformanceAPI {
         /// With `prefill`: where to fetch the bytes to put in place, per route (not a download under test; it is not
         /// journaled).
         public var urls: [HandedURL]?
+        /// Run the client with its outputs and state on a filesystem with only this much room; once it has ended, give
+        /// the filesystem room and run the same download again (report the first run's outcome as
+        /// `disk-full-outcome`).
+        public var diskFullAt: String?
 
         /// The step's name, as `steps-done` lists it.
         public var name: String {
             if killAt != nil { return "kill-at" }
             if pauseAt != nil { return "pause-at" }
             if cancelAt != nil { return "cancel-at" }
+            if diskFullAt != nil { return "disk-full-at" }
             return "prefill"
         }
 
@@ -109,6 +115,7 @@ public enum ConformanceAPI {
             case pauseAt = "pause-at"
             case pauseFor = "for"
             case cancelAt = "cancel-at"
+            case diskFullAt = "disk-full-at"
             case prefill, bytes, urls
         }
     }
@@ -221,24 +228,31 @@ public enum ConformanceAPI {
         public var stepsDone: [String]?
         /// With `failure`: the client's own words (an error message), shown in the reason.
         public var detail: String?
+        /// With `disk-full-at` in `steps-done`: how the client said its first run, on the full filesystem, ended.
+        public var diskFullOutcome: String?
 
         /// Makes a report.
-        public init(outcome: String, outputs: [ReportedOutput], stepsDone: [String]? = nil, detail: String? = nil) {
+        public init(
+            outcome: String, outputs: [ReportedOutput], stepsDone: [String]? = nil, detail: String? = nil,
+            diskFullOutcome: String? = nil
+        ) {
             self.outcome = outcome
             self.outputs = outputs
             self.stepsDone = stepsDone
             self.detail = detail
+            self.diskFullOutcome = diskFullOutcome
         }
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case outcome, outputs, detail
             case stepsDone = "steps-done"
+            case diskFullOutcome = "disk-full-outcome"
         }
 
         /// The outcomes a report may give.
         public static let outcomes = ["success", "failure", "cancelled"]
         /// The step names `steps-done` may list.
-        public static let stepNames = ["kill-at", "pause-at", "cancel-at", "prefill"]
+        public static let stepNames = ["kill-at", "pause-at", "cancel-at", "prefill", "disk-full-at"]
 
         /// Decodes a report, refusing members the API document does not name, null values, an outcome or step name
         /// it does not list, and two outputs for one route.
@@ -249,15 +263,22 @@ public enum ConformanceAPI {
             outputs = try container.decode([ReportedOutput].self, forKey: .outputs)
             stepsDone = try container.decodeIfPresent([String].self, forKey: .stepsDone)
             detail = try container.decodeIfPresent(String.self, forKey: .detail)
+            diskFullOutcome = try container.decodeIfPresent(String.self, forKey: .diskFullOutcome)
             guard Self.outcomes.contains(outcome) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .outcome, in: container,
                     debugDescription: "'\(outcome)' is not success, failure or cancelled")
             }
+            if let diskFullOutcome, !Self.outcomes.contains(diskFullOutcome) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .diskFullOutcome, in: container,
+                    debugDescription: "'\(diskFullOutcome)' is not success, failure or cancelled")
+            }
             if let unknown = stepsDone?.first(where: { !Self.stepNames.contains($0) }) {
                 throw DecodingError.dataCorruptedError(
                     forKey: .stepsDone, in: container,
-                    debugDescription: "'\(unknown)' is not a step name (kill-at, pause-at, cancel-at, prefill)")
+                    debugDescription:
+                        "'\(unknown)' is not a step name (kill-at, pause-at, cancel-at, prefill, disk-full-at)")
             }
             var routes: Set<String> = []
             for output in outputs where !routes.insert(output.route).inserted {

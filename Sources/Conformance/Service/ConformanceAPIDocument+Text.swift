@@ -92,7 +92,7 @@ extension ConformanceAPIDocument {
                     "$ref": "#/components/responses/TooLarge"
                   }
                 },
-                "description": "400 for a body the schema refuses (an unknown property, a null, a label with a control character), or `scheme: https` on a server without a TLS port; 404 for a scenario not in the catalogue."
+                "description": "400 for a body the schema refuses (an unknown property, a null, a label with a control character), or `scheme: https` on a server without a TLS port, or a scenario whose URL must resolve to a dead IPv6 address beside the server (`entry: dead-ipv6`, which only `rangecheck run` can arrange); 404 for a scenario not in the catalogue."
               }
             },
             "/_conformance/runs/{run}": {
@@ -545,7 +545,7 @@ extension ConformanceAPIDocument {
               },
               "Step": {
                 "type": "object",
-                "description": "Exactly one of kill-at, pause-at, cancel-at and prefill, with the threshold as the scenario wrote it.",
+                "description": "Exactly one of kill-at, pause-at, cancel-at, prefill and disk-full-at, with the threshold as the scenario wrote it.",
                 "required": [
                   "bytes"
                 ],
@@ -571,10 +571,14 @@ extension ConformanceAPIDocument {
                     "type": "string",
                     "description": "Before starting, put this much of the expected content at the start of each output (fetched from urls)."
                   },
+                  "disk-full-at": {
+                    "type": "string",
+                    "description": "Run the download with its outputs and the client's state on a filesystem with only this much room (e.g. a size-capped tmpfs); once the client has ended, give the filesystem room and run the same download again. Report the first run's outcome as disk-full-outcome. A conforming client reports failure on the full disk, keeps a correct prefix, and resumes fetching at most the row's max-refetched twice."
+                  },
                   "bytes": {
                     "type": "integer",
                     "minimum": 0,
-                    "description": "The threshold in bytes: of all outputs together, or per output for prefill."
+                    "description": "The threshold in bytes: of all outputs together, or per output for prefill; for disk-full-at the filesystem's room."
                   },
                   "urls": {
                     "type": "array",
@@ -882,7 +886,8 @@ extension ConformanceAPIDocument {
                         "kill-at",
                         "pause-at",
                         "cancel-at",
-                        "prefill"
+                        "prefill",
+                        "disk-full-at"
                       ]
                     },
                     "description": "A step left out makes the verdict n/a, never a pass."
@@ -890,6 +895,15 @@ extension ConformanceAPIDocument {
                   "detail": {
                     "type": "string",
                     "description": "With failure: the client's own error message."
+                  },
+                  "disk-full-outcome": {
+                    "type": "string",
+                    "enum": [
+                      "success",
+                      "failure",
+                      "cancelled"
+                    ],
+                    "description": "With disk-full-at in steps-done: how the client said its first run, on the full filesystem, ended (a row with the step and without this is n/a)."
                   }
                 }
               },

@@ -74,7 +74,17 @@ extension ConformanceService {
             throw .invalidReport("outputs: run '\(pending.run)' has no route '\(output.route)'")
         }
         let journal = await MatrixRunner.settledJournal(server: server, run: pending.run)
-        let facts = Self.facts(entry, pending, journal, outputs, exit)
+        var facts = Self.facts(entry, pending, journal, outputs, exit)
+        if let size = entry.expectation.diskFullSize, let outcome = report.diskFullOutcome {
+            // The tester reports the first run's outcome only; what it left is judged through the second's requests.
+            let first: ClientExit =
+                switch outcome {
+                case "success": .success
+                case "cancelled": .cancelled
+                default: .failure("reported by the client")
+                }
+            facts.diskFull = RunFacts.DiskFull(size: size, exit: first, outputs: [])
+        }
         let judgement = Judge.judgement(of: entry.expectation, in: facts)
         let result = Self.cellResult(entry: entry, pending: pending, report: report, judgement: judgement)
         var verdict = ConformanceAPI.Verdict(
@@ -145,6 +155,9 @@ extension ConformanceService {
                 return .notApplicable("the client did not perform the \(MatrixRunner.describe(step)) step")
             }
             done.remove(at: index)
+        }
+        if entry.expectation.diskFullSize != nil && report.diskFullOutcome == nil {
+            return .notApplicable("the client did not report disk-full-outcome, how its run on the full disk ended")
         }
         return judgement.result
     }

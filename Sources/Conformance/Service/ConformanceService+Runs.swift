@@ -63,6 +63,7 @@ extension ConformanceService {
                 let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
                 spec.pauseFor = milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
             case .cancel: spec.cancelAt = threshold.text
+            case .diskFull: spec.diskFullAt = threshold.text
             case .prefill:
                 spec.prefill = threshold.text
                 // Per output, not of all of them: each output starts with this much.
@@ -155,6 +156,13 @@ extension ConformanceService {
     )
         throws(ConformanceError) -> String
     {
+        if entry.expectation.entry == .deadIPv6 {
+            // The name's addresses are the tester's own resolver's business, on another machine: only
+            // `rangecheck run` can give a client a hosts file of its own.
+            throw .invalidReport(
+                "scenario: \(entry.name) needs a name that resolves to a dead ::1 beside the server, which only "
+                    + "rangecheck run can arrange; it is not handed out")
+        }
         if entry.expectation.entry == .blackhole {
             guard let port = server.blackholePort else {
                 throw .notFound("this server has no blackhole listener for \(entry.name)")

@@ -17,25 +17,32 @@ final class BlackholeListener: Sendable {
     private let listener: Int32
     private let filler: Int32
 
+    private let option: String
+
     /// Binds `host:port` (port 0 picks a free one) and fills the accept queue.
     ///
+    /// - Parameters:
+    ///   - host: a numeric address.
+    ///   - port: the port; 0 picks a free one.
+    ///   - option: what asked for the listener, for errors (`--blackhole-port`, `deadIPv6`).
     /// - Throws: ``RangeServerError`` naming the address when it cannot be bound.
-    init(host: String, port: Int) throws {
+    init(host: String, port: Int, option: String = "--blackhole-port") throws {
+        self.option = option
         var hints = addrinfo()
         hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var found: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found else {
-            throw RangeServerError.invalidConfiguration("--blackhole-port: \(host) is not a numeric address")
+            throw RangeServerError.invalidConfiguration("\(option): \(host) is not a numeric address")
         }
         defer { freeaddrinfo(found) }
         let family = address.pointee.ai_family
         let listener = socket(family, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw Self.failure("socket", host: host, port: port) }
+        guard listener >= 0 else { throw Self.failure("socket", host: host, port: port, option: option) }
         var one: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         guard bind(listener, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0, listen(listener, 0) == 0 else {
-            let error = Self.failure("bind", host: host, port: port)
+            let error = Self.failure("bind", host: host, port: port, option: option)
             close(listener)
             throw error
         }
@@ -45,7 +52,7 @@ final class BlackholeListener: Sendable {
         let target = unspecified ? (family == AF_INET6 ? "::1" : "127.0.0.1") : host
         let filler = Self.connect(to: target, port: bound)
         guard filler >= 0 else {
-            let error = Self.failure("fill the accept queue of", host: host, port: bound)
+            let error = Self.failure("fill the accept queue of", host: host, port: bound, option: option)
             close(listener)
             throw error
         }
@@ -59,10 +66,10 @@ final class BlackholeListener: Sendable {
         close(listener)
     }
 
-    private static func failure(_ step: String, host: String, port: Int) -> RangeServerError {
+    private static func failure(_ step: String, host: String, port: Int, option: String) -> RangeServerError {
         let reason = String(cString: strerror(errno))
         let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        return .invalidConfiguration("--blackhole-port: cannot \(step) \(address): \(reason)")
+        return .invalidConfiguration("\(option): cannot \(step) \(address): \(reason)")
     }
 
     private static func boundPort(_ fd: Int32) -> Int {

@@ -1,0 +1,209 @@
+import Foundation
+import RangeServer
+import TestSupport
+import Testing
+
+@testable import Conformance
+
+/// The rows that change the client's own world (`disk-full-at`, `entry: dead-ipv6`): their format, their judge, and
+/// the pieces the runner builds them from, without a private mount namespace (the end-to-end runs, which need root,
+/// are in ClientWorldRunTests).
+@Suite struct ClientWorldTests {
+    static func parse(_ json: String) throws -> ScenarioExpectation {
+        try ScenarioExpectation.parse(ScenarioSection(parsing: json, source: "s.json", path: "expect"), scenario: "s")
+    }
+
+    @Test("disk-full-at takes a size; entry takes dead-ipv6")
+    func theFormatParses() throws {
+        let full = try Self.parse(#"{"outcome": "success", "steps": [{"disk-full-at": "2M"}]}"#)
+        #expect(full.steps == [.diskFull(at: 2 << 20)])
+        #expect(full.diskFullSize == 2 << 20)
+        #expect(full.requiredCapabilities == [])
+        #expect(MatrixRunner.describe(full.steps[0]) == "disk-full-at 2M")
+        let dead = try Self.parse(#"{"outcome": "success", "entry": "dead-ipv6"}"#)
+        #expect(dead.entry == .deadIPv6)
+        #expect(dead.diskFullSize == nil)
+    }
+
+    @Test(arguments: [
+        (
+            #"{"outcome": "success", "steps": [{"disk-full-at": "50%"}]}"#,
+            "s.json:1:51: expect.steps[0].disk-full-at: must be a size above 0 like 2M"
+        ),
+        (
+            #"{"outcome": "success", "steps": [{"disk-full-at": "0"}]}"#,
+            "s.json:1:51: expect.steps[0].disk-full-at: must be a size above 0 like 2M"
+        ),
+        (
+            #"{"outcome": "success", "steps": [{"disk-full-at": "1M"}, {"disk-full-at": "2M"}]}"#,
+            "s.json:1:33: expect.steps: has more than one disk-full-at step"
+        ),
+        (
+            #"{"outcome": "success", "entry": "ipv6"}"#,
+            #"s.json:1:33: expect.entry: "ipv6" is not server, blackhole or dead-ipv6"#
+        ),
+    ])
+    func badValuesNameTheKey(json: String, prefix: String) {
+        do {
+            _ = try Self.parse(json)
+            Issue.record("\(json) parsed")
+        } catch {
+            let message = (error as? ConformanceError)?.message ?? "\(error)"
+            #expect(message.hasPrefix(prefix), "\(message)")
+        }
+    }
+
+    // MARK: The judge
+
+    static let length: UInt64 = 4 << 20
+    static let expectation = ScenarioExpectation(
+        outcome: .success, maxRefetched: 64 << 10, range: .atMost, ifRange: .etag, steps: [.diskFull(at: 2 << 20)])
+
+    static func output(_ segments: [ContentSegment]) -> OutputFacts {
+        OutputFacts(
+            name: "out.bin", exists: true, size: segments.last?.range.upperBound ?? 0, segments: segments)
+    }
+
+    static func facts(first: ClientExit, left: [OutputFacts]) -> RunFacts {
+        var facts = RunFacts(
+            entries: [], outputs: [output([ContentSegment(range: 0..<length, version: 1)])], resourceLength: length,
+            expectedVersion: 1, exit: .success, elapsed: .seconds(1))
+        facts.diskFull = RunFacts.DiskFull(size: 2 << 20, exit: first, outputs: left)
+        return facts
+    }
+
+    @Test("a failure on the full disk that keeps a correct prefix is no violation, and the note says what it kept")
+    func aCleanFailurePasses() {
+        let prefix = Self.output([ContentSegment(range: 0..<(2 << 20) - 8192, version: 1)])
+        let found = Judge.diskFullFindings(Self.facts(first: .failure("exit 1"), left: [prefix]))
+        #expect(found.reasons == [])
+        #expect(
+            found.notes == [
+                "on a full disk (2M of room) it reported failure (exit 1) and left 2040K of out.bin correct; given "
+                    + "room, it ran again"
+            ])
+        // A preallocated tail past the prefix is what a resume overwrites.
+        let preallocated = Self.output([
+            ContentSegment(range: 0..<(1 << 20), version: 1),
+            ContentSegment(range: (1 << 20)..<Self.length, version: nil),
+        ])
+        #expect(Judge.diskFullFindings(Self.facts(first: .failure("x"), left: [preallocated])).reasons == [])
+        #expect(Judge.diskFullFindings(Self.facts(first: .failure("x"), left: [.missing("out.bin")])).reasons == [])
+    }
+
+    @Test("success on the full disk is corrupt: a truncated file presented as complete")
+    func successOnAFullDiskIsCorrupt() {
+        let truncated = Self.output([ContentSegment(range: 0..<(2 << 20), version: 1)])
+        let facts = Self.facts(first: .success, left: [truncated])
+        let judgement = Judge.judgement(of: Self.expectation, in: facts)
+        #expect(judgement.grade == .corrupt)
+        #expect(
+            judgement.violations.first
+                == "reported success on a full disk (2M of room), leaving out.bin 2M of 4M")
+    }
+
+    @Test("wrong bytes before correct ones, another version, or a cancel on the full disk are caught")
+    func badLeftoversAreCaught() {
+        let hole = Self.output([
+            ContentSegment(range: 0..<4096, version: nil), ContentSegment(range: 4096..<(1 << 20), version: 1),
+        ])
+        #expect(
+            Judge.diskFullFindings(Self.facts(first: .failure("x"), left: [hole])).reasons
+                == [
+                    Violation(
+                        "on the full disk it left bytes of out.bin that are not the representation at offset 0",
+                        grade: .corrupt)
+                ])
+        let other = Self.output([ContentSegment(range: 0..<(1 << 20), version: 2)])
+        #expect(Judge.diskFullFindings(Self.facts(first: .failure("x"), left: [other])).reasons.count == 1)
+        #expect(
+            Judge.diskFullFindings(Self.facts(first: .cancelled, left: [])).reasons
+                == [Violation("reported cancelled on a full disk (2M of room), not failure", grade: .fail)])
+    }
+
+    @Test("the dead-ipv6 note counts the attempts; none without a count")
+    func deadIPv6Notes() {
+        var facts = Self.facts(first: .failure("x"), left: [])
+        facts.diskFull = nil
+        #expect(Judge.deadIPv6Notes(facts) == [])
+        facts.ipv6Attempts = 0
+        #expect(Judge.deadIPv6Notes(facts) == ["did not try IPv6: no connect to the dead [::1] was seen"])
+        facts.ipv6Attempts = 2
+        #expect(Judge.deadIPv6Notes(facts) == ["tried the dead [::1] 2 times (connects that never complete)"])
+    }
+
+    // MARK: The pieces
+
+    @Test("the private hosts file keeps the machine's lines and adds the name on ::1, then on 127.0.0.1")
+    func hostsText() {
+        let text = ClientWorld.hostsText(original: "127.0.0.1 localhost")
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.first == "127.0.0.1 localhost")
+        #expect(
+            Array(lines.suffix(2)) == ["::1 \(ClientWorld.dualStackName)", "127.0.0.1 \(ClientWorld.dualStackName)"])
+        #expect(ClientWorld.dualStackName.hasSuffix(".test"))
+    }
+
+    @Test("pending connects to [::1]:PORT are read from a tcp6 table by inode, SYN_SENT only")
+    func pendingConnectsAreParsed() throws {
+        let directory =
+            FileManager.default.temporaryDirectory.path + "/clientworld-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let loopback = "00000000000000000000000001000000"
+        let table = """
+              sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+               0: \(loopback):E719 00000000000000000000000000000000:0000 0A 00000000:00000001 00:00000000 00000000     0        0 2953121 2
+               1: \(loopback):D8EC \(loopback):E719 01 00000000:00000000 00:00000000 00000000     0        0 2953122 2
+               2: \(loopback):D8FC \(loopback):E719 02 00000001:00000000 01:00000046 00000000     0        0 2953123 2
+               3: \(loopback):D900 \(loopback):E71A 02 00000001:00000000 01:00000046 00000000     0        0 2953124 2
+
+            """
+        try table.write(toFile: directory + "/tcp6", atomically: true, encoding: .utf8)
+        #expect(
+            ConnectionSampler.pendingConnects(toIPv6LoopbackPort: 0xE719, table: directory + "/tcp6") == ["2953123"])
+        #expect(ConnectionSampler.pendingConnects(toIPv6LoopbackPort: 1, table: directory + "/tcp6") == [])
+        #expect(ConnectionSampler.pendingConnects(toIPv6LoopbackPort: 1, table: directory + "/none") == nil)
+    }
+
+    @Test("mount points are read from a mountinfo table, escapes included")
+    func mountPoints() throws {
+        let directory =
+            FileManager.default.temporaryDirectory.path + "/clientworld-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let table = """
+            22 1 0:21 / / rw,relatime - ext4 /dev/root rw
+            40 22 0:40 / /tmp/rangecheck.abc/disk rw,nosuid,nodev - tmpfs tmpfs rw,size=2048k
+            41 22 0:41 / /tmp/a\\040b rw - tmpfs tmpfs rw
+
+            """
+        try table.write(toFile: directory + "/mountinfo", atomically: true, encoding: .utf8)
+        #expect(ClientWorld.isMountPoint("/tmp/rangecheck.abc/disk", mountinfo: directory + "/mountinfo"))
+        #expect(ClientWorld.isMountPoint("/tmp/a b", mountinfo: directory + "/mountinfo"))
+        #expect(!ClientWorld.isMountPoint("/tmp/rangecheck.abc", mountinfo: directory + "/mountinfo"))
+    }
+
+    @Test("in a process that did not make a private mount namespace (this test runner) both rows are n/a, with why")
+    func withoutAPrivateNamespaceTheRowsAreNotApplicable() async throws {
+        #expect(ClientWorld.unavailableReason != nil)
+        var configuration = RangeServer.Configuration()
+        configuration.root = "fixtures/files"
+        configuration.scenariosDirectory = "fixtures/scenarios"
+        let entries = try CatalogueEntry.load(directory: "fixtures/scenarios", root: "fixtures/files")
+        for (name, needs) in [
+            ("disk-full", "disk-full-at needs a tmpfs the harness mounts: "),
+            ("dead-ipv6", "dead-ipv6 needs a hosts file of the harness's own: "),
+        ] {
+            let entry = try #require(entries.first { $0.name == name })
+            let cell = try await withRangeServer(configuration) { server in
+                await MatrixRunner.runPair(entry, client: EngineClient.make(), server: server, options: .forTests)
+            }
+            guard case .notApplicable(let reason) = cell.result else {
+                Issue.record("\(name): \(cell.result)")
+                continue
+            }
+            #expect(reason.hasPrefix(needs), "\(reason)")
+        }
+    }
+}
