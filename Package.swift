@@ -77,6 +77,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // NIOSSL's handshake event, awaited inside proxy tunnels.
+                .product(name: "NIOTLS", package: "swift-nio"),
+                // The IP address a certificate names, checked inside proxy tunnels (ProxyTLS).
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -169,6 +173,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 // The forward proxy the proxy tests run on loopback.
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]
