@@ -174,6 +174,8 @@ let package = Package(
                 // The forward proxy the proxy tests run on loopback.
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // A log handler that keeps lines, to show no credential reaches a log.
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]

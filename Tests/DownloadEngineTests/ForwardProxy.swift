@@ -29,10 +29,16 @@ final class ForwardProxy: Sendable {
         var refusal: Int?
         /// Fields of its refusals (`X-Squid-Error`, `Proxy-Status`).
         var marks: [(String, String)] = []
+        /// The loopback address it listens on.
+        var host = "127.0.0.1"
+        /// Every tunnel goes to 127.0.0.1 on this port, whatever the `CONNECT` asked for: a proxy that intercepts.
+        var tunnelPort: Int?
     }
 
-    /// The port it listens on, on 127.0.0.1.
+    /// The port it listens on.
     let port: Int
+    /// The address it listens on, 127.0.0.1 unless ``Options/host`` says otherwise.
+    let host: String
     private let channel: any Channel
     private let state: NIOLockedValueBox<State>
 
@@ -41,14 +47,15 @@ final class ForwardProxy: Sendable {
         var connections = 0
     }
 
-    private init(port: Int, channel: any Channel, state: NIOLockedValueBox<State>) {
+    private init(host: String, port: Int, channel: any Channel, state: NIOLockedValueBox<State>) {
+        self.host = host
         self.port = port
         self.channel = channel
         self.state = state
     }
 
-    /// `http://127.0.0.1:PORT`.
-    var url: String { "http://127.0.0.1:\(port)" }
+    /// `http://HOST:PORT`.
+    var url: String { "http://\(host):\(port)" }
 
     /// The request heads received so far, in order.
     var requests: [Request] { state.withLockedValue { $0.requests } }
@@ -70,8 +77,8 @@ final class ForwardProxy: Sendable {
                     try sync.addHandler(ProxyHandler(state: state, options: options))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
-        return ForwardProxy(port: channel.localAddress?.port ?? 0, channel: channel, state: state)
+            .bind(host: options.host, port: 0).get()
+        return ForwardProxy(host: options.host, port: channel.localAddress?.port ?? 0, channel: channel, state: state)
     }
 
     /// Stops listening; open connections end with their peers.
@@ -196,7 +203,8 @@ private final class ProxyHandler: ChannelInboundHandler, RemovableChannelHandler
 
     /// `CONNECT`: answers 200 and joins the client's channel and the origin's with a glue pair.
     private func tunnel(_ authority: String, context: ChannelHandlerContext) {
-        guard let (host, port) = Self.split(Substring(authority)) else { return answer(context, .badRequest) }
+        guard var (host, port) = Self.split(Substring(authority)) else { return answer(context, .badRequest) }
+        if let intercepted = options.tunnelPort { (host, port) = ("127.0.0.1", intercepted) }
         ClientBootstrap(group: context.eventLoop).connect(host: host, port: port).assumeIsolated().whenComplete {
             result in
             switch result {

@@ -120,9 +120,14 @@ final class ProxyConnection: Sendable {
     private static func connect(_ channel: any Channel, _ tunnel: Tunnel) async throws -> HTTPResponseHead {
         let head = ProxyWire.connectHead(to: tunnel.origin, authorization: tunnel.authorization)
         let answered = channel.eventLoop.makePromise(of: HTTPResponseHead.self)
-        try await channel.eventLoop.submit {
-            try channel.pipeline.syncOperations.addHandler(ProxyConnectHandler(head: head, answered: answered))
-        }.get()
+        do {
+            try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.addHandler(ProxyConnectHandler(head: head, answered: answered))
+            }.get()
+        } catch {
+            answered.fail(error)
+            throw error
+        }
         let response = try await answered.futureResult.get()
         guard (200...299).contains(Int(response.status.code)) else { return response }
         try await channel.eventLoop.submit {
@@ -139,11 +144,16 @@ final class ProxyConnection: Sendable {
         let (context, serverName, address) = try tls.context(for: origin.host)
         let authority = origin.authority
         let done = channel.eventLoop.makePromise(of: Void.self)
-        try await channel.eventLoop.submit {
-            let sync = channel.pipeline.syncOperations
-            try sync.addHandler(NIOSSLClientHandler(context: context, serverHostname: serverName))
-            try sync.addHandler(ProxyHandshakeHandler(done: done, expectedAddress: address, origin: authority))
-        }.get()
+        do {
+            try await channel.eventLoop.submit {
+                let sync = channel.pipeline.syncOperations
+                try sync.addHandler(NIOSSLClientHandler(context: context, serverHostname: serverName))
+                try sync.addHandler(ProxyHandshakeHandler(done: done, expectedAddress: address, origin: authority))
+            }.get()
+        } catch {
+            done.fail(error)
+            throw error
+        }
         try await done.futureResult.get()
         try await channel.eventLoop.submit {
             let sync = channel.pipeline.syncOperations
