@@ -83,7 +83,8 @@ struct ProxyBehaviourTests {
                         return
                     }
                     #expect(
-                        error.message == "TLS certificate of 127.0.0.3:\(port) not accepted: it is not for this host name")
+                        error.message
+                            == "TLS certificate of 127.0.0.3:\(port) not accepted: it is not for this host name")
                     #expect(proxy.requests.map(\.line) == ["CONNECT 127.0.0.3:\(port) HTTP/1.1"])
                 }
             }
@@ -118,7 +119,7 @@ struct ProxyBehaviourTests {
         try await withForwardProxy { proxy in
             try await withRangeServer(tlsServerConfiguration(faults: true)) { server in
                 let configuration = through(proxy, server) {
-                    $0.timeouts.connect = scaled(.milliseconds(500))
+                    $0.timeouts.connect = scaled(.seconds(1))
                     $0.retry.maximumRetries = 0
                 }
                 try await withEngine(on: server, configuration) { server, engine, dir in
@@ -129,7 +130,11 @@ struct ProxyBehaviourTests {
                         return
                     }
                     #expect(error.kind == "connect-timeout")
-                    #expect(error.message.contains("the TLS handshake did not finish"), "\(error.message)")
+                    // The handshake is where it stalls; on a machine loaded enough that the CONNECT itself took the
+                    // whole second, the message names the proxy instead (seen once with the whole suite at once).
+                    #expect(
+                        error.message.hasSuffix("the TLS handshake did not finish")
+                            || error.message.hasSuffix("through proxy 127.0.0.1:\(proxy.port)"), "\(error.message)")
                 }
             }
         }
@@ -167,7 +172,8 @@ struct ProxyBehaviourTests {
                     let id = try await engine.add(.init(url: base + "/bytes/8M?seed=724", destination: dir + "/a"))
                     #expect(
                         await engine.result(of: id)
-                            == .completed(path: dir + "/a", sha256: expectedSHA256(size: 8 << 20, seed: 724), bytes: 8 << 20))
+                            == .completed(
+                                path: dir + "/a", sha256: expectedSHA256(size: 8 << 20, seed: 724), bytes: 8 << 20))
                     let gets = requests(server, "/bytes/8M?seed=724")
                     #expect(gets.allSatisfy { $0.tls && $0.requestHeaders["range"] != nil })
                     #expect(gets.dropFirst().allSatisfy { $0.requestHeaders["if-range"] != nil })
@@ -204,7 +210,8 @@ struct ProxyBehaviourTests {
                     }
                     #expect(proxy.requests.count == 4)
                     #expect(proxy.requests.allSatisfy { $0.headers["proxy-authorization"] == "Basic dTpodW50ZXIy" })
-                    #expect(requests(server, "/bytes/300K").allSatisfy { $0.requestHeaders["proxy-authorization"] == nil })
+                    #expect(
+                        requests(server, "/bytes/300K").allSatisfy { $0.requestHeaders["proxy-authorization"] == nil })
                     var stored = ""
                     let state = dir + "/.rangefetch"
                     for file in try FileManager.default.subpathsOfDirectory(atPath: state) {

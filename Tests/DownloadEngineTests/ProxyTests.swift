@@ -323,3 +323,105 @@ struct ProxyEngineTests {
         }
     }
 }
+
+/// What goes to a proxy and what its answers mean (``ProxyWire``): pure, over plain values.
+@Suite("Proxy wire")
+struct ProxyWireTests {
+    typealias Server = DownloadConfiguration.Proxy.Server
+
+    @Test("a URL's origin: default ports, IPv6 in brackets, path and query kept encoded, bad URLs refused")
+    func origins() throws {
+        let plain = try ProxyWire.origin(of: "http://Example.com/a%20b?x=1&y")
+        #expect(plain.authority == "Example.com:80" || plain.authority == "example.com:80")
+        #expect(plain.hostField.lowercased() == "example.com")
+        #expect(plain.originForm == "/a%20b?x=1&y")
+        #expect(plain.absoluteForm.lowercased() == "http://example.com/a%20b?x=1&y")
+        #expect(!plain.isTLS)
+        let secure = try ProxyWire.origin(of: "https://[::1]:8443")
+        #expect(secure.isTLS && secure.host == "::1" && secure.port == 8443)
+        #expect(secure.authority == "[::1]:8443" && secure.hostField == "[::1]:8443" && secure.originForm == "/")
+        #expect(try ProxyWire.origin(of: "https://h/").authority == "h:443")
+        #expect(try ProxyWire.origin(of: "https://h/").hostField == "h")
+        for bad in ["ftp://h/x", "http:///x", "http://h:0/", "http://h:70000/", "not a url"] {
+            #expect(throws: DownloadError.self, "\(bad)") { _ = try ProxyWire.origin(of: bad) }
+        }
+    }
+
+    @Test(
+        "http:// to the proxy: absolute form, Host, Proxy-Authorization from the proxy URL, the request's own left out")
+    func absoluteForm() throws {
+        let proxy = Server(host: "p", port: 3128, username: "us@r", password: "p:ss")
+        let request = TransportRequest(
+            url: "http://127.0.0.1:8080/bytes/1M?seed=1",
+            headers: [("Range", "bytes=5-"), ("Proxy-Authorization", "Basic b3duOm9uZQ==")])
+        let authorization = ProxyWire.authorization(for: proxy, request: request.headers)
+        #expect(authorization == "Basic dXNAcjpwOnNz")
+        let origin = try ProxyWire.origin(of: request.url)
+        let head = try ProxyWire.requestHead(request, to: origin, tunnelled: false, authorization: authorization)
+        #expect(head.method == .GET && head.uri == "http://127.0.0.1:8080/bytes/1M?seed=1")
+        #expect(head.headers["Host"] == ["127.0.0.1:8080"])
+        #expect(head.headers["Range"] == ["bytes=5-"])
+        #expect(head.headers["Proxy-Authorization"] == ["Basic dXNAcjpwOnNz"])
+        // Without credentials in the proxy URL, the request's own field is the proxy's.
+        #expect(
+            ProxyWire.authorization(for: .init(host: "p", port: 1), request: request.headers) == "Basic b3duOm9uZQ==")
+        #expect(ProxyWire.authorization(for: .init(host: "p", port: 1), request: []) == nil)
+    }
+
+    @Test("https:// through a tunnel: CONNECT host:port with the credentials; the request in origin form without them")
+    func tunnel() throws {
+        let origin = try ProxyWire.origin(of: "https://files.example:8443/f?x")
+        let connect = ProxyWire.connectHead(to: origin, authorization: "Basic eA==")
+        #expect(connect.method == .CONNECT && connect.uri == "files.example:8443")
+        #expect(connect.headers["Host"] == ["files.example:8443"])
+        #expect(connect.headers["Proxy-Authorization"] == ["Basic eA=="])
+        let request = TransportRequest(url: "https://files.example:8443/f?x", headers: [("Proxy-Authorization", "x")])
+        let head = try ProxyWire.requestHead(request, to: origin, tunnelled: true, authorization: "Basic eA==")
+        #expect(head.uri == "/f?x")
+        #expect(head.headers["Proxy-Authorization"].isEmpty)
+        #expect(head.headers["Host"] == ["files.example:8443"])
+        let smuggling = TransportRequest(url: request.url, headers: [("X", "a\r\nB: c")])
+        #expect(throws: DownloadError.self) {
+            _ = try ProxyWire.requestHead(smuggling, to: origin, tunnelled: true, authorization: nil)
+        }
+    }
+
+    @Test(
+        "a response to an absolute-form request is the proxy's own when it is a 407 or carries the proxy's mark",
+        arguments: [
+            (407, [(String, String)](), true), (403, [], false), (503, [], false),
+            (403, [("X-Squid-Error", "ERR_ACCESS_DENIED 0")], true),
+            (503, [("Proxy-Status", "cache.example; error=destination_unavailable")], true),
+            (503, [("Proxy-Status", "cache.example; received-status=503")], false),
+            (503, [("Proxy-Status", "not a ; valid list ;;")], false),
+            (200, [("X-Squid-Error", "ERR_ACCESS_DENIED 0")], false),
+        ] as [(Int, [(String, String)], Bool)])
+    func ownRefusal(status: Int, headers: [(String, String)], own: Bool) {
+        #expect(ProxyWire.isProxysOwnRefusal(status: status, headers: headers.map { ($0.0, $0.1) }) == own)
+    }
+
+    @Test("a refusal names the proxy and its status, never its credentials; 408, 429, 502, 503, 504 are retried")
+    func refusals() {
+        let proxy = Server(host: "p", port: 3128, username: "u", password: "hunter2")
+        for status in [400, 403, 405, 407, 408, 429, 500, 501, 502, 503, 504] {
+            let error = ProxyWire.refusal(
+                status: status, headers: [], proxy: proxy, request: "CONNECT h:443", sentCredentials: true)
+            #expect(error.message.hasPrefix("HTTP \(status) from proxy p:3128: CONNECT h:443 refused"))
+            #expect(error.status == status)
+            #expect(!error.message.contains("hunter2"))
+            #expect(error.isRetryable == [408, 429, 502, 503, 504].contains(status), "\(status)")
+            #expect(error.kind == (error.isRetryable ? "retryable-http-status" : "permanent-http-status"))
+        }
+        let wanted = ProxyWire.refusal(
+            status: 407, headers: [], proxy: .init(host: "p", port: 1), request: "GET http://h/", sentCredentials: false
+        )
+        #expect(
+            wanted.message
+                == "HTTP 407 from proxy p:1: GET http://h/ refused: it wants credentials (http://USER:PASSWORD@HOST:PORT)"
+        )
+        let marked = ProxyWire.refusal(
+            status: 403, headers: [("x-squid-error", "ERR_ACCESS_DENIED 0")], proxy: proxy, request: "CONNECT h:8443",
+            sentCredentials: false)
+        #expect(marked.message == "HTTP 403 from proxy p:3128: CONNECT h:8443 refused (ERR_ACCESS_DENIED)")
+    }
+}
