@@ -8,8 +8,12 @@ struct ProxyStatusTests {
     func entries() throws {
         let field = try #require(
             ProxyStatus(
-                parsing: #"origin-cache; received-status=503, "edge proxy"; error=destination_unavailable; details="x""#))
-        #expect(field.entries == [.init(proxy: "origin-cache"), .init(proxy: "edge proxy", error: "destination_unavailable")])
+                parsing: #"origin-cache; received-status=503, "edge proxy"; error=destination_unavailable; details="x""#
+            ))
+        #expect(
+            field.entries == [
+                .init(proxy: "origin-cache"), .init(proxy: "edge proxy", error: "destination_unavailable"),
+            ])
         #expect(field.error == "destination_unavailable")
         let two = try #require(ProxyStatus(parsing: "a; error=http_request_denied, b; error=proxy_internal_error"))
         #expect(two.error == "http_request_denied")
