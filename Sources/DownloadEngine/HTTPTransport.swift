@@ -55,8 +55,12 @@ final class HTTPTransport: Transport, @unchecked Sendable {
     }
 
     deinit {
-        // A transport dropped without `shutdown()` must not trap in HTTPClient's check that it was shut down.
-        if !isShutDown { client.shutdown { _ in } }
+        // A transport dropped without `shutdown()` must not trap in HTTPClient's check that it was shut down, nor
+        // leave connections to a proxy open.
+        if !isShutDown {
+            client.shutdown { _ in }
+            proxies.close()
+        }
     }
 
     func execute(_ request: TransportRequest) async throws -> TransportResponse {

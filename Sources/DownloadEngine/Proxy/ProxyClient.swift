@@ -89,15 +89,22 @@ final class ProxyClient: @unchecked Sendable {
         return response
     }
 
-    /// Closes every connection, idle or busy; requests under way fail.
+    /// Closes every connection, idle or busy, and waits until they are closed; requests under way fail.
     func shutdown() async {
+        for connection in close() { try? await connection.channel.closeFuture.get() }
+    }
+
+    /// Starts closing every connection and returns them; no connection is made or kept afterwards.
+    @discardableResult
+    func close() -> [ProxyConnection] {
         let connections = lock.withLock {
             isShutDown = true
             for pool in idle.values { for entry in pool { entry.timer.cancel() } }
             idle = [:]
             return Array(open.values)
         }
-        for connection in connections { try? await connection.channel.close() }
+        for connection in connections { connection.channel.close(promise: nil) }
+        return connections
     }
 
     // MARK: The pool
