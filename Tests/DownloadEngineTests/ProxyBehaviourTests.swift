@@ -175,10 +175,13 @@ struct ProxyBehaviourTests {
                             == .completed(
                                 path: dir + "/a", sha256: expectedSHA256(size: 8 << 20, seed: 724), bytes: 8 << 20))
                     let gets = requests(server, "/bytes/8M?seed=724")
+                    #expect(gets.count >= 4)
                     #expect(gets.allSatisfy { $0.tls && $0.requestHeaders["range"] != nil })
                     #expect(gets.dropFirst().allSatisfy { $0.requestHeaders["if-range"] != nil })
+                    // Segments run at once over tunnels of their own; the first request's tunnel, kept alive, may
+                    // carry a segment after it, so there are at least two, not necessarily four.
                     let tunnels = proxy.requests.filter { $0.line == "CONNECT 127.0.0.1:\(port) HTTP/1.1" }
-                    #expect(tunnels.count >= 4, "\(proxy.requests.map(\.line))")
+                    #expect(tunnels.count >= 2, "\(proxy.requests.map(\.line))")
                 }
             }
         }
