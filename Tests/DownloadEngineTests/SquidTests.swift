@@ -236,11 +236,17 @@ struct SquidCLITests {
         let state = dir + "/.rangefetch"
         let all = [url, "-o", dir + "/out.bin", "--state", state] + arguments
         let first = try await startRangefetch(all, logs: dir + "/first", environment: environment)
+        // An exit before the kill ends the wait too, so its output can say why.
+        let process = first.process
         let killed = await kill(first, within: 60) {
-            partialFiles(state).contains { (fileSize($0) ?? 0) >= 256 << 10 }
+            process.hasExited || partialFiles(state).contains { (fileSize($0) ?? 0) >= 256 << 10 }
         }
-        try #require(killed, "the partial file never reached 256 KiB: \(first.errors)")
-        #expect(try await first.wait() == 128 + SIGKILL)
+        let gets = requests(server, path).count
+        let sizes = partialFiles(state).map { fileSize($0) ?? -1 }
+        try #require(
+            killed, "the partial file never reached 256 KiB; \(gets) GETs at the server, partial files \(sizes)")
+        let status = try await first.wait()
+        try #require(status == 128 + SIGKILL, "exited with \(status) before the kill: \(first.errors)")
         let second = try await startRangefetch(all, logs: dir + "/second", environment: environment)
         #expect(try await second.wait() == 0, "\(second.errors)")
         #expect(try sha256(ofFile: dir + "/out.bin") == expectedSHA256(size: size, seed: seed))
