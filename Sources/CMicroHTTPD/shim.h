@@ -22,6 +22,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <arpa/inet.h>
+#include <poll.h>
+#if defined(__linux__) && !defined(POLLRDHUP)
+// Linux's value; glibc defines the name only under _GNU_SOURCE, which the system module was not built with.
+#define POLLRDHUP 0x2000
+#endif
 
 _Static_assert(sizeof(uint64_t) == 8, "MHD_SIZE_UNKNOWN relies on a 64-bit size type");
 
@@ -158,6 +163,51 @@ static inline ssize_t cmhd_send_raw(int fd, const void *bytes, size_t length) {
 #else
     return send(fd, bytes, length, 0);
 #endif
+}
+
+/// Whether the peer has closed the socket or reset it (or shut down its sending side, which an HTTP/1.1 client
+/// waiting for a response does not do): 1 if so, 0 if not or when it cannot be told. Never blocks. Used while a
+/// response waits on a fault (a stall, a delay), when libmicrohttpd, holding the connection suspended, does not watch
+/// it.
+static inline int cmhd_peer_closed(int fd) {
+    if (fd < 0) return 0;
+#ifdef POLLRDHUP
+    struct pollfd watched = { .fd = fd, .events = POLLRDHUP, .revents = 0 };
+    if (poll(&watched, 1, 0) <= 0) return 0;
+    return (watched.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+#else
+    struct pollfd watched = { .fd = fd, .events = POLLIN, .revents = 0 };
+    if (poll(&watched, 1, 0) <= 0) return 0;
+    if (watched.revents & (POLLHUP | POLLERR)) return 1;
+    char byte;
+    return (watched.revents & POLLIN) && recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+#endif
+}
+
+/// How the peer left a socket this side has shut down for writing: 0 not yet (or unknown), 1 in order (it read up to
+/// the end of stream and closed: FIN), 2 with a reset (it closed with bytes it had not read, or aborted). Never blocks.
+static inline int cmhd_peer_departure(int fd) {
+    if (fd < 0) return 0;
+    struct pollfd watched = { .fd = fd, .events = POLLIN, .revents = 0 };
+#ifdef POLLRDHUP
+    watched.events |= POLLRDHUP;
+#endif
+    if (poll(&watched, 1, 0) <= 0) return 0;
+    if (watched.revents & POLLERR) return 2;
+    int error = 0;
+    socklen_t length = sizeof(error);
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error != 0) return 2;
+    if (watched.revents & POLLHUP) return 1;
+#ifdef POLLRDHUP
+    if (watched.revents & POLLRDHUP) return 1;
+#endif
+    return 0;
+}
+
+/// Caps the socket's send buffer at `bytes` (the kernel books twice that), turning off its growth; returns what
+/// `setsockopt` returns.
+static inline int cmhd_cap_send_buffer(int fd, int bytes) {
+    return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
 }
 
 /// The connection's socket, or -1.

@@ -11,6 +11,7 @@ public struct ConformanceError: Error, Hashable, Sendable, CustomStringConvertib
         case invalidReport
         case notFound
         case conflict
+        case gone
     }
 
     private let code: Code
@@ -71,6 +72,14 @@ public struct ConformanceError: Error, Hashable, Sendable, CustomStringConvertib
     ///   - message: what was done already.
     /// - Returns: the error.
     public static func conflict(_ message: String) -> ConformanceError { .init(.conflict, message) }
+
+    /// `rangecheck serve` was asked about a run it issued and has since forgotten (unused past its expiry, pushed out
+    /// by newer runs, deleted, or issued before the service restarted).
+    ///
+    /// - Parameters:
+    ///   - message: which run, and why it is gone.
+    /// - Returns: the error.
+    public static func gone(_ message: String) -> ConformanceError { .init(.gone, message) }
 
     /// Whether two errors are the same kind, ignoring the message.
     ///

@@ -2,9 +2,32 @@ import RangeServer
 
 /// The journal, read as a conversation: what each file received, what was sent twice, what resumes carried.
 struct JournalAnalysis {
-    private(set) var violations: [String] = []
+    private(set) var violations: [Violation] = []
     private(set) var refetchedBytes: UInt64 = 0
+    /// `refetchedBytes` by the request that fetched them again, by `seq`: the bounds leave out a harness re-run's.
+    private(set) var refetchedBytesBySeq: [Int: UInt64] = [:]
     private(set) var simultaneousConnections = 0
+    /// Bytes fetched again because a resume started before the bytes received, up to `rewindAllowance` per resume:
+    /// what the client had not written yet (a buffer) and asked for again. A cost, shown in the cell; the bounds leave
+    /// it out (included in `refetchedBytes`).
+    private(set) var rewoundBytes: UInt64 = 0
+    /// How many resumes started before the bytes received.
+    private(set) var rewinds = 0
+
+    /// A GET the client left of its own accord (`JournalEntry.abandoned`) before this many body bytes had gone out
+    /// is a probe: a client reading the start of a response to learn its type or length before it downloads (yt-dlp
+    /// does). The bytes counted are those handed to the socket, and a client that reads 512 bytes and closes has let
+    /// its socket buffers fill first: 96 KiB measured on loopback for a prompt close, more when the close comes later.
+    /// Probes are held to every rule, but neither their bytes nor their count go against the bounds.
+    static let probeLimit: UInt64 = 1 << 20
+
+    /// The row where resuming without the right validator corrupts the file: the `unsafe` violations name it.
+    static let unsafeSibling = "version-change"
+
+    /// How far before the bytes received a resume may start and have what it fetches again left out of the bounds:
+    /// a client that resumes from what it had written (httpie, yt-dlp round down to their block) asks again for what
+    /// its buffers still held.
+    static let rewindAllowance: UInt64 = 1 << 20
 
     private struct Validators {
         var etag: String?
@@ -16,6 +39,9 @@ struct JournalAnalysis {
         var received: [String: [Range<UInt64>]] = [:]
         var last: Validators?
         var interrupted = false
+        /// Whether the client left the last response of its own accord: starting again from 0 is then its choice, a
+        /// cost, never "restarted instead of resuming".
+        var leftByClient = false
         var lastTime: Int64?
         var retryAfter: Int?
 
@@ -25,14 +51,18 @@ struct JournalAnalysis {
         }
     }
 
+    /// - Parameters:
+    ///   - probes: the `seq` of every probe (see `probeLimit`): held to the rules, never absorbed as received bytes.
+    ///   - leftByClient: the `seq` of every response the client left of its own accord, no harness step involved.
     init(
         entries: [JournalEntry], multipleFiles: Bool, prefilled: UInt64, rangeRule: ScenarioExpectation.RangeRule,
-        ifRangeRule: ScenarioExpectation.IfRangeRule, segmented: Bool = false
+        ifRangeRule: ScenarioExpectation.IfRangeRule, segmented: Bool = false, probes: Set<Int> = [],
+        leftByClient: Set<Int> = []
     ) {
         var files: [String: FileState] = [:]
         var seen = Set<String>()
-        func violate(_ reason: String) {
-            if seen.insert(reason).inserted { violations.append(reason) }
+        func violate(_ violation: Violation) {
+            if seen.insert(violation.reason).inserted { violations.append(violation) }
         }
         // Entries are journalled when a response ends, so a killed, dropped or stalled response can come
         // after its own resume in `seq` order; and a pooled client may send its retry on an older idle
@@ -67,7 +97,11 @@ struct JournalAnalysis {
                 segmented ? arrived > previous + Self.segmentGrace : arrived >= previous,
                 arrived - previous < Int64(retryAfter) * 1000 - 150
             {
-                violate("retried after \(arrived - previous)ms despite Retry-After: \(retryAfter)")
+                // RFC 9110 §10.2.3 says a client "ought to" wait: impolite, not wrong, and what gets clients banned.
+                violate(
+                    Violation(
+                        "retried after \(arrived - previous)ms despite Retry-After: \(retryAfter) (RFC 9110 §10.2.3; "
+                            + "retrying sooner is how clients get banned and retry storms start)", grade: .costly))
             }
             let view = segmented ? known(before: entry) : state
             if !(300...399).contains(entry.status) {
@@ -76,17 +110,41 @@ struct JournalAnalysis {
                 let sawOther =
                     segmented
                     && state.received.keys.contains { key in view.last.map { $0.key != key } ?? true }
+                // A probe is no download: a GET from 0 that only looks is not a restart.
                 checkRequest(
                     entry, state: view, prefilled: prefilled, rangeRule: rangeRule, ifRangeRule: ifRangeRule,
-                    segmented: segmented, sawOtherRepresentation: sawOther, violate: violate)
+                    segmented: segmented, sawOtherRepresentation: sawOther || probes.contains(entry.seq),
+                    violate: violate)
             }
+            // A probe's bytes were read a little and thrown away: the client does not have them to keep. What it
+            // learnt, the representation's validators (a new ETag, say), it does have.
+            if probes.contains(entry.seq) {
+                if entry.status == 200 || entry.status == 206 {
+                    state.last = Validators(
+                        etag: entry.responseHeaders["etag"], lastModified: entry.responseHeaders["last-modified"])
+                }
+                state.lastTime = time
+                files[fileKey] = state
+                continue
+            }
+            let twice: UInt64
             if segmented, entry.status == 200 || entry.status == 206 {
                 var known = view
-                refetchedBytes += Self.absorb(entry, into: &known)
+                twice = Self.absorb(entry, into: &known)
                 _ = Self.absorb(entry, into: &state)
             } else {
-                refetchedBytes += Self.absorb(entry, into: &state)
+                twice = Self.absorb(entry, into: &state)
             }
+            refetchedBytes += twice
+            if twice > 0 { refetchedBytesBySeq[entry.seq, default: 0] += twice }
+            if !segmented, entry.status == 206, let start = entry.requestHeaders["range"].flatMap(Self.rangeStart),
+                start > 0, start < view.kept(prefilled: prefilled), rangeRule == .exact || rangeRule == .atMost,
+                twice > 0
+            {
+                rewinds += 1
+                rewoundBytes += min(view.kept(prefilled: prefilled) - start, Self.rewindAllowance, twice)
+            }
+            if entry.status == 200 || entry.status == 206 { state.leftByClient = leftByClient.contains(entry.seq) }
             state.retryAfter = entry.responseHeaders["retry-after"].flatMap { Int($0) }
             state.lastTime = time
             files[fileKey] = state
@@ -149,24 +207,30 @@ struct JournalAnalysis {
     private func checkRequest(
         _ entry: JournalEntry, state: FileState, prefilled: UInt64, rangeRule: ScenarioExpectation.RangeRule,
         ifRangeRule: ScenarioExpectation.IfRangeRule, segmented: Bool, sawOtherRepresentation: Bool,
-        violate: (String) -> Void
+        violate: (Violation) -> Void
     ) {
         let ifRange = entry.requestHeaders["if-range"]
-        if let ifRange, ifRange.hasPrefix("W/") { violate("If-Range carries a weak ETag \(ifRange)") }
-        let kept = state.kept(prefilled: prefilled)
-        guard let rangeHeader = entry.requestHeaders["range"] else {
-            if (rangeRule == .exact || rangeRule == .atMost) && state.interrupted && kept > 0
-                && !sawOtherRepresentation
-            {
-                violate("restarted from 0 instead of resuming at \(kept)")
-            }
-            return
+        if let ifRange, ifRange.hasPrefix("W/") {
+            violate(Violation("If-Range carries a weak ETag \(ifRange)", grade: .fail))
         }
-        let start = Self.rangeStart(rangeHeader)
+        let kept = state.kept(prefilled: prefilled)
+        let start = entry.requestHeaders["range"].flatMap(Self.rangeStart)
+        // A Range from byte 0 after an interruption starts again as surely as no Range does.
+        let restarts = entry.requestHeaders["range"] == nil || (start == 0 && !segmented)
+        if restarts,
+            (rangeRule == .exact || rangeRule == .atMost) && state.interrupted && kept > 0
+                && !sawOtherRepresentation && !state.leftByClient
+        {
+            violate(Violation("restarted from 0 instead of resuming at \(kept)", grade: .costly))
+        }
+        guard let rangeHeader = entry.requestHeaders["range"] else { return }
         // A Range from byte 0 of a download with nothing received resumes nothing (a segmented client's first
         // request asks for its first segment only).
         if rangeRule == .forbidden, start != 0 || kept > 0 {
-            violate("resumed with Range \(rangeHeader) although no safe validator exists")
+            violate(
+                Violation(
+                    "resumed with Range \(rangeHeader) although no safe validator exists", grade: .unsafe,
+                    sibling: Self.unsafeSibling))
             return
         }
         // Only under a resume rule: a response is journalled when it ends, so a stalled first response
@@ -179,14 +243,16 @@ struct JournalAnalysis {
                 let inside = (state.received[last.key] ?? []).first(where: { $0.contains(start) })
             {
                 violate(
-                    "Range starts at \(start), inside bytes already received (\(inside.lowerBound)-\(inside.upperBound - 1))"
-                )
+                    Violation(
+                        "Range starts at \(start), inside bytes already received "
+                            + "(\(inside.lowerBound)-\(inside.upperBound - 1))", grade: .costly))
             }
         } else if let start, rangeRule == .exact || rangeRule == .atMost, start > kept {
-            violate("Range starts at \(start), past the \(kept) bytes received")
-        } else if let start, rangeRule == .exact, state.last != nil, start != kept {
-            violate("Range starts at \(start), expected \(kept) (the bytes received)")
+            // Breaks no rule by itself: a hole shows in the output (`corrupt`), so the request is graded a cost.
+            violate(Violation("Range starts at \(start), past the \(kept) bytes received", grade: .costly))
         }
+        // Under `exact`, a Range starting before the bytes received resumes from what the client had written: a cost
+        // (`rewoundBytes`), never a failure.
         guard let last = state.last else { return }
         let wanted: String?
         switch ifRangeRule {
@@ -197,9 +263,14 @@ struct JournalAnalysis {
         // A Range from byte 0 keeps nothing that another version could splice with.
         guard let wanted, start != 0 else { return }
         if let ifRange {
-            if ifRange != wanted { violate("If-Range \(ifRange), expected \(wanted)") }
+            if ifRange != wanted {
+                violate(
+                    Violation("If-Range \(ifRange), expected \(wanted)", grade: .unsafe, sibling: Self.unsafeSibling))
+            }
         } else {
-            violate("Range request without If-Range (expected \(wanted))")
+            violate(
+                Violation(
+                    "Range request without If-Range (expected \(wanted))", grade: .unsafe, sibling: Self.unsafeSibling))
         }
     }
 

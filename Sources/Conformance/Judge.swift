@@ -7,6 +7,128 @@ import RangeServer
 /// already received; for a segmented client (several connections per file) the rule is instead that a Range
 /// never starts inside bytes already received of the same representation.
 public enum Judge {
+    /// What the judge found in one run: the violations, which decide the verdict, and notes, facts worth showing
+    /// beside it that decide nothing (the harness re-ran the client, ...).
+    public struct Judgement: Hashable, Sendable {
+        /// Every violation with its grade, most important first; empty means pass.
+        public var reasons: [Violation]
+        /// One-line facts for the cell (``MatrixCell/notes``), in order.
+        public var notes: [String]
+
+        /// Makes a judgement.
+        ///
+        /// - Parameters:
+        ///   - reasons: the violations, most important first.
+        ///   - notes: the notes.
+        public init(reasons: [Violation], notes: [String] = []) {
+            self.reasons = reasons
+            self.notes = notes
+        }
+
+        /// Every violation's reason, in order.
+        public var violations: [String] { reasons.map(\.reason) }
+
+        /// The worst grade of the violations: `pass` for none.
+        public var grade: Grade { Violation.worst(reasons) }
+
+        /// `pass`, or `fail` with the first violation of the worst grade (and how many more there are).
+        public var result: CellResult {
+            guard let first = reasons.first(where: { $0.grade == grade }) else { return .pass }
+            return .fail(reasons.count == 1 ? first.line : "\(first.line) (+\(reasons.count - 1) more)")
+        }
+    }
+
+    /// Judges one run: its violations, and notes on it.
+    ///
+    /// Every request is held to the rules, whichever start of the client made it; the bounds (`max-requests`,
+    /// `max-refetched`, `min-elapsed`, `max-elapsed`) count only the client's own starts: what a harness re-run
+    /// (``ClientLaunch/Reason/harnessRerun``) asked for and the time it took are left out, and a note says so.
+    ///
+    /// - Parameters:
+    ///   - expectation: what the scenario expects.
+    ///   - facts: what happened.
+    /// - Returns: the violations, most important first, and the notes.
+    public static func judgement(of expectation: ScenarioExpectation, in facts: RunFacts) -> Judgement {
+        var reasons: [Violation] = []
+        reasons += outcomeViolations(expectation, facts)
+        // Without launches (a client judged by the service, whose tester performs the steps) the harness cannot
+        // tell when a kill or pause came: in a row with such a step, a response left past the probe limit is taken
+        // to be the step's doing.
+        let stepsUnseen =
+            facts.launches.isEmpty
+            && expectation.steps.contains {
+                if case .killAndRestart = $0 { true } else if case .pause = $0 { true } else { false }
+            }
+        let left = facts.entries.filter {
+            $0.method == "GET" && $0.abandoned && !facts.endedByStep($0)
+                && !(stepsUnseen && $0.bodyBytesSent >= JournalAnalysis.probeLimit)
+        }
+        let probes = left.filter { $0.bodyBytesSent < JournalAnalysis.probeLimit }
+        let probeSeqs = Set(probes.map(\.seq))
+        let analysis = JournalAnalysis(
+            entries: facts.entries, multipleFiles: expectation.files.count > 1, prefilled: facts.prefilledBytes,
+            rangeRule: expectation.range, ifRangeRule: expectation.ifRange, segmented: facts.segmented,
+            probes: probeSeqs, leftByClient: Set(left.map(\.seq)))
+        reasons += analysis.violations
+        let rerun = facts.entries.filter { facts.isHarnessRerun($0) }
+        let rerunSeqs = Set(rerun.map(\.seq))
+        // `max-requests` is judged on the download: probes are counted apart, in a note.
+        let requests = facts.entries.filter {
+            $0.method == "GET" && !rerunSeqs.contains($0.seq) && !probeSeqs.contains($0.seq)
+        }.count
+        // A segmented client's request count follows its own split (axel -n 4 asks for five ranges of a
+        // plain file), so the bound, written for one connection, holds only for single-stream clients.
+        if let maximum = expectation.maxRequests, !facts.segmented, requests > maximum {
+            reasons.append(Violation("\(requests) requests, at most \(maximum) allowed", grade: .costly))
+        }
+        // The bound is per connection: a segmented client killed or paused loses what each of its connections
+        // had on the way, not what one had.
+        let connections = facts.segmented ? UInt64(max(1, JournalAnalysis.peakOpenRequests(facts.entries))) : 1
+        let rerunRefetched = rerunSeqs.reduce(0) { $0 + (analysis.refetchedBytesBySeq[$1] ?? 0) }
+        let refetched = analysis.refetchedBytes - min(analysis.refetchedBytes, rerunRefetched + analysis.rewoundBytes)
+        if let maximum = expectation.maxRefetched, refetched > maximum * connections {
+            let bound =
+                ByteSize.format(maximum * connections) + (connections > 1 ? " (\(connections) connections)" : "")
+            reasons.append(
+                Violation("\(ByteSize.format(refetched)) fetched twice, at most \(bound) allowed", grade: .costly))
+        }
+        let elapsed = facts.clientElapsed
+        if let minimum = expectation.minElapsed, elapsed < minimum {
+            reasons.append(
+                Violation("finished in \(seconds(elapsed)), expected at least \(seconds(minimum))", grade: .costly))
+        }
+        if let maximum = expectation.maxElapsed, elapsed > maximum {
+            // Below a hang (the row's time limit, graded `fail`): slow, not wrong.
+            reasons.append(Violation("took \(seconds(elapsed)), expected at most \(seconds(maximum))", grade: .costly))
+        }
+        if let maximum = expectation.maxConnections {
+            let peak = max(analysis.simultaneousConnections, facts.observedPeakConnections ?? 0)
+            if peak > maximum {
+                reasons.append(Violation("\(peak) connections at once, at most \(maximum) allowed", grade: .costly))
+            }
+        }
+        var notes = launchNotes(facts, rerunRequests: rerun.count)
+        if !probes.isEmpty {
+            let bytes = probes.reduce(0) { $0 + $1.bodyBytesSent }
+            notes.append(
+                "\(probes.count) probe\(probes.count == 1 ? "" : "s") (a GET the client read briefly and closed, "
+                    + "\(ByteSize.format(bytes)) sent) not counted against the bounds")
+        }
+        if analysis.rewinds > 0 {
+            notes.append(
+                "resumed before the bytes received \(analysis.rewinds) time\(analysis.rewinds == 1 ? "" : "s") "
+                    + "(from what it had written): \(ByteSize.format(analysis.rewoundBytes)) fetched twice, a cost "
+                    + "not counted against max-refetched")
+        }
+        let restarts = left.count - probes.count
+        if restarts > 0 {
+            notes.append(
+                "closed \(restarts) response\(restarts == 1 ? "" : "s") past \(ByteSize.format(JournalAnalysis.probeLimit)) "
+                    + "itself, no fault or kill behind it (what it fetched again counts as refetched)")
+        }
+        return Judgement(reasons: reasons, notes: notes)
+    }
+
     /// Judges one run.
     ///
     /// - Parameters:
@@ -14,37 +136,7 @@ public enum Judge {
     ///   - facts: what happened.
     /// - Returns: every violation as a one-line reason, most important first; empty means pass.
     public static func violations(of expectation: ScenarioExpectation, in facts: RunFacts) -> [String] {
-        var reasons: [String] = []
-        reasons += outcomeViolations(expectation, facts)
-        let analysis = JournalAnalysis(
-            entries: facts.entries, multipleFiles: expectation.files.count > 1, prefilled: facts.prefilledBytes,
-            rangeRule: expectation.range, ifRangeRule: expectation.ifRange, segmented: facts.segmented)
-        reasons += analysis.violations
-        let requests = facts.entries.filter { $0.method == "GET" }.count
-        // A segmented client's request count follows its own split (axel -n 4 asks for five ranges of a
-        // plain file), so the bound, written for one connection, holds only for single-stream clients.
-        if let maximum = expectation.maxRequests, !facts.segmented, requests > maximum {
-            reasons.append("\(requests) requests, at most \(maximum) allowed")
-        }
-        // The bound is per connection: a segmented client killed or paused loses what each of its connections
-        // had on the way, not what one had.
-        let connections = facts.segmented ? UInt64(max(1, JournalAnalysis.peakOpenRequests(facts.entries))) : 1
-        if let maximum = expectation.maxRefetched, analysis.refetchedBytes > maximum * connections {
-            let bound =
-                ByteSize.format(maximum * connections) + (connections > 1 ? " (\(connections) connections)" : "")
-            reasons.append("\(ByteSize.format(analysis.refetchedBytes)) fetched twice, at most \(bound) allowed")
-        }
-        if let minimum = expectation.minElapsed, facts.elapsed < minimum {
-            reasons.append("finished in \(seconds(facts.elapsed)), expected at least \(seconds(minimum))")
-        }
-        if let maximum = expectation.maxElapsed, facts.elapsed > maximum {
-            reasons.append("took \(seconds(facts.elapsed)), expected at most \(seconds(maximum))")
-        }
-        if let maximum = expectation.maxConnections {
-            let peak = max(analysis.simultaneousConnections, facts.observedPeakConnections ?? 0)
-            if peak > maximum { reasons.append("\(peak) connections at once, at most \(maximum) allowed") }
-        }
-        return reasons
+        judgement(of: expectation, in: facts).violations
     }
 
     /// The verdict of one run as a report cell.
@@ -54,9 +146,24 @@ public enum Judge {
     ///   - facts: what happened.
     /// - Returns: `pass`, or `fail` with the first reason (and how many more there are).
     public static func verdict(of expectation: ScenarioExpectation, in facts: RunFacts) -> CellResult {
-        let reasons = violations(of: expectation, in: facts)
-        guard let first = reasons.first else { return .pass }
-        return .fail(reasons.count == 1 ? first : "\(first) (+\(reasons.count - 1) more)")
+        judgement(of: expectation, in: facts).result
+    }
+
+    /// The note on a run's launches: `re-run 2 times by the harness (after exit 7, 7): 3 requests and 2.104s not
+    /// counted against the bounds`; none when the harness re-ran nothing.
+    private static func launchNotes(_ facts: RunFacts, rerunRequests: Int) -> [String] {
+        let count = facts.harnessReruns.count
+        guard count > 0 else { return [] }
+        // The exit each re-run answered: that of the launch just before it.
+        let exits = facts.launches.indices.compactMap { index -> String? in
+            guard index > 0, facts.launches[index].reason == .harnessRerun else { return nil }
+            return facts.launches[index - 1].exitStatus.map(String.init) ?? "?"
+        }
+        return [
+            "re-run \(count) time\(count == 1 ? "" : "s") by the harness (after exit \(exits.joined(separator: ", "))): "
+                + "\(rerunRequests) request\(rerunRequests == 1 ? "" : "s") and \(seconds(facts.harnessRerunTime)) "
+                + "not counted against the bounds"
+        ]
     }
 
     static func seconds(_ duration: Duration) -> String {
@@ -69,11 +176,11 @@ public enum Judge {
         return String(repeating: "0", count: max(0, 3 - text.count)) + text
     }
 
-    private static func outcomeViolations(_ expectation: ScenarioExpectation, _ facts: RunFacts) -> [String] {
+    private static func outcomeViolations(_ expectation: ScenarioExpectation, _ facts: RunFacts) -> [Violation] {
         switch expectation.outcome {
         case .success:
             guard facts.exit == .success else {
-                return ["client reported \(facts.exit.summary) where success was expected"]
+                return [Violation("client reported \(facts.exit.summary) where success was expected", grade: .fail)]
             }
             return facts.outputs.flatMap { contentViolations($0, expectation, facts) }
         case .intact:
@@ -81,39 +188,58 @@ public enum Judge {
             case .success:
                 return facts.outputs.flatMap { contentViolations($0, expectation, facts) }
             case .failure:
+                // Left in place under the output's name, bytes that no resume can build on: corrupt, unlike a
+                // correct prefix.
                 return facts.outputs.compactMap { output in
                     guard output.exists, let bad = output.segments.first(where: { $0.version == nil }) else {
                         return nil
                     }
-                    return "failed, leaving bytes of \(output.name) that are not the representation at offset "
-                        + "\(bad.range.lowerBound)"
+                    return Violation(
+                        "failed, leaving bytes of \(output.name) that are not the representation at offset "
+                            + "\(bad.range.lowerBound)", grade: .corrupt)
                 }
             default:
-                return ["client reported \(facts.exit.summary) where success or a clean failure was expected"]
+                return [
+                    Violation(
+                        "client reported \(facts.exit.summary) where success or a clean failure was expected",
+                        grade: .fail)
+                ]
             }
         case .cancelled:
-            var reasons: [String] = []
-            if facts.exit != .cancelled { reasons.append("client reported \(facts.exit.summary), not cancelled") }
+            var reasons: [Violation] = []
+            if facts.exit != .cancelled {
+                reasons.append(Violation("client reported \(facts.exit.summary), not cancelled", grade: .fail))
+            }
             reasons += leftovers(expectation, facts)
             return reasons
         case .failure(let kind):
             guard case .failure = facts.exit else {
-                return ["client reported \(facts.exit.summary) where failure \(kind) was expected"]
+                // Success where the download had to fail: what it kept is an error page's body, a redirect's, or
+                // what came over a connection it should not have trusted.
+                let grade: Grade = facts.exit == .success ? .corrupt : .fail
+                return [
+                    Violation("client reported \(facts.exit.summary) where failure \(kind) was expected", grade: grade)
+                ]
             }
-            var reasons: [String] = []
+            var reasons: [Violation] = []
             let gets = facts.entries.filter { $0.method == "GET" }
             if kind == "too-many-redirects" {
                 let redirects = gets.filter { (300...399).contains($0.status) }.count
                 if redirects != gets.count || redirects < 5 {
-                    reasons.append("failed, but not after redirects only (\(redirects) of \(gets.count) responses)")
+                    reasons.append(
+                        Violation(
+                            "failed, but not after redirects only (\(redirects) of \(gets.count) responses)",
+                            grade: .fail))
                 }
             } else if kind == "tls" {
-                reasons += tlsFailureViolations(gets)
+                reasons += tlsFailureViolations(gets).map { Violation($0, grade: .fail) }
             } else if kind.hasPrefix("http-"), let status = Int(kind.dropFirst(5)) {
                 if let last = gets.last, last.status != status {
-                    reasons.append("failed after a \(last.status) response, expected \(status)")
+                    reasons.append(
+                        Violation("failed after a \(last.status) response, expected \(status)", grade: .fail))
                 } else if gets.isEmpty {
-                    reasons.append("failed without any request, expected a \(status) response")
+                    reasons.append(
+                        Violation("failed without any request, expected a \(status) response", grade: .fail))
                 }
             }
             return reasons + leftovers(expectation, facts)
@@ -134,22 +260,27 @@ public enum Judge {
         return []
     }
 
-    private static func leftovers(_ expectation: ScenarioExpectation, _ facts: RunFacts) -> [String] {
+    private static func leftovers(_ expectation: ScenarioExpectation, _ facts: RunFacts) -> [Violation] {
         guard expectation.leavesNoOutput else { return [] }
+        // The client reported its failure, so what it left is not presented as complete.
         return facts.outputs.filter { $0.exists && $0.size > 0 }.map {
-            "left \($0.name) behind (\(ByteSize.format($0.size)))"
+            Violation("left \($0.name) behind (\(ByteSize.format($0.size)))", grade: .fail)
         }
     }
 
+    /// What is wrong with an output the client presented as complete: wrong bytes are `corrupt`, no output `fail`.
     private static func contentViolations(
         _ output: OutputFacts, _ expectation: ScenarioExpectation, _ facts: RunFacts
     )
-        -> [String]
+        -> [Violation]
     {
-        guard output.exists else { return ["output \(output.name) is missing"] }
+        guard output.exists else { return [Violation("output \(output.name) is missing", grade: .fail)] }
         if let digest = expectation.sha256 {
-            guard let actual = output.sha256 else { return ["SHA-256 of \(output.name) was not computed"] }
-            return actual == digest ? [] : ["SHA-256 \(actual.prefix(12))…, expected \(digest.prefix(12))…"]
+            guard let actual = output.sha256 else {
+                return [Violation("SHA-256 of \(output.name) was not computed", grade: .fail)]
+            }
+            return actual == digest
+                ? [] : [Violation("SHA-256 \(actual.prefix(12))…, expected \(digest.prefix(12))…", grade: .corrupt)]
         }
         let expected = facts.expectedVersion
         let versions = Set(output.segments.compactMap(\.version))
@@ -168,6 +299,6 @@ public enum Judge {
         if output.size != facts.resourceLength {
             reasons.append("\(output.name) is \(output.size) bytes, expected \(facts.resourceLength)")
         }
-        return reasons
+        return reasons.map { Violation($0, grade: .corrupt) }
     }
 }

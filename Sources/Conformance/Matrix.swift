@@ -43,6 +43,14 @@ public struct MatrixCell: Hashable, Sendable {
     public var elapsed: Duration?
     /// What the run looked like (its requests and outputs), for the picture; nil for a pair that did not run.
     public var trace: RunTrace?
+    /// One-line facts about the run that do not decide the verdict but belong beside it, in order (`re-run 2 times
+    /// by the harness ...`); every report shows them.
+    public var notes: [String]
+    /// The judge's violations with their grades, most important first; empty for a pass, and for a failure the
+    /// judge did not decide (a timeout, a harness error), which is graded `fail`.
+    public var reasons: [Violation]
+    /// How the cell compares with a `--baseline` (new, worse, fixed or the same); nil without a baseline.
+    public var baseline: Baseline.Change?
 
     /// Makes a cell.
     ///
@@ -52,15 +60,34 @@ public struct MatrixCell: Hashable, Sendable {
     ///   - result: the verdict.
     ///   - elapsed: the run's duration.
     ///   - trace: the run's requests and outputs.
+    ///   - notes: facts shown beside the verdict.
+    ///   - reasons: the violations with their grades.
     public init(
-        scenario: String, client: String, result: CellResult, elapsed: Duration? = nil, trace: RunTrace? = nil
+        scenario: String, client: String, result: CellResult, elapsed: Duration? = nil, trace: RunTrace? = nil,
+        notes: [String] = [], reasons: [Violation] = []
     ) {
         self.scenario = scenario
         self.client = client
         self.result = result
         self.elapsed = elapsed
         self.trace = trace
+        self.notes = notes
+        self.reasons = reasons
     }
+
+    /// The cell's grade: `pass`, the worst of its violations for a failure (`fail` when it has none), nil for a
+    /// pair skipped or not applicable.
+    public var grade: Grade? {
+        switch result {
+        case .pass: .pass
+        case .fail: reasons.isEmpty ? .fail : Violation.worst(reasons)
+        case .skipped, .notApplicable: nil
+        }
+    }
+
+    /// The label reports show: `pass`, the grade in capitals (`CORRUPT`, `FAIL`, `UNSAFE`, `COSTLY`), `skipped` or
+    /// `n/a`.
+    public var label: String { grade?.label ?? result.label }
 }
 
 /// Counts of one client's column.
@@ -69,16 +96,23 @@ public struct ClientSummary: Hashable, Sendable {
     public var client: String
     /// Cells that passed.
     public var passed = 0
-    /// Cells that failed.
+    /// Cells that failed, whatever their grade.
     public var failed = 0
     /// Cells skipped because the client is unavailable.
     public var skipped = 0
     /// Cells the client cannot express.
     public var notApplicable = 0
+    /// Failed cells by grade (`corrupt`, `fail`, `unsafe`, `costly`).
+    public var graded: [Grade: Int] = [:]
 
-    /// `engine: 20 passed, 1 failed, 0 skipped, 3 n/a`.
+    /// `curl: 28 pass, 9 corrupt, 11 unsafe, 6 fail, 1 costly, 3 n/a`: every grade (``Grade/summaryOrder``), then
+    /// the skipped cells when there are any.
     public var line: String {
-        "\(client): \(passed) passed, \(failed) failed, \(skipped) skipped, \(notApplicable) n/a"
+        var parts = ["\(passed) pass"]
+        for grade in Grade.summaryOrder { parts.append("\(graded[grade] ?? 0) \(grade.rawValue)") }
+        if skipped > 0 { parts.append("\(skipped) skipped") }
+        parts.append("\(notApplicable) n/a")
+        return "\(client): " + parts.joined(separator: ", ")
     }
 }
 
@@ -99,6 +133,11 @@ public struct Matrix: Hashable, Sendable {
     public var scheme: String
     /// What each scenario exercises, by scenario name, for the reports.
     public var descriptions: [String: String]
+    /// Why the run stopped before every pair had run (`interrupted by SIGTERM after 3 of 12 pairs`), or nil for a
+    /// run that finished. Every report shows it in its header: the cells are then only the pairs that finished.
+    public var interruption: String?
+    /// The `--baseline` file the cells were compared with (``MatrixCell/baseline``), or nil.
+    public var baseline: String?
 
     /// Makes a matrix.
     ///
@@ -110,9 +149,11 @@ public struct Matrix: Hashable, Sendable {
     ///   - command: the command line.
     ///   - scheme: `http` or `https`.
     ///   - descriptions: each scenario's description, by name.
+    ///   - interruption: why the run stopped early, if it did.
     public init(
         scenarios: [String], clients: [String], cells: [MatrixCell], invocations: [String: String] = [:],
-        command: String = "", scheme: String = "http", descriptions: [String: String] = [:]
+        command: String = "", scheme: String = "http", descriptions: [String: String] = [:],
+        interruption: String? = nil
     ) {
         self.scenarios = scenarios
         self.clients = clients
@@ -121,6 +162,7 @@ public struct Matrix: Hashable, Sendable {
         self.command = command
         self.scheme = scheme
         self.descriptions = descriptions
+        self.interruption = interruption
     }
 
     /// The cell of a pair, if it was run.
@@ -140,7 +182,9 @@ public struct Matrix: Hashable, Sendable {
             for cell in cells where cell.client == client {
                 switch cell.result {
                 case .pass: summary.passed += 1
-                case .fail: summary.failed += 1
+                case .fail:
+                    summary.failed += 1
+                    summary.graded[cell.grade ?? .fail, default: 0] += 1
                 case .skipped: summary.skipped += 1
                 case .notApplicable: summary.notApplicable += 1
                 }
@@ -149,13 +193,30 @@ public struct Matrix: Hashable, Sendable {
         }
     }
 
-    /// Whether a gating client (by default `engine` and `rangefetch`) failed any scenario.
+    /// Whether a gating client (by default `engine` and `rangefetch`) has a cell graded `threshold` or worse.
     ///
     /// - Parameters:
     ///   - gating: the clients whose failures fail the run; the others are informational.
+    ///   - threshold: the least grade that fails the run; `costly`, the default, fails on anything worse than pass.
     /// - Returns: true when the run should exit non-zero.
-    public func hasGatingFailure(gating: Set<String> = Matrix.gatingClients) -> Bool {
-        cells.contains { gating.contains($0.client) && $0.result.isFailure }
+    public func hasGatingFailure(gating: Set<String> = Matrix.gatingClients, threshold: Grade = .costly) -> Bool {
+        cells.contains { cell in
+            gating.contains(cell.client) && cell.result.isFailure && (cell.grade ?? .fail) >= max(threshold, .costly)
+        }
+    }
+
+    /// The cells of gating clients graded worse than in the baseline, and `threshold` or worse: with `--baseline`,
+    /// the only ones that fail the run. Cells the baseline lacks are new and never among them.
+    ///
+    /// - Parameters:
+    ///   - gating: the clients whose cells can fail the run.
+    ///   - threshold: the least grade that fails it.
+    /// - Returns: the cells, in row then column order.
+    public func regressions(gating: Set<String> = Matrix.gatingClients, threshold: Grade = .costly) -> [MatrixCell] {
+        Report.orderedCells(self).filter { cell in
+            guard gating.contains(cell.client), case .worse = cell.baseline else { return false }
+            return (cell.grade ?? .pass) >= max(threshold, .costly)
+        }
     }
 
     /// The clients whose failures make `rangecheck` exit non-zero.

@@ -20,7 +20,8 @@ public enum MatrixRunner {
         public var includeSlow = false
         /// The idle timeout given to every client.
         public var idleTimeout: Duration = .seconds(5)
-        /// How many runs a client's retry loop makes at most.
+        /// The most runs of a subprocess client per start (the first, and each step's restart), that start included:
+        /// the harness runs a client again only after an exit its definition declares transient.
         public var attempts = 5
         /// A pair still running after this long is stopped and fails.
         public var pairTimeout: Duration = .seconds(120)
@@ -54,10 +55,14 @@ public enum MatrixRunner {
 
     /// Runs the matrix.
     ///
+    /// Cancelling the task stops the run cleanly: the running pair's client is terminated (its whole process group
+    /// killed) and its directory removed (unless kept), no further pair starts, and the matrix of the pairs that
+    /// finished is returned with ``Matrix/interruption`` set.
+    ///
     /// - Parameters:
     ///   - clients: the columns, in order.
     ///   - options: what to run and how.
-    /// - Returns: the matrix of the pairs in the shard.
+    /// - Returns: the matrix of the pairs in the shard (those that finished, when cancelled).
     /// - Throws: a scenario or expectation error while loading, or a server start error.
     public static func run(clients: [any ClientAdapter], options: Options) async throws -> Matrix {
         let catalogue = select(
@@ -77,7 +82,12 @@ public enum MatrixRunner {
             let byName = Dictionary(catalogue.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
             let clientByName = Dictionary(clients.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
             let pairs = options.shard.pairs(scenarios: catalogue.map(\.name), clients: clients.map(\.name))
+            var interruption: String?
             for pair in pairs {
+                if Task.isCancelled {
+                    interruption = "interrupted after \(cells.count) of \(pairs.count) pairs"
+                    break
+                }
                 let entry = byName[pair.scenario]!
                 let client = clientByName[pair.client]!
                 let cell: MatrixCell
@@ -85,6 +95,11 @@ public enum MatrixRunner {
                     cell = MatrixCell(scenario: entry.name, client: client.name, result: .skipped(reason))
                 } else {
                     cell = await runRepeated(entry, client: client, server: server, options: options)
+                }
+                // A pair cut short by the cancellation has no verdict: it is left out, not failed.
+                if Task.isCancelled {
+                    interruption = "interrupted after \(cells.count) of \(pairs.count) pairs"
+                    break
                 }
                 options.progress?(
                     "\(cell.result.label) \(cell.scenario) × \(cell.client)"
@@ -96,7 +111,7 @@ public enum MatrixRunner {
                 invocations: Dictionary(
                     clients.map { ($0.name, $0.invocation) }, uniquingKeysWith: { first, _ in first }),
                 command: options.command, scheme: options.tls ? "https" : "http",
-                descriptions: CatalogueEntry.descriptions(catalogue))
+                descriptions: CatalogueEntry.descriptions(catalogue), interruption: interruption)
         }
     }
 
@@ -108,22 +123,30 @@ public enum MatrixRunner {
         var total: Duration = .zero
         // The picture of a repeated pair is its failing run's, else its last run's.
         var trace: RunTrace?
+        // The notes of every round, each once, prefixed with its round when there are several.
+        var notes: [String] = []
         for round in 1...max(1, options.repeatCount) {
             let cell = await runPair(entry, client: client, server: server, options: options)
             total += cell.elapsed ?? .zero
             trace = cell.trace
+            notes += cell.notes.map { options.repeatCount > 1 ? "run \(round)/\(options.repeatCount): \($0)" : $0 }
+            if Task.isCancelled { return cell }
             if case .fail(let reason) = cell.result, options.repeatCount > 1 {
                 return MatrixCell(
                     scenario: entry.name, client: client.name,
                     result: .fail("run \(round)/\(options.repeatCount): \(reason)"),
-                    elapsed: total, trace: trace)
+                    elapsed: total, trace: trace, notes: notes, reasons: cell.reasons)
             }
             if cell.result != .pass { return cell }
         }
-        return MatrixCell(scenario: entry.name, client: client.name, result: .pass, elapsed: total, trace: trace)
+        return MatrixCell(
+            scenario: entry.name, client: client.name, result: .pass, elapsed: total, trace: trace, notes: notes)
     }
 
     /// Runs one pair once: fresh directory, fresh run token, steps, facts, verdict.
+    ///
+    /// When the task is cancelled while the client runs, the client is terminated and the cell is
+    /// `skipped("interrupted")`, with no verdict: ``run(clients:options:)`` leaves such a cell out.
     ///
     /// - Parameters:
     ///   - entry: the scenario.
@@ -214,9 +237,16 @@ public enum MatrixRunner {
         var exit: ClientExit?
         var timedOut = false
         var stepFailure: String?
+        var interrupted = false
         while exit == nil {
             exit = await run.poll()
             if exit != nil { break }
+            if Task.isCancelled {
+                // The harness is stopping (SIGINT, SIGTERM): the client's processes go with it.
+                interrupted = true
+                await run.terminate()
+                break
+            }
             if let count = ConnectionSampler.established(toLocalPort: sampledPort) { peak = max(peak, count) }
             if ContinuousClock.now - started > limit {
                 timedOut = true
@@ -240,6 +270,14 @@ public enum MatrixRunner {
             try? await Task.sleep(for: .milliseconds(10))
         }
         let elapsed = ContinuousClock.now - started
+        if !interrupted && Task.isCancelled {
+            // Cancelled during a step (its sleep ends at once): the client may still be running.
+            interrupted = true
+            await run.terminate()
+        }
+        if interrupted {
+            return MatrixCell(scenario: entry.name, client: client.name, result: .skipped("interrupted"))
+        }
         let entries = await settledJournal(server: server, run: token)
         if options.keepWorkDirectories {
             // Beside the outputs and logs: the requests the verdict was drawn from.
@@ -257,17 +295,21 @@ public enum MatrixRunner {
             entries: entries, outputs: outputs, resourceLength: entry.reference.length,
             expectedVersion: entry.expectedVersion, exit: exit ?? .failure("no exit"), elapsed: elapsed,
             observedPeakConnections: peak, prefilledBytes: prefilled,
-            segmented: client.capabilities.contains(.segmented))
+            segmented: client.capabilities.contains(.segmented), launches: run.launches)
         let trace = RunTrace(entry: entry, facts: facts)
-        func cell(_ result: CellResult) -> MatrixCell {
-            MatrixCell(scenario: entry.name, client: client.name, result: result, elapsed: elapsed, trace: trace)
+        let judgement = Judge.judgement(of: expectation, in: facts)
+        // A run lost before the judge could decide (a hang, a step that failed) is graded `fail`, with no reasons.
+        func cell(_ result: CellResult, reasons: [Violation] = []) -> MatrixCell {
+            MatrixCell(
+                scenario: entry.name, client: client.name, result: result, elapsed: elapsed, trace: trace,
+                notes: judgement.notes, reasons: reasons)
         }
         if timedOut { return cell(.fail("timed out after \(Judge.seconds(limit))")) }
         if let stepFailure { return cell(.fail(stepFailure)) }
         if let step = steps.first {
             return cell(.fail("finished before the \(describe(step)) step was reached (\(exit?.summary ?? "no exit"))"))
         }
-        return cell(Judge.verdict(of: expectation, in: facts))
+        return cell(judgement.result, reasons: judgement.reasons)
     }
 
     private static func perform(_ step: ScenarioExpectation.Step, on run: any ClientRun) async throws {
@@ -308,16 +350,14 @@ public enum MatrixRunner {
         return words.joined(separator: " or ")
     }
 
-    /// The run's journal once it stops changing (the server records a response after sending it).
-    static func settledJournal(server: RangeServer, run: String) async -> [JournalEntry] {
-        var entries = server.journal.entries(run: run)
-        for _ in 0..<20 {
-            try? await Task.sleep(for: .milliseconds(100))
-            let again = server.journal.entries(run: run)
-            if again.count == entries.count { return again }
-            entries = again
-        }
-        return entries
+    /// The run's journal once the server has answered every request of it (`Journal.settled`): a response the
+    /// server was still writing or watching when the client exited is in it, and nothing is guessed from a quiet
+    /// moment. A request still open after `timeout` (a response the client left running, which a run that ended does
+    /// not have) is left out.
+    static func settledJournal(
+        server: RangeServer, run: String, timeout: Duration = .seconds(10)
+    ) async -> [JournalEntry] {
+        await server.journal.settled(run: run, timeout: timeout).entries
     }
 
     private static func prefill(_ path: String, entry: CatalogueEntry, count: UInt64) throws {

@@ -1,7 +1,8 @@
 import RangeServer
 
 extension Report {
-    /// A self-contained HTML page: a coloured table (green pass, red FAIL, grey skipped and n/a) with each scenario's
+    /// A self-contained HTML page: a coloured table (green pass; by grade, dark red CORRUPT, red FAIL, orange UNSAFE,
+    /// yellow COSTLY; grey skipped and n/a) and the legend of the grades, with each scenario's
     /// description, the reason in each cell's tooltip and text, each run's cell linking to its picture further down
     /// the page (shown with CSS `:target`, no script), then the summaries.
     ///
@@ -20,8 +21,13 @@ extension Report {
         let title = "rangecheck conformance matrix over \(htmlEscaped(matrix.scheme))"
         var text = pageHead(title: title, refreshSeconds: options.refreshSeconds)
         text += "<h1 id=\"matrix\">\(title)</h1>\n"
-        text +=
-            "<p><code>\(htmlEscaped(matrix.command))</code></p>\n<table>\n<tr><th>\(htmlEscaped(rowHeader(matrix)))</th>"
+        if let interrupted = interruptionLine(matrix) {
+            text += "<p class=\"interrupted\"><b>\(htmlEscaped(interrupted))</b></p>\n"
+        }
+        text += "<p><code>\(htmlEscaped(matrix.command))</code></p>\n"
+        text += "<p class=\"columns\">\(htmlEscaped(columnsLine(matrix)))</p>\n"
+        if let baseline = baselineLine(matrix) { text += "<p class=\"baseline\">\(htmlEscaped(baseline))</p>\n" }
+        text += "<table>\n<tr><th>\(htmlEscaped(rowHeader(matrix)))</th>"
         for client in matrix.clients { text += "<th>\(htmlEscaped(client))</th>" }
         text += "</tr>\n"
         for scenario in matrix.scenarios {
@@ -38,18 +44,22 @@ extension Report {
                     continue
                 }
                 let result = cell.result
-                text += "<td class=\"\(cssClass(result))\" title=\"\(htmlEscaped(result.reason))\">"
+                text += "<td class=\"\(cssClass(cell))\" title=\"\(htmlEscaped(result.reason))\">"
                 if let link = detailLink(cell, options: options) {
-                    text += "<a href=\"\(htmlEscaped(link))\">\(result.label)</a>"
+                    text += "<a href=\"\(htmlEscaped(link))\">\(cell.label)</a>"
                 } else {
-                    text += result.label
+                    text += cell.label
                 }
                 if !result.reason.isEmpty { text += "<small>\(htmlEscaped(result.reason))</small>" }
+                for note in cell.notes { text += "<small class=\"note\">\(htmlEscaped(note))</small>" }
+                if let change = cell.baseline, let note = baselineNote(cell) {
+                    text += "<small class=\"baseline-\(change.label)\">\(htmlEscaped(note))</small>"
+                }
                 text += "</td>"
             }
             text += "</tr>\n"
         }
-        text += "</table>\n<ul>\n"
+        text += "</table>\n<p class=\"grades\">\(htmlEscaped(gradeLegend))</p>\n<ul>\n"
         for summary in matrix.summaries { text += "<li>\(htmlEscaped(summary.line))</li>\n" }
         text += "</ul>\n"
         if !matrix.invocations.isEmpty {
@@ -94,7 +104,7 @@ extension Report {
     ///   - options: the back link and the refresh.
     /// - Returns: the HTML document.
     public static func detailHTML(_ cell: MatrixCell, matrix: Matrix, options: HTMLOptions) -> String {
-        let title = "\(cell.scenario) × \(cell.client) over \(matrix.scheme): \(cell.result.label)"
+        let title = "\(cell.scenario) × \(cell.client) over \(matrix.scheme): \(cell.label)"
         var text = pageHead(title: htmlEscaped(title), refreshSeconds: options.refreshSeconds)
         text += "<main class=\"detail\">\n"
         text += detailBody(
@@ -149,8 +159,10 @@ extension Report {
         return result
     }
 
-    static func cssClass(_ result: CellResult) -> String {
-        result == .pass ? "pass" : result.isFailure ? "FAIL" : result.label == "n/a" ? "na" : "skipped"
+    /// `pass`, the grade (`corrupt`, `fail`, `unsafe`, `costly`), `na` or `skipped`.
+    static func cssClass(_ cell: MatrixCell) -> String {
+        if let grade = cell.grade { return grade.rawValue }
+        return cell.result.label == "n/a" ? "na" : "skipped"
     }
 
     /// The document up to the open `<body>`: the style sheet every page shares, and the refresh when asked for.
@@ -162,12 +174,17 @@ extension Report {
             <style>
             body{font-family:system-ui,sans-serif;margin:2em;color:#222}
             table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}
-            th{background:#f4f4f4;text-align:left}td.pass{background:#d9f2d9}td.FAIL{background:#f8d0d0}
+            th{background:#f4f4f4;text-align:left}td.pass{background:#d9f2d9}td.fail{background:#f8d0d0}
+            td.corrupt{background:#8b0000;color:#fff;font-weight:bold}td.corrupt small{color:#fff}
+            td.unsafe{background:#ffd8a8}td.costly{background:#fff3b0}
             td.skipped,td.na{background:#eee;color:#666}small{display:block;max-width:22em;color:#444}
+            small.note{font-style:italic}small.baseline-worse{font-weight:bold;color:#b00020}
+            td.corrupt small.baseline-worse{color:#fff}small.baseline-new{font-weight:bold}small.baseline-fixed{color:#1b6e1b}.interrupted{color:#b00020}
             th small.description{font-weight:normal;max-width:30em}td a{color:inherit;font-weight:bold}
             code{background:#f4f4f4;padding:1px 3px}
             .run{display:none;border-top:2px solid #ccc;margin-top:2em;padding-top:1em}.run:target{display:block}
-            .verdict-pass{color:#1b6e1b}.verdict-FAIL{color:#b00020}.legend li{margin:.2em 0}
+            .verdict-pass{color:#1b6e1b}.verdict-fail,.verdict-corrupt{color:#b00020}.verdict-unsafe{color:#b35900}
+            .verdict-costly{color:#806000}.legend li{margin:.2em 0}
             svg{max-width:100%;height:auto}table.requests td,table.requests th{font-size:.85em;padding:2px 6px}
             </style></head><body>
 
@@ -182,10 +199,18 @@ extension Report {
         let description = matrix.descriptions[cell.scenario] ?? cell.trace?.description ?? ""
         if !description.isEmpty { text += "<p class=\"description\">\(htmlEscaped(description))</p>\n" }
         text += "<p>Client <b>\(htmlEscaped(cell.client))</b> over \(htmlEscaped(matrix.scheme)): "
-        text += "<b class=\"verdict-\(cssClass(result))\">\(result.label)</b>"
+        text += "<b class=\"verdict-\(cssClass(cell))\">\(cell.label)</b>"
         if !result.reason.isEmpty { text += " — \(htmlEscaped(result.reason))" }
         if let elapsed = cell.elapsed { text += " (\(Judge.seconds(elapsed)))" }
         text += "</p>\n"
+        if !cell.reasons.isEmpty {
+            text += "<ul class=\"reasons\">"
+            text += cell.reasons.map { "<li><b>\($0.grade.rawValue)</b>: \(htmlEscaped($0.line))</li>" }.joined()
+            text += "</ul>\n"
+        }
+        if !cell.notes.isEmpty {
+            text += "<ul class=\"notes\">" + cell.notes.map { "<li>\(htmlEscaped($0))</li>" }.joined() + "</ul>\n"
+        }
         if let trace = cell.trace {
             text += "<figure>" + Timeline.svg(trace, idPrefix: idPrefix) + "</figure>\n"
             text += legend
@@ -219,7 +244,7 @@ extension Report {
         var text = "<details><summary>Requests (\(trace.requests.count))</summary>\n<table class=\"requests\">\n"
         text += "<tr><th>#</th><th>method</th><th>status</th><th>route</th><th>Range</th><th>If-Range</th>"
         text += "<th>sent</th><th>sent twice</th><th>outcome</th><th>version</th><th>validator</th><th>faults</th>"
-        text += "<th>arrived</th><th>ended</th><th>Location</th></tr>\n"
+        text += "<th>arrived</th><th>ended</th><th>Location</th><th>launch</th></tr>\n"
         for request in trace.requests {
             let cells: [String] = [
                 "\(request.order)", request.method, "\(request.status)",
@@ -230,7 +255,7 @@ extension Report {
                 request.sentTwice.map(\.description).joined(separator: ", "), request.outcome.rawValue,
                 request.version.map(String.init) ?? "", request.validator ?? "",
                 request.faults.joined(separator: ", "), "+" + Timeline.seconds(request.startMilliseconds),
-                "+" + Timeline.seconds(request.endMilliseconds), request.location ?? "",
+                "+" + Timeline.seconds(request.endMilliseconds), request.location ?? "", request.launchLabel,
             ]
             text += "<tr>" + cells.map { "<td>\(htmlEscaped($0))</td>" }.joined() + "</tr>\n"
         }

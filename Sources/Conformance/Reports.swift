@@ -7,7 +7,40 @@ import RangeServer
 /// Every renderer is a pure function of the matrix, so the output is deterministic and testable. Each shows the
 /// matrix's scheme (`http` or `https`): in the first column's header, the HTML title, the JSON's `scheme`, and in
 /// JUnit as a `-https` suffix of the suite and class names of an https run (an http run keeps the plain names).
+/// Each states in its header the columns run and, for a run stopped early, that it was interrupted
+/// (``Matrix/interruption``); each shows every cell's notes (``MatrixCell/notes``).
 public enum Report {
+    /// `columns: engine, curl`: the header line listing the columns run.
+    static func columnsLine(_ matrix: Matrix) -> String {
+        "columns: " + (matrix.clients.isEmpty ? "none" : matrix.clients.joined(separator: ", "))
+    }
+
+    /// `INTERRUPTED: interrupted by SIGTERM after 3 of 12 pairs; only the pairs that finished have a cell`, or nil.
+    static func interruptionLine(_ matrix: Matrix) -> String? {
+        matrix.interruption.map { "INTERRUPTED: \($0); only the pairs that finished have a cell" }
+    }
+
+    /// `baseline old.json: 1 worse, 2 new, 3 fixed`, or nil without a baseline.
+    static func baselineLine(_ matrix: Matrix) -> String? {
+        guard let path = matrix.baseline else { return nil }
+        let changes = matrix.cells.compactMap(\.baseline)
+        let counts = ["worse", "new", "fixed"].map { label in
+            "\(changes.filter { $0.label == label }.count) \(label)"
+        }
+        return "baseline \(path): " + counts.joined(separator: ", ")
+    }
+
+    /// `worse than the baseline (was UNSAFE)`, `new: not in the baseline`, `fixed (was CORRUPT)`; nil for a cell graded
+    /// as in the baseline, or without one.
+    static func baselineNote(_ cell: MatrixCell) -> String? {
+        switch cell.baseline {
+        case .new: "new: not in the baseline"
+        case .worse(let was): "worse than the baseline (was \(was.label))"
+        case .fixed(let was): "fixed since the baseline (was \(was.label))"
+        case .same, nil: nil
+        }
+    }
+
     /// The first column's header: `scenario (http)` or `scenario (https)`.
     static func rowHeader(_ matrix: Matrix) -> String { "scenario (\(matrix.scheme))" }
 
@@ -23,10 +56,14 @@ public enum Report {
     ///   - matrix: the results.
     /// - Returns: the text, ending with a newline.
     public static func terminal(_ matrix: Matrix) -> String {
+        var text = columnsLine(matrix) + "\n"
+        if let interrupted = interruptionLine(matrix) { text += interrupted + "\n" }
+        if let baseline = baselineLine(matrix) { text += baseline + "\n" }
+        text += "\n"
         let header = [rowHeader(matrix)] + matrix.clients
         var rows: [[String]] = []
         for scenario in matrix.scenarios {
-            let cells = matrix.clients.map { matrix.cell(scenario: scenario, client: $0)?.result.label ?? "-" }
+            let cells = matrix.clients.map { matrix.cell(scenario: scenario, client: $0)?.label ?? "-" }
             if cells.allSatisfy({ $0 == "-" }) { continue }
             rows.append([scenario] + cells)
         }
@@ -37,14 +74,28 @@ public enum Report {
                 cell + String(repeating: " ", count: widths[index] - cell.count)
             }.joined(separator: "  ").trimmingTrailingSpaces() + "\n"
         }
-        var text = line(header)
+        text += line(header)
         text += line(widths.map { String(repeating: "-", count: $0) })
         for row in rows { text += line(row) }
-        let notes = orderedCells(matrix).filter { $0.result != .pass && !$0.result.reason.isEmpty }
-        if !notes.isEmpty {
+        let explained = orderedCells(matrix).filter {
+            ($0.result != .pass && !$0.result.reason.isEmpty) || !$0.notes.isEmpty || baselineNote($0) != nil
+        }
+        if !explained.isEmpty {
             text += "\n"
-            for cell in notes {
-                text += "\(cell.result.label) \(cell.scenario) × \(cell.client): \(cell.result.reason)\n"
+            for cell in explained {
+                if cell.result != .pass && !cell.result.reason.isEmpty {
+                    text += "\(cell.label) \(cell.scenario) × \(cell.client): \(cell.result.reason)\n"
+                }
+                // Each reason with its grade, when there is more than the headline.
+                if cell.reasons.count > 1 {
+                    for reason in cell.reasons {
+                        text += "  \(reason.grade.rawValue): \(reason.line)\n"
+                    }
+                }
+                for note in cell.notes { text += "note \(cell.scenario) × \(cell.client): \(note)\n" }
+                if let change = cell.baseline, let note = baselineNote(cell) {
+                    text += "\(change.label) \(cell.scenario) × \(cell.client): \(cell.label), \(note)\n"
+                }
             }
         }
         text += "\n"
@@ -58,20 +109,27 @@ public enum Report {
     ///   - matrix: the results.
     /// - Returns: the Markdown.
     public static func markdown(_ matrix: Matrix) -> String {
-        var text = "| \(rowHeader(matrix)) | " + matrix.clients.joined(separator: " | ") + " |\n"
+        var text = ""
+        if let interrupted = interruptionLine(matrix) { text += "**\(markdownEscaped(interrupted))**\n\n" }
+        if let baseline = baselineLine(matrix) { text += markdownEscaped(baseline) + "\n\n" }
+        text += markdownEscaped(
+            "Columns run: " + (matrix.clients.isEmpty ? "none" : matrix.clients.joined(separator: ", ")))
+        text += "\n\n"
+        text += "| \(rowHeader(matrix)) | " + matrix.clients.joined(separator: " | ") + " |\n"
         text += "|---|" + matrix.clients.map { _ in "---|" }.joined() + "\n"
         for scenario in matrix.scenarios {
             let cells = matrix.clients.map { client -> String in
-                guard let result = matrix.cell(scenario: scenario, client: client)?.result else { return "–" }
-                switch result {
-                case .pass: return "pass"
-                default: return "**\(result.label)**: " + markdownEscaped(result.reason)
-                }
+                guard let cell = matrix.cell(scenario: scenario, client: client) else { return "–" }
+                let result = cell.result
+                let verdict =
+                    result == .pass ? "pass" : "**\(cell.label)**: " + markdownEscaped(result.reason)
+                let change = baselineNote(cell).map { "<br>**" + markdownEscaped($0) + "**" } ?? ""
+                return verdict + cell.notes.map { "<br>note: " + markdownEscaped($0) }.joined() + change
             }
             if cells.allSatisfy({ $0 == "–" }) { continue }
             text += "| \(scenario) | " + cells.joined(separator: " | ") + " |\n"
         }
-        text += "\n"
+        text += "\n" + gradeLegend + "\n\n"
         for summary in matrix.summaries { text += "- " + summary.line + "\n" }
         if !matrix.invocations.isEmpty {
             text += "\n"
@@ -94,6 +152,9 @@ public enum Report {
         let failures = summaries.reduce(0) { $0 + $1.failed }
         let prefix = junitPrefix(matrix)
         let suffix = matrix.scheme == "http" ? "" : "-\(matrix.scheme)"
+        text += "<!-- \(xmlEscaped(columnsLine(matrix)))"
+        if let interruption = matrix.interruption { text += "; \(xmlEscaped(interruption))" }
+        text += " -->\n"
         text += "<testsuites name=\"\(prefix)\" tests=\"\(total)\" failures=\"\(failures)\">\n"
         for summary in summaries {
             let cells = orderedCells(matrix).filter { $0.client == summary.client }
@@ -101,18 +162,30 @@ public enum Report {
             let skipped = summary.skipped + summary.notApplicable
             text += "  <testsuite name=\"\(xmlEscaped(summary.client + suffix))\" tests=\"\(tests)\""
             text += " failures=\"\(summary.failed)\" skipped=\"\(skipped)\">\n"
+            if let interruption = matrix.interruption {
+                text +=
+                    "    <properties><property name=\"interrupted\" value=\"\(xmlEscaped(interruption))\"/></properties>\n"
+            }
             for cell in cells {
                 let time = cell.elapsed.map { Judge.seconds($0).dropLast() } ?? "0"
                 text += "    <testcase classname=\"\(prefix).\(xmlEscaped(cell.client))\""
                 text += " name=\"\(xmlEscaped(cell.scenario))\" time=\"\(time)\""
+                let lines = cell.notes + (baselineNote(cell).map { ["baseline: " + $0] } ?? [])
+                let notes =
+                    lines.isEmpty
+                    ? "" : "      <system-out>\(xmlEscaped(lines.joined(separator: "\n")))</system-out>\n"
                 switch cell.result {
                 case .pass:
-                    text += "/>\n"
+                    text += notes.isEmpty ? "/>\n" : ">\n\(notes)    </testcase>\n"
                 case .fail(let reason):
-                    text += ">\n      <failure message=\"\(xmlEscaped(reason))\"/>\n    </testcase>\n"
+                    let grade = cell.grade ?? .fail
+                    text +=
+                        ">\n      <failure type=\"\(grade.rawValue)\" message=\"\(xmlEscaped(grade.label + ": " + reason))\">"
+                    text += xmlEscaped(cell.reasons.map { "\($0.grade.rawValue): \($0.line)" }.joined(separator: "\n"))
+                    text += "</failure>\n\(notes)    </testcase>\n"
                 case .skipped(let reason), .notApplicable(let reason):
                     let message = "\(cell.result.label): \(reason)"
-                    text += ">\n      <skipped message=\"\(xmlEscaped(message))\"/>\n    </testcase>\n"
+                    text += ">\n      <skipped message=\"\(xmlEscaped(message))\"/>\n\(notes)    </testcase>\n"
                 }
             }
             text += "  </testsuite>\n"
@@ -122,8 +195,12 @@ public enum Report {
     }
 
     /// JSON: `{"command", "scheme", "clients", "scenarios", "descriptions", "invocations", "cells": [{scenario, client,
-    /// result, reason, seconds}], "summaries": [{client, passed, failed, skipped, notApplicable}]}`; `descriptions` maps
-    /// each scenario to what it exercises.
+    /// result, grade, reason, reasons, notes, seconds}], "summaries": [{client, passed, failed, skipped, notApplicable,
+    /// graded}]}`, and `"interruption"` for a run stopped early; `descriptions` maps each scenario to what it
+    /// exercises, `clients` are the columns run. `result` stays `pass`, `FAIL`, `skipped` or `n/a`; `grade` is `pass`,
+    /// `corrupt`, `fail`, `unsafe` or `costly` (absent for skipped and n/a) and `reasons` lists every violation with
+    /// its grade (and, for an `unsafe` one, the `sibling` row where it corrupts). A run compared with a `--baseline` has
+    /// `"baseline"` (the file) and, in each cell, `"baseline": {"change": "new"|"worse"|"fixed"|"same", "was"}`.
     ///
     /// - Parameters:
     ///   - matrix: the results.
@@ -136,13 +213,17 @@ public enum Report {
             cells: orderedCells(matrix).map { cell in
                 JSONDocument.Cell(
                     scenario: cell.scenario, client: cell.client, result: cell.result.label,
-                    reason: cell.result.reason, seconds: cell.elapsed.flatMap { Double(Judge.seconds($0).dropLast()) })
+                    grade: cell.grade?.rawValue, reason: cell.result.reason, reasons: cell.reasons, notes: cell.notes,
+                    baseline: cell.baseline.map { JSONDocument.Change(change: $0.label, was: $0.was?.rawValue) },
+                    seconds: cell.elapsed.flatMap { Double(Judge.seconds($0).dropLast()) })
             },
-            summaries: matrix.summaries.map {
+            summaries: matrix.summaries.map { summary in
                 JSONDocument.Summary(
-                    client: $0.client, passed: $0.passed, failed: $0.failed, skipped: $0.skipped,
-                    notApplicable: $0.notApplicable)
-            })
+                    client: summary.client, passed: summary.passed, failed: summary.failed, skipped: summary.skipped,
+                    notApplicable: summary.notApplicable,
+                    graded: Dictionary(
+                        uniqueKeysWithValues: Grade.worstFirst.map { ($0.rawValue, summary.graded[$0] ?? 0) }))
+            }, interruption: matrix.interruption, baseline: matrix.baseline)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         // Strings, integers and finite numbers only: encoding cannot fail.
@@ -156,8 +237,17 @@ public enum Report {
             var scenario: String
             var client: String
             var result: String
+            var grade: String?
             var reason: String
+            var reasons: [Violation]
+            var notes: [String]
+            var baseline: Change?
             var seconds: Double?
+        }
+
+        struct Change: Encodable {
+            var change: String
+            var was: String?
         }
 
         struct Summary: Encodable {
@@ -166,6 +256,7 @@ public enum Report {
             var failed: Int
             var skipped: Int
             var notApplicable: Int
+            var graded: [String: Int]
         }
 
         var command: String
@@ -176,7 +267,16 @@ public enum Report {
         var invocations: [String: String]
         var cells: [Cell]
         var summaries: [Summary]
+        var interruption: String?
+        var baseline: String?
     }
+
+    /// What each grade means, one line: under the Markdown table, in the HTML page.
+    static let gradeLegend =
+        "Grades, worst first: CORRUPT (reported success, or left its output as if complete, with wrong bytes), "
+        + "FAIL (no correct output where one was expected, the wrong failure, a hang, a broken MUST), "
+        + "UNSAFE (right this time, but did what corrupts the file in the row named), "
+        + "COSTLY (right and safe, but over the row's bounds or sooner than Retry-After allowed)."
 
     /// Cells in row order, then column order.
     static func orderedCells(_ matrix: Matrix) -> [MatrixCell] {

@@ -90,6 +90,9 @@ public struct RunFacts: Sendable {
     public var prefilledBytes: UInt64
     /// Whether the client fetches segments over several connections (judged by the segment rule).
     public var segmented: Bool
+    /// Every start of the client program, in order (empty for an in-process client, or when not known): the first,
+    /// each step's restart, and each harness re-run. Requests are attributed to them by arrival time.
+    public var launches: [ClientLaunch]
 
     /// Makes the facts of a run.
     ///
@@ -103,10 +106,11 @@ public struct RunFacts: Sendable {
     ///   - observedPeakConnections: the sampled peak of connections.
     ///   - prefilledBytes: bytes prefilled before the start.
     ///   - segmented: whether the client fetches one file over several connections.
+    ///   - launches: every start of the client program, in order.
     public init(
         entries: [JournalEntry], outputs: [OutputFacts], resourceLength: UInt64, expectedVersion: Int,
         exit: ClientExit, elapsed: Duration, observedPeakConnections: Int? = nil, prefilledBytes: UInt64 = 0,
-        segmented: Bool = false
+        segmented: Bool = false, launches: [ClientLaunch] = []
     ) {
         self.entries = entries
         self.outputs = outputs
@@ -117,5 +121,6 @@ public struct RunFacts: Sendable {
         self.observedPeakConnections = observedPeakConnections
         self.prefilledBytes = prefilledBytes
         self.segmented = segmented
+        self.launches = launches
     }
 }

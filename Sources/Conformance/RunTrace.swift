@@ -73,6 +73,17 @@ public struct RunTrace: Codable, Hashable, Sendable {
         public var contentEncoding: String?
         /// A redirect's Location, if any.
         public var location: String?
+        /// Which start of the client made it, 1 for the first (``RunFacts/launches``); nil when not known (a client
+        /// run in process, a run reported to the service).
+        public var launch: Int? = nil
+        /// True when that start was a harness re-run, whose requests no bound counts; nil otherwise.
+        public var byHarnessRerun: Bool? = nil
+
+        /// `2 (harness re-run)`, `1`, or empty when not known: the launch, for the picture and the request table.
+        public var launchLabel: String {
+            guard let launch else { return "" }
+            return byHarnessRerun == true ? "\(launch) (harness re-run)" : "\(launch)"
+        }
 
         /// Whether the response is a redirect with a Location: a hop.
         public var isRedirect: Bool { (300...399).contains(status) && location != nil }
@@ -184,7 +195,9 @@ public struct RunTrace: Codable, Hashable, Sendable {
                     bodyBytesPlanned: journal.bodyBytesPlanned, bodyBytesSent: journal.bodyBytesSent,
                     sentTwice: twice, outcome: journal.outcome, faults: journal.faults, startMilliseconds: start,
                     endMilliseconds: end, validator: validator, version: version, contentEncoding: encoding,
-                    location: (300...399).contains(journal.status) ? headers["location"] : nil))
+                    location: (300...399).contains(journal.status) ? headers["location"] : nil,
+                    launch: facts.launchIndex(of: journal).map { $0 + 1 },
+                    byHarnessRerun: facts.isHarnessRerun(journal) ? true : nil))
         }
         self.init(
             scenario: entry.name, description: entry.scenario.description, resourceLength: length,

@@ -106,6 +106,7 @@ public enum Timeline {
         if let encoding = request.contentEncoding { lines.append("Content-Encoding: \(encoding)") }
         if let location = request.location { lines.append("Location: \(location)") }
         if !request.faults.isEmpty { lines.append("faults: " + request.faults.joined(separator: ", ")) }
+        if request.launch != nil { lines.append("launch \(request.launchLabel)") }
         lines.append(
             "arrived +\(seconds(request.startMilliseconds)), ended +\(seconds(request.endMilliseconds)), "
                 + "connection \(request.connection)")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Conformance
 import Foundation
+import NIOConcurrencyHelpers
 
 /// `rangecheck [run]`: runs the conformance matrix of downloaders against an in-process rangeserver.
 struct RunMatrix: AsyncParsableCommand {
@@ -13,24 +14,48 @@ struct RunMatrix: AsyncParsableCommand {
             and the server's journal against the scenario's expect section.
 
             Clients: \(ClientCatalogue.builtInNames.joined(separator: ", ")), and any --client-command. \
-            A client that is not installed is skipped; a scenario step a client cannot perform is n/a.
+            Every --client-command column runs; --client picks the built-in ones (default: all of them). A client \
+            that is not installed is skipped; a scenario step a client cannot perform is n/a.
+
+            A client is started once per step (its start, and each restart a kill-at or pause-at step makes); the \
+            harness runs it again only after an exit its definition declares transient (--transient; the built-in \
+            clients' are in docs/conformance.md), at most --attempts runs per step, and no bound counts what a \
+            re-run asked for or the time it took against the client; the cell says so.
 
             With --tls every scenario is handed out over https from the server's TLS port. Whenever the server has \
             TLS (with --tls, or for a row redirecting to https or a TLS fault) every client is given the server's \
             CA file; a client that cannot take one (urlsession) is n/a for those rows.
 
-            Exit status: 1 when a gating client (--gate; by default engine and rangefetch) fails any scenario \
-            (other clients are informational), 64 for a usage error.
+            SIGINT or SIGTERM stops the run: the running client's process group is killed, its temporary directory \
+            removed (unless --keep), and the reports are written with the pairs that finished, marked interrupted.
+
+            Exit status: 1 when a gating client (--gate; by default engine and rangefetch) has a cell graded \
+            --gate-at or worse (by default anything worse than pass; other clients are informational), or with \
+            --baseline a cell graded worse than in the baseline, 64 for a usage error, 130 when stopped by SIGINT \
+            or SIGTERM.
             """
     )
 
-    @Option(name: .customLong("client"), help: "Run this client (repeatable; default: every built-in client).")
+    @Option(
+        name: .customLong("client"),
+        help:
+            "Run this built-in client (repeatable; default: every built-in client); naming a --client-command is allowed."
+    )
     var clients: [String] = []
 
     @Option(
         name: .customLong("client-command"),
-        help: "Add a client from a template, NAME=TEMPLATE, with {url}, {output}, {state} and {cafile} (repeatable).")
+        help: ArgumentHelp(
+            "Add a client column from a template, NAME=TEMPLATE, with {url}, {output}, {state} and {cafile} "
+                + "(repeatable); it always runs."))
     var clientCommands: [String] = []
+
+    @Option(
+        name: .customLong("transient"),
+        help: ArgumentHelp(
+            "NAME=CODES: exit statuses of --client-command NAME after which the harness runs it again, e.g. 7,18 "
+                + "(repeatable; default: none)."))
+    var transients: [String] = []
 
     @Option(name: .customLong("scenario"), help: "Only scenarios matching this glob (comma-separated alternatives).")
     var scenarioPattern: String?
@@ -49,6 +74,25 @@ struct RunMatrix: AsyncParsableCommand {
         help: "A client whose failures make the exit status 1 (repeatable; default: engine and rangefetch).")
     var gates: [String] = []
 
+    @Option(
+        name: .customLong("gate-at"),
+        help:
+            "The least grade of a --gate client's cell that fails the run: corrupt, fail, unsafe or costly (default: costly, anything worse than pass).",
+        transform: { text in
+            guard let grade = Grade.threshold(text) else {
+                throw ValidationError("--gate-at: '\(text)' is not corrupt, fail, unsafe or costly")
+            }
+            return grade
+        })
+    var gateAt: Grade = .costly
+
+    @Option(
+        name: .customLong("baseline"),
+        help:
+            "An earlier --json report: fail only on cells graded worse than there (cells it lacks are new and do not fail); the reports mark new, worse and fixed cells."
+    )
+    var baselinePath: String?
+
     @Option(name: .customLong("shard"), help: "Run only shard I of N of the (scenario, client) pairs, e.g. 2/4.")
     var shard: String?
 
@@ -60,7 +104,9 @@ struct RunMatrix: AsyncParsableCommand {
 
     @OptionGroup var catalogueOptions: CatalogueOptions
 
-    @Option(name: .customLong("attempts"), help: "Runs of a client's retry loop before giving up.")
+    @Option(
+        name: .customLong("attempts"),
+        help: "The most runs of a client per step, the first included, when it keeps exiting with a transient status.")
     var attempts = 5
 
     @Option(name: .customLong("markdown"), help: "Write the matrix as Markdown to this file.")
@@ -88,33 +134,58 @@ struct RunMatrix: AsyncParsableCommand {
         if let shard {
             do { _ = try Shard(parsing: shard) } catch { throw ValidationError(error.message) }
         }
-        for command in clientCommands {
-            let client: SubprocessClient
-            do { client = try SubprocessClient.command(command) } catch { throw ValidationError(error.message) }
+        let commands = try commandClients()
+        var names = Set<String>()
+        for client in commands {
             // Otherwise `--client curl` would quietly run the built-in curl instead of the command.
             if ClientCatalogue.builtInNames.contains(client.name) {
                 throw ValidationError(
                     "--client-command name '\(client.name)' is a built-in client; give the command another name")
             }
+            guard names.insert(client.name).inserted else {
+                throw ValidationError("--client-command name '\(client.name)' is defined twice")
+            }
         }
-        let known = Set(
-            ClientCatalogue.builtInNames + clientCommands.compactMap { $0.split(separator: "=").first.map(String.init) }
-        )
-        for client in clients + gates where !known.contains(client) {
-            throw ValidationError("unknown client '\(client)' (known: \(known.sorted().joined(separator: ", ")))")
+        do { _ = try ClientCatalogue(rangecheckDirectory: nil).columns(named: clients, commands: commands) } catch {
+            throw ValidationError(error.message)
         }
+        let known = ClientCatalogue.builtInNames + commands.map(\.name)
+        for client in gates where !known.contains(client) {
+            throw ValidationError("unknown client '\(client)' (known: \(known.joined(separator: ", ")))")
+        }
+    }
+
+    /// The `--client-command` clients, each with its `--transient` exit statuses.
+    func commandClients() throws -> [SubprocessClient] {
+        var transient: [String: Set<Int32>] = [:]
+        let defined = clientCommands.compactMap { $0.split(separator: "=").first.map(String.init) }
+        for specification in transients {
+            let declaration: TransientExits
+            do { declaration = try TransientExits(parsing: specification) } catch {
+                throw ValidationError(error.message)
+            }
+            guard defined.contains(declaration.client) else {
+                let fixed =
+                    ClientCatalogue.builtInNames.contains(declaration.client)
+                    ? ": a built-in client's transient exits are its documentation's (docs/conformance.md)" : ""
+                throw ValidationError(
+                    "--transient \(declaration.client): no --client-command named '\(declaration.client)'\(fixed)")
+            }
+            transient[declaration.client, default: []].formUnion(declaration.codes)
+        }
+        var clients: [SubprocessClient] = []
+        for command in clientCommands {
+            let name = command.split(separator: "=").first.map(String.init) ?? ""
+            do { clients.append(try SubprocessClient.command(command, transient: transient[name] ?? [])) } catch {
+                throw ValidationError(error.message)
+            }
+        }
+        return clients
     }
 
     func run() async throws {
         let catalogue = ClientCatalogue(rangecheckDirectory: Self.executableDirectory)
-        var adapters: [any ClientAdapter] = []
-        let extra = try clientCommands.map { try SubprocessClient.command($0) }
-        let wanted = clients.isEmpty ? ClientCatalogue.builtInNames + extra.map(\.name) : clients
-        for name in wanted {
-            if let adapter = catalogue.client(named: name) ?? extra.first(where: { $0.name == name }) {
-                adapters.append(adapter)
-            }
-        }
+        let adapters = try catalogue.columns(named: clients, commands: try commandClients())
         var options = MatrixRunner.Options()
         options.scenariosDirectory = catalogueOptions.scenariosDirectory
         options.filesRoot = catalogueOptions.root
@@ -150,7 +221,35 @@ struct RunMatrix: AsyncParsableCommand {
             return
         }
 
-        let matrix = try await MatrixRunner.run(clients: adapters, options: options)
+        // Read before the run, so a bad file costs nothing.
+        var baseline: Baseline?
+        if let baselinePath {
+            do { baseline = try Baseline.load(path: baselinePath) } catch { throw ValidationError(error.message) }
+            let scheme = tls ? "https" : "http"
+            if let baseline, baseline.scheme != scheme {
+                throw ValidationError(
+                    "--baseline \(baselinePath): a report of an \(baseline.scheme) run, and this run is \(scheme)")
+            }
+        }
+
+        // The first SIGINT or SIGTERM cancels the run: MatrixRunner kills the running client's process group and
+        // returns the pairs that finished, which are reported as an interrupted run.
+        let running = Task { try await MatrixRunner.run(clients: adapters, options: options) }
+        let received = NIOLockedValueBox<Int32?>(nil)
+        let signals = StopSignals { number in
+            received.withLockedValue { $0 = number }
+            FileHandle.standardError.write(
+                Data("rangecheck: \(StopSignals.name(number)): stopping the clients, then writing the reports\n".utf8))
+            running.cancel()
+        }
+        var matrix = try await running.value
+        signals.cancel()
+        let stoppedBy = received.withLockedValue { $0 }
+        if let stoppedBy, let interruption = matrix.interruption {
+            matrix.interruption = interruption.replacingOccurrences(
+                of: "interrupted", with: "interrupted by \(StopSignals.name(stoppedBy))")
+        }
+        if let baseline { matrix = baseline.compare(matrix) }
         print(Report.terminal(matrix), terminator: "")
         for (path, text) in [
             (markdownPath, Report.markdown(matrix)), (junitPath, Report.junit(matrix)), (jsonPath, Report.json(matrix)),
@@ -163,7 +262,23 @@ struct RunMatrix: AsyncParsableCommand {
             }
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         }
-        if matrix.hasGatingFailure(gating: gates.isEmpty ? Matrix.gatingClients : Set(gates)) { throw ExitCode(1) }
+        if matrix.interruption != nil { throw ExitCode(130) }
+        // Our own columns, gated by default, are gated on everything; --gate-at is for the clients a user names.
+        let gating = gates.isEmpty ? Matrix.gatingClients : Set(gates)
+        let threshold = gates.isEmpty ? Grade.costly : gateAt
+        if baseline != nil {
+            let worse = matrix.regressions(gating: gating, threshold: threshold)
+            for cell in worse {
+                let was = cell.baseline?.was?.label ?? "?"
+                FileHandle.standardError.write(
+                    Data(
+                        "rangecheck: worse than the baseline: \(cell.scenario) × \(cell.client) (\(was) → \(cell.label))\n"
+                            .utf8))
+            }
+            if !worse.isEmpty { throw ExitCode(1) }
+        } else if matrix.hasGatingFailure(gating: gating, threshold: threshold) {
+            throw ExitCode(1)
+        }
     }
 
     /// The directory of this executable, where `rangefetch` is looked for first.

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Conformance
 import Foundation
-import NIOConcurrencyHelpers
 import RangeServer
 
 /// `rangecheck serve`: the conformance service, for clients that run elsewhere (an app on a phone, a library in
@@ -13,8 +12,9 @@ struct Serve: AsyncParsableCommand {
         discussion: """
             Prints `rangecheck serving on http://HOST:PORT` first, and with --tls-port \
             `rangecheck serving on https://HOST:PORT (CA: PATH)` second. The API is under /_conformance/ \
-            (docs/conformance-api.json): GET scenarios, POST runs, POST runs/{run}/result, GET report. \
-            Verdicts are appended to --results and read back on start. SIGINT or SIGTERM stops it (status 0).
+            (docs/conformance-api.json, and GET openapi.json for this catalogue): GET scenarios, POST runs, \
+            POST runs/{run}/result, GET report, DELETE runs/{run} or columns/{column}. Verdicts are appended to \
+            --results and read back on start. SIGINT or SIGTERM stops it (status 0).
             """
     )
 
@@ -55,7 +55,34 @@ struct Serve: AsyncParsableCommand {
         help: "Requests kept in memory for judging; a run must report before its requests are pushed out.")
     var journalLimit = 100_000
 
+    @Option(
+        name: .customLong("run-limit"),
+        help: ArgumentHelp(
+            "Runs held in memory, handed out or judged; beyond it the least recently used is forgotten (410).",
+            valueName: "n"))
+    var runLimit = ConformanceService.Configuration().runRetention.limit
+
+    @Option(
+        name: .customLong("run-expiry"),
+        help: ArgumentHelp(
+            "Forget a run after this many seconds without a request naming it (410 after).", valueName: "seconds"))
+    var runExpiry = Int(ConformanceService.Configuration().runRetention.idleExpiry!.components.seconds)
+
+    @Option(
+        name: .customLong("report-limit"),
+        help: ArgumentHelp(
+            "Report cells (scenario x column) held in memory; beyond it the oldest leaves the live report.",
+            valueName: "n"))
+    var reportLimit = ConformanceService.Configuration().reportLimit
+
     func validate() throws {
+        if let problem = Retention(limit: runLimit, idleExpiry: .seconds(runExpiry)).problem() {
+            throw ValidationError(problem)
+        }
+        guard Retention.limitRange.contains(reportLimit) else {
+            throw ValidationError(
+                "--report-limit must be from 1 to \(Retention.limitRange.upperBound), got \(reportLimit)")
+        }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535, got \(port)") }
         if let tlsPort, !(0...65535).contains(tlsPort) {
             throw ValidationError("--tls-port must be 0...65535, got \(tlsPort)")
@@ -85,6 +112,8 @@ struct Serve: AsyncParsableCommand {
         configuration.publicURL = publicURL
         configuration.token = token
         configuration.resultsFile = results
+        configuration.runRetention = Retention(limit: runLimit, idleExpiry: .seconds(runExpiry))
+        configuration.reportLimit = reportLimit
         var serverConfiguration = RangeServer.Configuration()
         serverConfiguration.host = host
         serverConfiguration.port = port
@@ -109,31 +138,7 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("rangecheck serving on \(tlsBaseURL) (CA: \(authority))\n".utf8))
         }
         // Every verdict is in --results as soon as it is answered, so ending on a signal loses none.
-        let received = await Self.stopSignal()
+        let received = await StopSignals.next()
         FileHandle.standardError.write(Data("rangecheck serve: stopped on signal \(received)\n".utf8))
-    }
-
-    /// Waits for SIGINT or SIGTERM. The signals are ignored as such and watched with dispatch sources, so they arrive
-    /// here whichever thread the kernel picks.
-    static func stopSignal() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let once = NIOLockedValueBox<[any DispatchSourceSignal]?>([])
-            for number in [SIGINT, SIGTERM] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler {
-                    // The first signal ends the wait; the sources are dropped with it.
-                    guard
-                        let sources = once.withLockedValue({ sources in
-                            defer { sources = nil }; return sources
-                        })
-                    else { return }
-                    for source in sources { source.cancel() }
-                    continuation.resume(returning: number)
-                }
-                once.withLockedValue { $0?.append(source) }
-                source.resume()
-            }
-        }
     }
 }

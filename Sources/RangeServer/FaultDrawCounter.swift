@@ -2,22 +2,31 @@ import NIOConcurrencyHelpers
 
 /// Numbers the requests that carry `probability`, per target, so each draws its own value (see `FaultChance`).
 ///
-/// Only requests with `probability` come here, so a lock is no cost to the rest. At most `capacity` targets are
-/// remembered; one more starts every count afresh (a client sending that many distinct probabilistic URLs is not
-/// asking for a reproducible run, and the memory stays bounded).
+/// Only requests with `probability` come here, so a lock is no cost to the rest. A target's count is kept under the
+/// server's run bounds (``Retention``): a target unused for the idle expiry starts counting afresh, and past the
+/// limit the least recently used one does (a client sending that many distinct probabilistic URLs is not asking for
+/// a reproducible run, and the memory stays bounded).
 final class FaultDrawCounter: Sendable {
-    /// The most targets counted at once.
-    static let capacity = 100_000
+    private let counts: NIOLockedValueBox<BoundedTable<String, UInt64>>
+    private let clock: @Sendable () -> ContinuousClock.Instant
 
-    private let counts = NIOLockedValueBox<[String: UInt64]>([:])
+    /// Makes the counter.
+    ///
+    /// - Parameters:
+    ///   - retention: how many targets are counted, and for how long unused.
+    ///   - clock: the time.
+    init(retention: Retention = .runs, clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+        counts = NIOLockedValueBox(BoundedTable(retention))
+        self.clock = clock
+    }
 
     /// Counts one more request to `target` and returns its number, 1 for the first.
     func next(for target: String) -> UInt64 {
         counts.withLockedValue { counts in
-            if counts[target] == nil, counts.count >= Self.capacity { counts.removeAll() }
-            let next = counts[target, default: 0] + 1
-            counts[target] = next
-            return next
+            counts.update(forKey: target, now: clock(), default: { 0 }) { count in
+                count += 1
+                return count
+            }
         }
     }
 
@@ -25,4 +34,7 @@ final class FaultDrawCounter: Sendable {
     func reset() {
         counts.withLockedValue { $0.removeAll() }
     }
+
+    /// How many targets are counted now (for tests).
+    var heldCount: Int { counts.withLockedValue { $0.count } }
 }

@@ -73,6 +73,13 @@ public final class RangeServer: Sendable {
         public var logger = Logger(label: "rangeserver", factory: { _ in SwiftLogNoOpLogHandler() })
         /// Routes the embedder answers itself, checked in order before the server's own (see ``CustomRoute``).
         public var customRoutes: [CustomRoute] = []
+        /// How much per-run state is kept: the attempt count of each (scenario, run, route) and the draw count of each
+        /// `probability` target. A count unused for ``Retention/idleExpiry`` is forgotten, and beyond
+        /// ``Retention/limit`` the least recently used one is; a run whose count was forgotten starts again at
+        /// attempt 1. The default keeps 100,000 counts for an hour each (`--run-limit`, `--run-expiry`).
+        public var runRetention = Retention.runs
+        /// The time the run bounds are measured with; a test replaces it to expire runs without waiting.
+        public var clock: @Sendable () -> ContinuousClock.Instant = { .now }
 
         /// A configuration with every default.
         public init() {}
@@ -165,6 +172,9 @@ public final class RangeServer: Sendable {
             throw RangeServerError.invalidConfiguration(
                 "--journal-limit must be at least 1, got \(configuration.journalLimit)")
         }
+        if let problem = configuration.runRetention.problem() {
+            throw RangeServerError.invalidConfiguration(problem)
+        }
         guard MicroHTTPDaemon.connectionMemoryRange.contains(configuration.connectionMemory) else {
             throw RangeServerError.invalidConfiguration(
                 "--connection-memory must be from 8K to 16M, got \(configuration.connectionMemory) bytes")
@@ -200,8 +210,10 @@ public final class RangeServer: Sendable {
                 completion: { exchange in
                     if let slot = exchange.plan.capSlot { router.connectionCaps.release(slot) }
                     RangeServer.record(exchange, journal: journal, logger: logsAccess ? logger : nil)
+                    router.giveBackProbe(exchange)
                 },
-                admission: { router.admit(method: $0, target: $1, takeArrival: $2) },
+                admission: { router.admit(method: $0, target: $1, socket: $2, takeArrival: $3) },
+                openExchanges: journal.openExchanges,
                 counters: counters, tls: tls
             )
         }
@@ -268,7 +280,7 @@ public final class RangeServer: Sendable {
         guard exchange.plan.journaled, !isControl(request) else { return }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        journal.append(exchange, endedAt: now)
+        journal.append(exchange, endedAt: exchange.endedAt ?? now)
     }
 }
 

@@ -10,8 +10,14 @@ extension Router {
             var since: Int?
             var run: String?
             var scenario: String?
+            var settledWithin: Duration?
             for (key, value) in query {
                 switch key {
+                case "settled":
+                    guard let duration = FaultDuration.parse(value), duration <= Self.longestSettledWait else {
+                        return .text(400, "bad request: settled '\(value)' is not a duration of at most 60s")
+                    }
+                    settledWithin = duration
                 case "since":
                     guard let parsed = Int(value), parsed >= 0 else {
                         return .text(400, "bad request: since '\(value)' is not a sequence number")
@@ -22,7 +28,21 @@ extension Router {
                 default: return .text(400, "bad request: unknown parameter '\(key)' for /_control/journal")
                 }
             }
-            return .json(200, journal.encodedJSON(entries: journal.entries(run: run, scenario: scenario, since: since)))
+            guard let settledWithin, request.method == "GET" else {
+                return .json(
+                    200, journal.encodedJSON(entries: journal.entries(run: run, scenario: scenario, since: since)))
+            }
+            // `settled=DURATION`: first wait (holding no thread) until no request of the run is open.
+            var plan = ResponsePlan(status: 500)
+            plan.journaled = false
+            plan.deferred = { [journal, run, scenario, since] in
+                let (settled, _) = await journal.settled(run: run, timeout: settledWithin)
+                var answer = ResponsePlan.json(
+                    200, journal.encodedJSON(entries: journal.entries(run: run, scenario: scenario, since: since)))
+                answer.headers.append(HeaderField("Journal-Settled", settled ? "true" : "false"))
+                return answer
+            }
+            return plan
         case ("DELETE", "journal"):
             journal.clear()
             return .json(200, Self.controlJSON(["cleared": true]))
@@ -44,6 +64,9 @@ extension Router {
             return .text(404, "not found: \(request.rawPath)")
         }
     }
+
+    /// The longest `settled=` wait a control request may ask for.
+    static let longestSettledWait: Duration = .seconds(60)
 
     /// Nil when the peer may use the control API, otherwise the refusal.
     func controlAccessRefusal(_ request: IncomingRequest) -> ResponsePlan? {

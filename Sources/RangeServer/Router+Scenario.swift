@@ -1,3 +1,5 @@
+import CMicroHTTPD
+
 extension Router {
     /// Numbers a request to `/scenario/...` as its headers arrive: a GET of an existing scenario route takes its
     /// arrival number and its attempt under the counters' lock, so the attempts of one run follow the arrival order
@@ -9,18 +11,53 @@ extension Router {
     ///   - method: the request method.
     ///   - target: the request target, starting with `/scenario/`.
     ///   - takeArrival: takes the server's next arrival number.
-    /// - Returns: the arrival number, and the attempt when one was counted.
-    func admit(method: String, target: String, takeArrival: () -> Int) -> (arrival: Int, attempt: Int?) {
-        guard method == "GET" else { return (takeArrival(), nil) }
+    /// - Returns: the arrival number, the attempt when one was counted, and the request as the server's open
+    ///   requests will know it (under the run the target names, for any method), until its entry is stored.
+    func admit(
+        method: String, target: String, socket: Int32, takeArrival: () -> Int
+    ) -> (arrival: Int, attempt: Int?, exchange: OpenExchange?) {
         let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target[...]
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2)
-        guard segments.count == 2 || segments.count == 3, let scenario = scenarios[String(segments.first!)] else {
-            return (takeArrival(), nil)
-        }
+        guard segments.count == 2 || segments.count == 3 else { return (takeArrival(), nil, nil) }
         let run = String(segments.dropFirst().first!)
+        // What the journal counts as sent is what went into the socket. Left to grow, the kernel's buffers take
+        // megabytes of a response on loopback before the client has read the first: a probe that reads 512 bytes
+        // of a 1 MiB file and closes would look like a whole download, and a drop could fire in the buffers of a
+        // client that never reached it. Capped, the count stays within about 200 KiB of what the client took.
+        if socket >= 0 { _ = cmhd_cap_send_buffer(socket, Self.scenarioSendBuffer) }
+        func exchange(_ scenario: String? = nil, _ route: String? = nil, _ attempt: Int? = nil) -> OpenExchange {
+            OpenExchange(run: run, scenario: scenario, route: route, attempt: attempt, socket: socket)
+        }
+        guard method == "GET", let scenario = scenarios[String(segments.first!)] else {
+            return (takeArrival(), nil, exchange())
+        }
         let route = segments.count == 3 ? String(segments.last!) : Scenario.mainRoute
-        guard scenario.routes[route] != nil else { return (takeArrival(), nil) }
-        return counters.nextAttempt(scenario: scenario.name, run: run, route: route, arrival: takeArrival)
+        guard scenario.routes[route] != nil else { return (takeArrival(), nil, exchange()) }
+        let open = journal.openExchanges
+        let countsProbes = scenario.countsProbes
+        let (arrival, attempt) = counters.nextAttempt(
+            scenario: scenario.name, run: run, route: route, arrival: takeArrival
+        ) { latest in
+            !countsProbes
+                && open.reclaimAttempt(scenario: scenario.name, run: run, route: route, latest: latest) {
+                    cmhd_peer_departure($0)
+                }
+        }
+        return (arrival, attempt, exchange(scenario.name, route, attempt))
+    }
+
+    /// The send buffer of a connection serving a scenario (see `admit`).
+    static let scenarioSendBuffer: Int32 = 64 * 1024
+
+    /// Gives back the attempt of a response the client left of its own accord (`JournalEntry.abandoned`: a probe, or a
+    /// download it dropped to start again), so its next request meets the step that one met; not in a scenario that
+    /// `countsProbes`.
+    func giveBackProbe(_ exchange: CompletedExchange) {
+        guard exchange.abandoned, !exchange.attemptGivenBack, exchange.request.method == "GET",
+            case .some(let context) = exchange.plan.scenario, let attempt = context.attempt,
+            scenarios[context.scenario]?.countsProbes == false
+        else { return }
+        counters.giveBack(scenario: context.scenario, run: context.run, route: context.route, attempt: attempt)
     }
 
     /// `/scenario/{name}/{run}[/{route}]`: the attempt's step decides the faults, version or redirect.

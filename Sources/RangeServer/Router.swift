@@ -15,13 +15,14 @@ final class Router: Sendable {
     /// The real path of the served root, with symlinks resolved, for containment checks.
     let rootPath: String
     let scenarios: [String: Scenario]
-    let counters = ScenarioCounters()
+    /// The attempts of each scenario run, kept under ``RangeServer/Configuration/runRetention``.
+    let counters: ScenarioCounters
     /// Numbers the requests carrying `probability`, per target, for their draws.
-    let faultDraws = FaultDrawCounter()
+    let faultDraws: FaultDrawCounter
     /// The responses in progress per peer and target, for `connection-cap`.
     let connectionCaps = ConnectionCapCounter()
     let journal: Journal
-    private let digests = DigestCache()
+    let digests = DigestCache()
     /// `/files/` representations already resolved, revalidated per request by one `stat`.
     let files = RepresentationCache(capacity: 256)
     /// The gzip encodings the `encoding` fault serves.
@@ -42,6 +43,8 @@ final class Router: Sendable {
         self.rootPath = rootPath
         self.scenarios = scenarios
         self.journal = journal
+        counters = ScenarioCounters(retention: configuration.runRetention, clock: configuration.clock)
+        faultDraws = FaultDrawCounter(retention: configuration.runRetention, clock: configuration.clock)
         rootDescriptor = open(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     }
 

@@ -42,6 +42,19 @@ struct RangeServerCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "How many scenario attempt counts to keep (one per route of a run); beyond it the least recently used is "
+                + "forgotten.",
+            valueName: "n"))
+    var runLimit = Retention.runs.limit
+
+    @Option(
+        help: ArgumentHelp(
+            "Forget a run's attempt counts after this many seconds unused (it starts again at attempt 1).",
+            valueName: "seconds"))
+    var runExpiry = Int(Retention.runs.idleExpiry!.components.seconds)
+
+    @Option(
+        help: ArgumentHelp(
             "Each connection's memory for the request header and the response header (8K to 16M); larger headers get 431.",
             valueName: "size"))
     var connectionMemory = ByteSize.format(UInt64(RangeServer.Configuration().connectionMemory))
@@ -104,6 +117,7 @@ struct RangeServerCommand: ParsableCommand {
         guard journalLimit >= 1 else {
             throw ValidationError("--journal-limit must be at least 1, got \(journalLimit)")
         }
+        if let problem = runRetention.problem() { throw ValidationError(problem) }
         if let controlToken, controlToken.isEmpty { throw ValidationError("--control-token must not be empty") }
         guard let bytes = ByteSize.parse(connectionMemory).flatMap(Int.init(exactly:)),
             RangeServer.Configuration.connectionMemoryRange.contains(bytes)
@@ -112,6 +126,9 @@ struct RangeServerCommand: ParsableCommand {
                 "--connection-memory must be a size from 8K to 16M (like 32K), got '\(connectionMemory)'")
         }
     }
+
+    /// The run bounds the options give.
+    var runRetention: Retention { Retention(limit: runLimit, idleExpiry: .seconds(runExpiry)) }
 
     func run() throws {
         // Block the stop signals before libmicrohttpd starts its threads, so that only sigwait sees them.
@@ -135,6 +152,7 @@ struct RangeServerCommand: ParsableCommand {
         configuration.journalFile = journalFile
         configuration.journalLimit = journalLimit
         configuration.connectionMemory = Int(ByteSize.parse(connectionMemory) ?? 0)
+        configuration.runRetention = runRetention
         configuration.controlToken = controlToken
         configuration.blackholePort = blackholePort
         configuration.tlsPort = tlsPort

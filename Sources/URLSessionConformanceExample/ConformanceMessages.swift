@@ -98,7 +98,12 @@ struct Verdict: Decodable {
     var client: String
     /// `pass`, `fail` or `n/a`.
     var result: String
+    /// For a failure, how bad it is: `corrupt`, `fail`, `unsafe` or `costly`; absent from a server without grades.
+    var grade: String?
     var reason: String?
+
+    /// What the line shows: the grade of a failure (`fail` when the server gave none), else the result.
+    var label: String { result == "fail" ? grade ?? "fail" : result }
 }
 
 /// A 4xx answer: `{"error": "one line"}`.

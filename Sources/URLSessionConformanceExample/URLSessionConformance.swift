@@ -44,16 +44,19 @@ struct URLSessionConformance {
             api: api, label: options.label, scheme: options.scheme, attempts: options.attempts,
             workDirectory: work, keepOutputs: options.keep != nil)
         var counts: [String: Int] = [:]
+        var failed = 0
         for name in names {
             let verdict = try await runner.run(name)
-            counts[verdict.result, default: 0] += 1
+            counts[verdict.label, default: 0] += 1
+            if verdict.result == "fail" { failed += 1 }
             let reason = verdict.reason.map { $0.isEmpty ? "" : ": \($0)" } ?? ""
-            say("\(verdict.result.padding(toLength: 4, withPad: " ", startingAt: 0)) \(name)\(reason)")
+            say("\(verdict.label.padding(toLength: 4, withPad: " ", startingAt: 0)) \(name)\(reason)")
         }
+        let graded = ["corrupt", "unsafe", "fail", "costly"].map { "\(counts[$0, default: 0]) \($0)" }
         say(
-            "\(options.label): \(counts["pass", default: 0]) passed, \(counts["fail", default: 0]) failed, "
+            "\(options.label): \(counts["pass", default: 0]) pass, \(graded.joined(separator: ", ")), "
                 + "\(counts["n/a", default: 0]) n/a")
-        return counts["fail", default: 0] > 0 ? 1 : 0
+        return failed > 0 ? 1 : 0
     }
 
     /// Writes one line to stdout at once: a verdict shows as it comes, also into a pipe or a file, where `print`

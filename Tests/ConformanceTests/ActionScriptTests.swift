@@ -109,12 +109,26 @@ struct ActionScriptTests {
         let (status, errors) = try await Self.run(
             ["client-command": Self.curl, "client-name": "my-curl", "scenario": "plain,version-change"], in: runner)
         #expect(status == 1, "\(errors)")
-        #expect(errors.contains("rangecheck-action: my-curl: 1 passed, 1 failed, 0 n/a"), "\(errors)")
+        #expect(
+            errors.contains("rangecheck-action: my-curl: 1 pass, 0 corrupt, 0 unsafe, 1 fail, 0 costly, 0 n/a"),
+            "\(errors)")
         #expect(runner.summary.contains("## rangecheck: my-curl (fail)"))
+        // curl stops at the drop (exit 18) and the action runs it once: no output, graded fail.
         #expect(runner.summary.contains("| version-change | **FAIL**: "))
         #expect(runner.outputs["result"] == "fail")
         #expect(runner.outputs["failed"] == "1")
+        let json = try #require(runner.outputs["json"])
         #expect(FileManager.default.fileExists(atPath: try #require(runner.outputs["junit"])))
+
+        // Day one in the client's CI: that report, committed as the baseline, makes the same run pass.
+        try FileManager.default.copyItem(atPath: json, toPath: runner.directory + "/workspace/baseline.json")
+        let inputs = ["client-command": Self.curl, "client-name": "my-curl", "scenario": "plain,version-change"]
+        let adopted = try await Self.run(inputs.merging(["baseline": "baseline.json"]) { $1 }, in: runner)
+        #expect(adopted.0 == 0, "\(adopted.1)")
+        // A threshold above the grade passes too; a threshold that is no grade is a bad input.
+        #expect(try await Self.run(inputs.merging(["gate-at": "corrupt"]) { $1 }, in: runner).0 == 0)
+        let bad = try await Self.run(inputs.merging(["gate-at": "awful"]) { $1 }, in: runner)
+        #expect(bad.0 == 2 && bad.1.contains("input gate-at: 'awful' is not corrupt, fail, unsafe or costly"))
     }
 
     @Test("a command that is not installed fails the step: a skipped column is no pass")

@@ -69,7 +69,7 @@ import Testing
         #expect(page.hasPrefix("<!DOCTYPE html>"))
         #expect(page.contains("<title>version-change × engine over http: FAIL</title>"))
         #expect(page.contains("<p class=\"description\">The resource &lt;changes&gt; after a drop.</p>"))
-        #expect(page.contains("<b class=\"verdict-FAIL\">FAIL</b> — spliced versions (0.400s)"))
+        #expect(page.contains("<b class=\"verdict-fail\">FAIL</b> — spliced versions (0.400s)"))
         #expect(page.contains("<svg ") && page.contains("class=\"legend\""))
         #expect(page.contains("output content"))
         #expect(page.contains("<a href=\"../\">Back to the matrix</a>"))

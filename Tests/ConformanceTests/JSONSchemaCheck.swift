@@ -1,7 +1,8 @@
 import Foundation
 
 /// Checks a JSON value against the part of JSON Schema that docs/conformance-api.json uses: `$ref` into the
-/// document, `type`, `properties`, `required`, `additionalProperties: false`, `items`, `enum`, `pattern`, `minimum`.
+/// document, `type`, `properties`, `required`, `additionalProperties: false`, `items`, `enum`, `const`, `pattern`,
+/// `minLength` and `maxLength` (in code points), `minimum`, `maximum`, `anyOf` and `not`.
 ///
 /// Written for the API document test: a keyword the document starts using that this does not know is reported as a
 /// problem, so the check cannot silently pass over it.
@@ -11,7 +12,7 @@ struct JSONSchemaCheck {
 
     private static let known: Set<String> = [
         "$ref", "type", "properties", "required", "additionalProperties", "items", "enum", "pattern", "minimum",
-        "description", "default", "contentEncoding",
+        "description", "default", "contentEncoding", "minLength", "maxLength", "maximum", "anyOf", "not", "const",
     ]
 
     /// Every way `value` breaks `schema`, as `path: problem`; empty when it conforms.
@@ -37,6 +38,31 @@ struct JSONSchemaCheck {
         }
         if let minimum = schema["minimum"] as? Double, let number = value as? Double, number < minimum {
             found.append("\(path): \(number) is below \(minimum)")
+        }
+        if let maximum = (schema["maximum"] as? NSNumber)?.uint64Value, let number = value as? NSNumber,
+            number.doubleValue > Double(maximum)
+        {
+            found.append("\(path): \(number) is above \(maximum)")
+        }
+        if let constant = schema["const"], !((constant as? NSObject)?.isEqual(value) ?? false) {
+            found.append("\(path): \(value) is not \(constant)")
+        }
+        if let text = value as? String {
+            let length = text.unicodeScalars.count
+            if let minimum = schema["minLength"] as? Int, length < minimum {
+                found.append("\(path): \(length) characters, fewer than \(minimum)")
+            }
+            if let maximum = schema["maxLength"] as? Int, length > maximum {
+                found.append("\(path): \(length) characters, more than \(maximum)")
+            }
+        }
+        if let options = schema["anyOf"] as? [[String: Any]],
+            !options.contains(where: { problems(value, $0, at: path).isEmpty })
+        {
+            found.append("\(path): matches none of anyOf")
+        }
+        if let excluded = schema["not"] as? [String: Any], problems(value, excluded, at: path).isEmpty {
+            found.append("\(path): matches what `not` excludes")
         }
         if let object = value as? [String: Any] {
             let properties = schema["properties"] as? [String: Any] ?? [:]

@@ -1,3 +1,4 @@
+import Foundation
 import RangeServer
 import Testing
 
@@ -84,6 +85,9 @@ import Testing
         let reasons = Judge.violations(
             of: ScenarioExpectation(outcome: .success), in: Self.facts([], outputs: [output], version: 2))
         #expect(reasons == ["spliced versions: 0-1048575 v1, 1048576-4194303 v2"])
+        let judgement = Judge.judgement(
+            of: ScenarioExpectation(outcome: .success), in: Self.facts([], outputs: [output], version: 2))
+        #expect(judgement.grade == .corrupt)
     }
 
     @Test func aMissingIfRangeIsCaught() {
@@ -93,6 +97,14 @@ import Testing
             Judge.violations(of: Self.resume, in: Self.facts(entries)) == [
                 "Range request without If-Range (expected \(Self.etag))"
             ])
+        // The file is right this time: unsafe, naming the row where the same resume splices two versions.
+        let judgement = Judge.judgement(of: Self.resume, in: Self.facts(entries))
+        #expect(
+            judgement.reasons == [
+                Violation(
+                    "Range request without If-Range (expected \(Self.etag))", grade: .unsafe, sibling: "version-change")
+            ])
+        #expect(judgement.result.reason.hasSuffix("; corrupts the file in version-change"))
     }
 
     @Test func aWeakIfRangeIsCaughtEvenWithoutAnIfRangeRule() {
@@ -100,19 +112,99 @@ import Testing
         entries[1].requestHeaders["if-range"] = "W/" + Self.etag
         let reasons = Judge.violations(of: ScenarioExpectation(outcome: .success), in: Self.facts(entries))
         #expect(reasons == ["If-Range carries a weak ETag W/\(Self.etag)"])
+        // A broken MUST (RFC 9110 §13.1.5).
+        #expect(Judge.judgement(of: ScenarioExpectation(outcome: .success), in: Self.facts(entries)).grade == .fail)
     }
 
-    @Test func aWrongRangeStartIsCaught() {
-        var early = Self.resumed
-        early[1].requestHeaders["range"] = "bytes=1000000-"
-        #expect(
-            Judge.violations(of: Self.resume, in: Self.facts(early)).first
-                == "Range starts at 1000000, expected 1048576 (the bytes received)")
+    @Test func aRangePastTheBytesReceivedIsCaught() {
         var late = Self.resumed
         late[1].requestHeaders["range"] = "bytes=2000000-"
         #expect(
             Judge.violations(of: Self.resume, in: Self.facts(late)).first
                 == "Range starts at 2000000, past the 1048576 bytes received")
+    }
+
+    /// httpie and yt-dlp resume from what they had written, a little before what they had received: under `exact`
+    /// that is a cost shown in the cell, never a failure, and `max-refetched` leaves it out.
+    @Test func aResumeFromWhatWasWrittenIsACostNotAFailure() {
+        var early = Self.resumed
+        early[1].requestHeaders["range"] = "bytes=1024000-"
+        early[1].responseHeaders["content-range"] = "bytes 1024000-4194303/4194304"
+        early[1].bodyBytesSent = Self.length - 1_024_000
+        let judgement = Judge.judgement(of: Self.resume, in: Self.facts(early))
+        #expect(judgement.violations == [])
+        #expect(
+            judgement.notes.contains { $0.hasPrefix("resumed before the bytes received 1 time") && $0.contains("24K") })
+    }
+
+    /// A response the client left of its own accord and then fetched again from 0.
+    static func left(_ sent: UInt64) -> [JournalEntry] {
+        var first = entry(1, sent: sent, outcome: .clientClosed)
+        first.abandoned = true
+        return [first, entry(2, millisecond: 100)]
+    }
+
+    /// yt-dlp reads the start of a response and closes it, then downloads: the probe is counted apart.
+    @Test func aProbeIsNotCountedAgainstTheBounds() {
+        let plain = ScenarioExpectation(outcome: .success, maxRefetched: 0, maxRequests: 1)
+        let judgement = Judge.judgement(of: plain, in: Self.facts(Self.left(96 << 10)))
+        #expect(judgement.violations == [])
+        #expect(judgement.notes.contains { $0.hasPrefix("1 probe ") })
+        // Under a resume rule, starting again after a probe is no restart either.
+        #expect(Judge.violations(of: Self.resume, in: Self.facts(Self.left(96 << 10))) == [])
+    }
+
+    /// A client that drops a download it has gone far into and starts again chose to: a cost, not "restarted from 0
+    /// instead of resuming"; what it fetched again still counts.
+    @Test func startingAgainAfterLeavingIsACost() {
+        let reasons = Judge.violations(of: Self.resume, in: Self.facts(Self.left(2 << 20)))
+        #expect(reasons == ["2M fetched twice, at most 0 allowed"])
+    }
+
+    /// A response ended by the harness's kill is no choice of the client's: starting again from 0 after it is still
+    /// a restart instead of a resume.
+    @Test func aKilledResponseIsNotLeftByTheClient() {
+        var entries = Self.left(2 << 20)
+        entries[1].arrivalTime = JournalEntry.timestamp(secondsSince1970: 1_800_000_000, milliseconds: 100)
+        entries[0].arrivalTime = JournalEntry.timestamp(secondsSince1970: 1_800_000_000, milliseconds: 0)
+        var facts = Self.facts(entries)
+        let second = 1_800_000_000.0
+        facts.launches = [
+            ClientLaunch(
+                reason: .first, started: Date(timeIntervalSince1970: second - 1),
+                ended: Date(timeIntervalSince1970: second + 0.01), stopped: Date(timeIntervalSince1970: second)),
+            ClientLaunch(reason: .stepRestart, started: Date(timeIntervalSince1970: second + 0.05)),
+        ]
+        let reasons = Judge.violations(of: Self.resume, in: facts)
+        #expect(reasons.first == "restarted from 0 instead of resuming at 2097152")
+    }
+
+    /// The service judges clients whose tester performs the steps: with no launches, a response left past the probe
+    /// limit in a row with a kill is the kill's, and starting again from 0 after it is still a restart.
+    @Test func withoutLaunchesAKillRowsLeftResponseIsTheKills() {
+        var killRow = Self.resume
+        killRow.steps = [.killAndRestart(at: .percent(25))]
+        #expect(
+            Judge.violations(of: killRow, in: Self.facts(Self.left(2 << 20))).first
+                == "restarted from 0 instead of resuming at 2097152")
+        // A probe is still a probe.
+        #expect(Judge.violations(of: killRow, in: Self.facts(Self.left(96 << 10))) == [])
+    }
+
+    /// A drop the client met is the server's doing: starting again from 0 is a restart instead of a resume.
+    @Test func aDropFollowedByARestartIsCaught() {
+        let entries = [Self.entry(1, sent: 1 << 20, outcome: .dropped), Self.entry(2, millisecond: 100)]
+        #expect(
+            Judge.violations(of: Self.resume, in: Self.facts(entries)).first
+                == "restarted from 0 instead of resuming at 1048576")
+        // So is a Range from byte 0.
+        var ranged = entries
+        ranged[1].status = 206
+        ranged[1].requestHeaders = ["range": "bytes=0-", "if-range": Self.etag]
+        ranged[1].responseHeaders["content-range"] = "bytes 0-4194303/4194304"
+        #expect(
+            Judge.violations(of: Self.resume, in: Self.facts(ranged)).first
+                == "restarted from 0 instead of resuming at 1048576")
     }
 
     /// Four segments of 1 MiB, the second dropped at 512K and resumed: correct for a segmented client, whose
@@ -261,7 +353,14 @@ import Testing
         let expectation = ScenarioExpectation(outcome: .success, minElapsed: .seconds(2))
         let reasons = Judge.violations(of: expectation, in: Self.facts(entries, elapsed: .milliseconds(950)))
         #expect(
-            reasons == ["retried after 900ms despite Retry-After: 2", "finished in 0.950s, expected at least 2.000s"])
+            reasons == [
+                "retried after 900ms despite Retry-After: 2 (RFC 9110 §10.2.3; retrying sooner is how clients get "
+                    + "banned and retry storms start)",
+                "finished in 0.950s, expected at least 2.000s",
+            ])
+        // Impolite, not wrong: both are costs.
+        let judgement = Judge.judgement(of: expectation, in: Self.facts(entries, elapsed: .milliseconds(950)))
+        #expect(judgement.reasons.map(\.grade) == [.costly, .costly] && judgement.grade == .costly)
         let patient = [entries[0], Self.entry(2, millisecond: 2300)]
         #expect(Judge.violations(of: expectation, in: Self.facts(patient, elapsed: .milliseconds(2400))) == [])
     }

@@ -61,6 +61,9 @@ struct ServeCommandTests {
             (["serve", "--host", "0.0.0.0", "--port", "0"], "--token is required"),
             (["serve", "--port", "0", "--public-url", "http://h/x"], "--public-url must be"),
             (["serve", "--port", "0", "--journal-limit", "0"], "--journal-limit must be at least 1"),
+            (["serve", "--port", "0", "--run-limit", "0"], "--run-limit must be from 1 to 100000000, got 0"),
+            (["serve", "--port", "0", "--run-expiry", "0"], "--run-expiry must be from 1"),
+            (["serve", "--port", "0", "--report-limit", "0"], "--report-limit must be from 1"),
             (["serve", "--port", "0", "--results", "/proc/version"], "/proc/version:1: not a verdict line"),
         ]
         for (arguments, fragment) in cases {

@@ -39,10 +39,12 @@ private struct ClientRun {
         status = ChildProcess.code(termination)
         output = child.output + child.errors
         verdicts = [:]
-        // `pass NAME`, `fail NAME: REASON`, `n/a  NAME: REASON`.
+        // `pass NAME`, `GRADE NAME: REASON` (`corrupt`, `fail`, `unsafe`, `costly`), `n/a  NAME: REASON`.
         for line in child.output.split(separator: "\n") {
             let words = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-            guard words.count == 2, ["pass", "fail", "n/a"].contains(words[0]) else { continue }
+            guard words.count == 2, ["pass", "corrupt", "fail", "unsafe", "costly", "n/a"].contains(words[0]) else {
+                continue
+            }
             let name = words[1].split(separator: ":", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces)
             verdicts[name] = String(line)
         }
@@ -87,11 +89,15 @@ struct ServeReferenceClientTests {
             let run = try await ClientRun(client)
             #expect(run.status == 1, "\(run.output)")
             #expect(run.verdicts["plain"] == "pass plain", "\(run.output)")
-            #expect(run.verdicts["kill-at-25"]?.hasPrefix("fail kill-at-25: Range request without If-Range") == true)
-            #expect(run.verdicts["version-change"]?.hasPrefix("fail version-change: spliced versions") == true)
+            // Graded: kill-at-25's output is right, but resumed without a validator, which splices version-change.
+            #expect(run.verdicts["kill-at-25"]?.hasPrefix("unsafe kill-at-25: Range request without If-Range") == true)
+            #expect(run.verdicts["kill-at-25"]?.contains("corrupts the file in version-change") == true)
+            #expect(run.verdicts["version-change"]?.hasPrefix("corrupt version-change: spliced versions") == true)
             // curl leaves its partial file when it is terminated: a cancel must leave none.
             #expect(run.verdicts["cancel"]?.hasPrefix("fail cancel: left") == true, "\(run.output)")
-            #expect(run.output.contains("curl-python: 1 passed, 3 failed, 0 n/a"), "\(run.output)")
+            #expect(
+                run.output.contains("curl-python: 1 pass, 1 corrupt, 1 unsafe, 1 fail, 0 costly, 0 n/a"),
+                "\(run.output)")
             let cells = try await reportCells(base, client: "curl-python")
             #expect(
                 cells == ["plain": "pass", "kill-at-25": "FAIL", "version-change": "FAIL", "cancel": "FAIL"], "\(cells)"
@@ -129,7 +135,9 @@ struct ServeReferenceClientTests {
             #expect(
                 run.verdicts["already-complete-416"]
                     == "n/a  already-complete-416: the client did not perform the prefill 100% step", "\(run.output)")
-            #expect(run.output.contains("urlsession-example: 5 passed, 0 failed, 1 n/a"), "\(run.output)")
+            #expect(
+                run.output.contains("urlsession-example: 5 pass, 0 corrupt, 0 unsafe, 0 fail, 0 costly, 1 n/a"),
+                "\(run.output)")
             let cells = try await reportCells(base, client: "urlsession-example")
             #expect(cells["kill-at-25"] == "pass" && cells["already-complete-416"] == "n/a", "\(cells)")
         }

@@ -1,7 +1,8 @@
-import Conformance
 import Foundation
 import RangeServer
 import Testing
+
+@testable import Conformance
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -37,6 +38,14 @@ struct ServiceAPIDocumentTests {
         #expect(problems.contains { $0.contains("elapsed-ms: expected integer") })
         #expect(problems.contains { $0.contains("maybe") })
         #expect(!check.problems(["error": true], try #require(check.resolve("#/components/schemas/Error"))).isEmpty)
+    }
+
+    @Test("the service serves docs/conformance-api.json as it is (scripts/lib/api_document.py copies it)")
+    func documentIsTheServedOne() throws {
+        let file = try String(contentsOfFile: repositoryPath("docs/conformance-api.json"), encoding: .utf8)
+        #expect(
+            file == ConformanceAPIDocument.text + "\n",
+            "docs/conformance-api.json and the service's copy differ: run python3 scripts/lib/api_document.py")
     }
 
     @Test("every documented operation answers as the document says, errors included")
@@ -111,6 +120,24 @@ struct ServiceAPIDocumentTests {
                 "GET", "/_conformance/report/{scenario}/{client}",
                 "/_conformance/report/already-complete-416/doc%20(https)",
                 expect: 200)
+            _ = try await call("GET", "/_conformance/openapi.json", "/_conformance/openapi.json", expect: 200)
+            _ = try await call(
+                "DELETE", "/_conformance/columns/{column}", "/_conformance/columns/doc%20(https)", expect: 200)
+            _ = try await call(
+                "DELETE", "/_conformance/columns/{column}", "/_conformance/columns/doc%20(https)", expect: 404)
+            // With its column, the judged run is gone everywhere.
+            _ = try await call("GET", "/_conformance/runs/{run}", "/_conformance/runs/\(run)", expect: 410)
+            _ = try await call("DELETE", "/_conformance/runs/{run}", "/_conformance/runs/\(run)", expect: 410)
+            _ = try await call("POST", "/_conformance/runs/{run}/result", result, json: report, expect: 410)
+            _ = try await call(
+                "GET", "/_conformance/runs/{run}/prefill", "/_conformance/runs/\(run)/prefill", expect: 410)
+            let another = try #require(
+                try await call(
+                    "POST", "/_conformance/runs", "/_conformance/runs", json: ["scenario": "plain", "client": "doc"],
+                    expect: 201
+                ).object["run"] as? String)
+            _ = try await call("DELETE", "/_conformance/runs/{run}", "/_conformance/runs/\(another)", expect: 200)
+            _ = try await call("DELETE", "/_conformance/runs/{run}", "/_conformance/runs/missing", expect: 404)
         }
         var documented: Set<String> = []
         for (path, item) in paths {

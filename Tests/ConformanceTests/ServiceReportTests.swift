@@ -15,8 +15,12 @@ struct ServiceReportTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let results = directory.appendingPathComponent("results.jsonl").path
         try await withService({ $0.resultsFile = results }) { _, _, client in
-            _ = try await client.judgeSplice(label: "naive client")
+            let verdict = try await client.judgeSplice(label: "naive client")
+            // The API and the live page carry the grade: a spliced file reported as success is corrupt.
+            #expect(verdict.object["grade"] as? String == "corrupt", "\(verdict.text)")
+            #expect((verdict.object["reasons"] as? [[String: Any]])?.first?["grade"] as? String == "corrupt")
             let page = try await client.send("GET", "/_conformance/report")
+            #expect(page.text.contains("<td class=\"corrupt\""), "\(page.text)")
             #expect(page.contentType.hasPrefix("text/html"))
             #expect(page.text.contains("http-equiv=\"refresh\""))
             #expect(page.text.contains("href=\"/_conformance/report/version-change/naive%20client\""), "\(page.text)")
@@ -28,6 +32,22 @@ struct ServiceReportTests {
             #expect(detail.text.contains("<svg"))
             #expect(detail.text.contains("spliced versions"))
             #expect(detail.text.contains("href=\"/_conformance/report\""))
+        }
+        // A verdict saved before grades existed reads back as `fail`.
+        let saved = try String(contentsOfFile: results, encoding: .utf8)
+        let ungraded = try saved.split(separator: "\n").map { line -> String in
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            var verdict = try #require(object["verdict"] as? [String: Any])
+            verdict["grade"] = nil
+            verdict["reasons"] = nil
+            object["verdict"] = verdict
+            return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        }
+        try (ungraded.joined(separator: "\n") + "\n").write(toFile: results, atomically: true, encoding: .utf8)
+        #expect(!ungraded.joined().contains("\"grade\""))
+        try await withService({ $0.resultsFile = results }) { _, _, client in
+            let report = try await client.send("GET", "/_conformance/report?format=json")
+            #expect(report.text.contains("\"grade\" : \"fail\""), "\(report.text)")
         }
     }
 

@@ -2,6 +2,7 @@ import Conformance
 import Crypto
 import Foundation
 import RangeServer
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -140,3 +141,31 @@ func withService<T>(
 
 /// A path in the repository (`swift test` runs in the package's root).
 func repositoryPath(_ relative: String) -> String { BuiltProducts.repositoryRoot + "/" + relative }
+
+/// A clock a test moves by hand, so a service's runs expire without waiting.
+final class TestClock: Sendable {
+    private let instant = Mutex(ContinuousClock.now)
+
+    /// Moves the clock on.
+    func advance(_ duration: Duration) { instant.withLock { $0 += duration } }
+
+    /// The clock as a configuration takes it.
+    var read: @Sendable () -> ContinuousClock.Instant { { self.instant.withLock { $0 } } }
+}
+
+extension ServiceClient {
+    /// Runs `plain` as a whole download and reports it; `corrupt` reports a wrong last byte (a fail).
+    ///
+    /// - Returns: the run token and the verdict's answer.
+    func judgePlain(label: String, corrupt: Bool = false) async throws -> (run: String, answer: Answer) {
+        let created = try await createRun("plain", client: label)
+        guard let run = created["run"] as? String, let result = created["result"] as? String,
+            let url = (created["urls"] as? [[String: Any]])?.first?["url"] as? String
+        else { throw ServiceTestError("plain: no run, URL or result in \(created)") }
+        var data = try await download(url)
+        if corrupt, !data.isEmpty { data[data.count - 1] ^= 0xFF }
+        let answer = try await send(
+            "POST", result, json: ["outcome": "success", "outputs": [Self.output(route: "", data)]])
+        return (run, answer)
+    }
+}

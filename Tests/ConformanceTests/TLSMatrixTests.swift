@@ -195,7 +195,7 @@ private func catalogueServer(tls: Bool) -> RangeServer.Configuration {
         #expect(matrix.scheme == "https")
         #expect(matrix.cells.count == 8)
         for cell in matrix.cells { #expect(cell.result == .pass, "\(cell.scenario): \(cell.result.reason)") }
-        #expect(Report.terminal(matrix).hasPrefix("scenario (https)"))
+        #expect(Report.terminal(matrix).hasPrefix("columns: engine\n\nscenario (https)"))
     }
 
     @Test func anHTTPSRunReachesTheTLSPort() async throws {

@@ -131,16 +131,15 @@ struct EngineTests {
         return (try await journalledGets(server), pausedAt, result)
     }
 
-    /// The journal's GETs for `prefix` once there are at least `count`: a response is journalled when the server
-    /// finishes it, which can be just after the client already has every byte.
+    /// The journal's GETs for `prefix`, once the server has answered every request it has read (`Journal.settled`):
+    /// a response is journalled when the server finishes it, which can be just after the client has every byte.
+    /// `count` is what the caller expects at least; the test's expectations check it.
     func journalledGets(
         _ server: RangeServer, _ prefix: String = "/bytes/", atLeast count: Int = 2
     ) async throws
         -> [JournalEntry]
     {
-        try await eventually(.seconds(10), "\(count) GETs of \(prefix) in the journal") {
-            requests(server, prefix).count >= count
-        }
+        _ = await server.journal.settled(timeout: scaled(.seconds(10)))
         return requests(server, prefix)
     }
 

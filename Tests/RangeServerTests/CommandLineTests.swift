@@ -118,6 +118,8 @@ struct CommandLineTests {
             ),
             (["--port", "0", "--tls-port", "0", "--tls-name", "not a name"], "not a name"),
             (["--port", "0", "--tls-port", "0", "--tls-dir", "Package.swift"], "Package.swift"),
+            (["--port", "0", "--run-limit", "0"], "--run-limit must be from 1"),
+            (["--port", "0", "--run-expiry", "0"], "--run-expiry must be from 1"),
         ])
     func badInput(arguments: [String], culprit: String) async throws {
         let child = try await Self.start(arguments)

@@ -13,7 +13,8 @@ struct DocSampleTests {
         let entries = try await withRangeServer { server in
             let url = server.baseURL + "/bytes/8M?drop-after=3M"
             try await runClientUnderTest(url)  // yours: URLSession, a subprocess, ...
-            return server.journal.entries()  // every request it sent, as the server saw it
+            // Every request it sent, as the server saw it, once the server has answered them all.
+            return await server.journal.settled().entries
         }
         for entry in entries { print(entry.method, entry.requestHeaders["range"] ?? "-", entry.status, entry.outcome) }
         // end doc-sample
@@ -24,19 +25,11 @@ struct DocSampleTests {
     }
 }
 
-/// Stands in for the client under test: one GET read until the server drops the connection. It then waits
-/// (through the control API, as a client in another process would) until the server has journaled the exchange,
-/// which happens as libmicrohttpd closes the connection, a moment around the client's end of file.
+/// Stands in for the client under test: one GET read until the server drops the connection. The sample's
+/// `settled()` then waits for the server to have journaled it.
 private func runClientUnderTest(_ url: String) async throws {
     let parsed = try #require(URL(string: url))
     let port = try #require(parsed.port)
     let target = parsed.path + "?" + (parsed.query ?? "")
     _ = try? await FaultWire.blocking { try rawRequest(port: port, "GET", target) }
-    let deadline = ContinuousClock.now + .seconds(10)
-    while ContinuousClock.now < deadline {
-        let response = try await FaultWire.blocking { try rawRequest(port: port, "GET", "/_control/journal") }
-        let document = try FaultWire.decode(FaultWire.JournalDocument.self, response.body)
-        if document.entries.contains(where: { $0.target == target }) { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
 }

@@ -85,9 +85,7 @@ struct ServerArrivalTests {
             let firstResponse = try first.readResponse()
             #expect(firstResponse.status == 500, "the earlier request keeps attempt 1")
 
-            let entries = try await FaultWire.waitForJournal(server) {
-                $0.filter { $0.run == "held" && $0.method == "GET" }.count >= 2
-            }
+            let entries = await FaultWire.waitForJournal(server)
             let gets = entries.filter { $0.run == "held" && $0.method == "GET" }.sorted { $0.arrival < $1.arrival }
             #expect(gets.map(\.attempt) == [1, 2])
             #expect(gets.map(\.status) == [500, 501])
@@ -112,7 +110,7 @@ struct ServerArrivalTests {
                 return statuses
             }
             #expect(statuses.sorted() == Array(500..<(500 + count)), "each attempt was given once")
-            let entries = try await FaultWire.waitForJournal(server) { $0.filter { $0.run == "many" }.count >= count }
+            let entries = await FaultWire.waitForJournal(server)
             let ordered = entries.filter { $0.run == "many" }.sorted { $0.arrival < $1.arrival }
             #expect(ordered.map(\.attempt) == Array(1...count).map { $0 })
             #expect(ordered.map(\.status) == Array(500..<(500 + count)))

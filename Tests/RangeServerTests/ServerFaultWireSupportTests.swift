@@ -38,27 +38,19 @@ enum FaultWire {
         ContentGenerator(seed: seed, version: version).bytes(offset: offset, count: count)
     }
 
-    /// Polls the journal until `predicate` holds for its entries (journaling happens when libmicrohttpd reports
-    /// the request finished, which can be a moment after the client has read the last byte).
+    /// The journal once the server has answered every request it has read (`Journal.settled`), which the test's
+    /// own requests, already answered or abandoned by the time it asks, are among.
     ///
-    /// - Returns: the entries at the moment the predicate held, or the last ones seen after `timeout`.
+    /// - Returns: the entries, all of them settled; after `timeout` (a request of the test still open on purpose),
+    ///   the entries so far.
     @discardableResult
-    static func waitForJournal(
-        _ server: RangeServer, timeout: Duration = .seconds(5), _ predicate: ([JournalEntry]) -> Bool
-    ) async throws -> [JournalEntry] {
-        let deadline = ContinuousClock.now + timeout
-        var entries = server.journal.entries()
-        while !predicate(entries) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-            entries = server.journal.entries()
-        }
-        return entries
+    static func waitForJournal(_ server: RangeServer, timeout: Duration = .seconds(5)) async -> [JournalEntry] {
+        await server.journal.settled(timeout: timeout).entries
     }
 
     /// The journal entries for `target`, once `count` of them are journaled.
     static func entries(_ server: RangeServer, target: String, count: Int = 1) async throws -> [JournalEntry] {
-        try await waitForJournal(server) { $0.filter { $0.target == target }.count >= count }
-            .filter { $0.target == target }
+        await waitForJournal(server).filter { $0.target == target }
     }
 
     /// The control API's journal document.

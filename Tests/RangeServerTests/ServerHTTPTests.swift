@@ -139,14 +139,10 @@ enum WireCheck {
         return rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? "/"
     }
 
-    /// Waits until the journal holds an entry for every target in `targets`, for up to two seconds.
+    /// The journal once the server has answered every request it has read (`Journal.settled`); `count` is what the
+    /// caller expects.
     static func journalEntries(_ server: RangeServer, count: Int) async throws -> [JournalEntry] {
-        for _ in 0..<200 {
-            let entries = server.journal.entries()
-            if entries.count >= count { return entries }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return server.journal.entries()
+        await server.journal.settled().entries
     }
 }
 

@@ -72,7 +72,7 @@ struct ServerJournalTests {
         try await withRangeServer(Fixtures.configuration()) { server in
             _ = try await FaultWire.get(server, "/scenario/expiring-redirect/j1")
             _ = try await FaultWire.get(server, "/scenario/expiring-redirect/j1/signed-1")
-            let entries = try await FaultWire.waitForJournal(server) { $0.count >= 2 }
+            let entries = await FaultWire.waitForJournal(server)
             #expect(entries.count == 2)
             #expect(entries.map(\.scenario) == ["expiring-redirect", "expiring-redirect"])
             #expect(entries.map(\.run) == ["j1", "j1"])
@@ -113,11 +113,11 @@ struct ServerJournalTests {
             }
             return UncheckedBox(connection)
         }
-        _ = try await FaultWire.waitForJournal(server) { $0.count >= 4 }
+        _ = await FaultWire.waitForJournal(server)
         server.stop()
         withExtendedLifetime(stalledClient) {}
 
-        let entries = try await FaultWire.waitForJournal(server) { $0.count >= 5 }
+        let entries = await FaultWire.waitForJournal(server)
         let byTarget = Dictionary(entries.map { ($0.target, $0) }, uniquingKeysWith: { first, _ in first })
         #expect(byTarget["/bytes/8K"]?.outcome == .complete)
         #expect(byTarget["/bytes/8K"]?.bodyBytesSent == 8192)
@@ -137,7 +137,7 @@ struct ServerJournalTests {
             _ = try await FaultWire.get(server, "/scenario/plain/f1")
             _ = try await FaultWire.get(server, "/scenario/plain/f2")
             _ = try await FaultWire.get(server, "/scenario/not-found-404/f1")
-            let all = try await FaultWire.waitForJournal(server) { $0.count >= 4 }
+            let all = await FaultWire.waitForJournal(server)
             #expect(all.map(\.seq) == all.map(\.seq).sorted())
             #expect(
                 server.journal.entries(run: "f1").map(\.target) == ["/scenario/plain/f1", "/scenario/not-found-404/f1"])
@@ -154,7 +154,7 @@ struct ServerJournalTests {
             _ = try await FaultWire.get(server, "/scenario/plain/w1")
             _ = try await FaultWire.get(server, "/scenario/plain/w2")
             _ = try await FaultWire.get(server, "/scenario/slow-body/w1", method: "HEAD")
-            let inProcess = try await FaultWire.waitForJournal(server) { $0.count >= 4 }
+            let inProcess = await FaultWire.waitForJournal(server)
 
             let all = try await FaultWire.get(server, "/_control/journal")
             #expect(all.status == 200)
@@ -200,7 +200,7 @@ struct ServerJournalTests {
                 "/_control", "/_controls/journal", "/_Control/journal", "/bytes/1K", "/x/_control/journal",
             ]
             for target in control + journaled { _ = try rawRequest(port: port, "GET", target) }
-            let entries = try await FaultWire.waitForJournal(server) { $0.count >= journaled.count }
+            let entries = await FaultWire.waitForJournal(server)
             // Sorted: each request is on a connection of its own, and their ends may be recorded in either order.
             #expect(entries.map(\.target).sorted() == journaled.sorted())
         }
@@ -210,7 +210,7 @@ struct ServerJournalTests {
     func deleteClears() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
             _ = try await FaultWire.get(server, "/bytes/1K")
-            let before = try await FaultWire.waitForJournal(server) { $0.count >= 1 }
+            let before = await FaultWire.waitForJournal(server)
             let cleared = try await FaultWire.get(server, "/_control/journal", method: "DELETE")
             #expect(cleared.status == 200)
             #expect(server.journal.entries().isEmpty)
@@ -219,7 +219,7 @@ struct ServerJournalTests {
             #expect(empty.entries.isEmpty)
 
             _ = try await FaultWire.get(server, "/bytes/2K")
-            let after = try await FaultWire.waitForJournal(server) { $0.count >= 1 }
+            let after = await FaultWire.waitForJournal(server)
             #expect(after.map(\.target) == ["/bytes/2K"])
             #expect(after[0].seq > before[0].seq)
         }
@@ -233,7 +233,7 @@ struct ServerJournalTests {
             #expect(firstAttempt.ending == .closed)
             let secondAttempt = try await FaultWire.get(server, url)
             #expect(secondAttempt.ending == .complete)
-            _ = try await FaultWire.waitForJournal(server) { $0.count >= 2 }
+            _ = await FaultWire.waitForJournal(server)
 
             let reset = try await FaultWire.get(server, "/_control/reset", method: "POST")
             #expect(reset.status == 200)
@@ -242,7 +242,7 @@ struct ServerJournalTests {
             let again = try await FaultWire.get(server, url)
             #expect(again.ending == .closed, "attempt 1 again: drop-after=2400K")
             #expect(again.body.count == 2_457_600)
-            let entries = try await FaultWire.waitForJournal(server) { $0.count >= 1 }
+            let entries = await FaultWire.waitForJournal(server)
             #expect(entries.map(\.attempt) == [1])
 
             let wrongMethod = try await FaultWire.get(server, "/_control/reset")
@@ -258,19 +258,20 @@ struct ServerJournalTests {
         let targets = ["/bytes/1K", "/files/hello.txt", "/bytes/4K?drop-after=1K", "/scenario/plain/file"]
         try await withRangeServer(Fixtures.configuration { $0.journalFile = path }) { server in
             for target in targets { _ = try await FaultWire.get(server, target) }
-            let entries = try await FaultWire.waitForJournal(server) { $0.count >= targets.count }
+            let entries = await FaultWire.waitForJournal(server)
             let text = try String(contentsOfFile: path, encoding: .utf8)
             let lines = text.split(separator: "\n")
             #expect(text.hasSuffix("\n"))
             #expect(lines.count == targets.count)
             let decoded = try lines.map { try JSONDecoder().decode(JournalEntry.self, from: Data($0.utf8)) }
             #expect(decoded == entries)
-            #expect(decoded.map(\.target) == targets)
+            // In the order the responses ended, which for the dropped one is when its client was seen to close.
+            #expect(decoded.sorted { $0.arrival < $1.arrival }.map(\.target) == targets)
         }
         // A second server appends rather than truncating.
         try await withRangeServer(Fixtures.configuration { $0.journalFile = path }) { server in
             _ = try await FaultWire.get(server, "/healthz")
-            _ = try await FaultWire.waitForJournal(server) { $0.count >= 1 }
+            _ = await FaultWire.waitForJournal(server)
         }
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == targets.count + 1)
@@ -281,7 +282,7 @@ struct ServerJournalTests {
         try await withRangeServer(Fixtures.configuration { $0.journalLimit = 5 }) { server in
             for index in 1...8 {
                 _ = try await FaultWire.get(server, "/bytes/\(index)")
-                _ = try await FaultWire.waitForJournal(server) { $0.contains { $0.target == "/bytes/\(index)" } }
+                _ = await FaultWire.waitForJournal(server)
             }
             #expect(server.journal.entries().map(\.target) == (4...8).map { "/bytes/\($0)" })
             #expect(server.journal.droppedCount == 3)

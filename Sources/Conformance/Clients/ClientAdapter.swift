@@ -54,7 +54,9 @@ public struct ClientJob: Hashable, Sendable {
     public var concurrency: Int
     /// How long a transfer may receive nothing before the client should give up on that attempt.
     public var idleTimeout: Duration
-    /// How many times a client without its own retry loop is run before giving up.
+    /// The most runs of a subprocess client per start (the first, and each restart a `kill-at` or `pause-at` step
+    /// makes), that start included: after an exit its definition declares transient the harness runs it again, one
+    /// second later, until this many runs; any other exit is final (`--attempts`).
     public var attempts: Int
     /// The connect timeout to configure, where the client takes one.
     public var connectTimeout: Duration = .seconds(5)
@@ -73,7 +75,7 @@ public struct ClientJob: Hashable, Sendable {
     ///   - logDirectory: where logs go.
     ///   - concurrency: the most downloads at once.
     ///   - idleTimeout: the idle timeout to configure.
-    ///   - attempts: how many runs a retry loop makes at most.
+    ///   - attempts: the most runs per start after transient exits.
     public init(
         transfers: [Transfer], stateDirectory: String, logDirectory: String, concurrency: Int = 1,
         idleTimeout: Duration = .seconds(5), attempts: Int = 5
@@ -152,11 +154,16 @@ public protocol ClientRun: Sendable {
     func resume() async throws
     /// Cancels the download.
     func cancel() async throws
-    /// Stops everything at once (the run timed out); must not throw or wait long.
+    /// Stops everything at once (the run timed out, or the harness is stopping); must not throw or wait long, and
+    /// leaves no process of the client running.
     func terminate() async
+    /// Every start of the client's program so far, in order, with its reason; empty for a client run in process.
+    var launches: [ClientLaunch] { get }
 }
 
 extension ClientRun {
+    /// None: a client run in process has no program to start.
+    public var launches: [ClientLaunch] { [] }
     /// Unsupported by default.
     public func killAndRestart() async throws {
         throw ConformanceError.clientFailed("kill and restart is not supported")

@@ -17,6 +17,34 @@ public struct ClientCatalogue: Sendable {
         self.rangecheckDirectory = rangecheckDirectory
     }
 
+    /// The columns a run asks for: the built-in clients `names` selects, and every command.
+    ///
+    /// Defining a command is asking for its column, so every command runs, named in `names` or not, and once. With
+    /// no `names`, every built-in runs; otherwise the built-ins named, in the order named (a `names` that names only
+    /// commands runs no built-in). The named columns come first in the order named, then the commands not named, in
+    /// the order defined.
+    ///
+    /// - Parameters:
+    ///   - names: the `--client` names (built-in or command), in order; repeats are ignored.
+    ///   - commands: the `--client-command` clients, in order.
+    /// - Returns: the columns, in order.
+    /// - Throws: `ConformanceError.invalidArgument` naming a name that is neither a built-in nor a command.
+    public func columns(
+        named names: [String], commands: [SubprocessClient]
+    ) throws(ConformanceError) -> [any ClientAdapter] {
+        let known = Self.builtInNames + commands.map(\.name)
+        for name in names where !known.contains(name) {
+            throw .invalidArgument("unknown client '\(name)' (known: \(known.joined(separator: ", ")))")
+        }
+        var order: [String] = []
+        for name in (names.isEmpty ? Self.builtInNames : names) + commands.map(\.name) where !order.contains(name) {
+            order.append(name)
+        }
+        return order.compactMap { name in
+            commands.first { $0.name == name } ?? client(named: name)
+        }
+    }
+
     /// A built-in client.
     ///
     /// - Parameters:

@@ -1,7 +1,9 @@
 import Foundation
 
 /// The bundled subprocess columns. Each documents its exact invocation; the harness adds only the
-/// re-run loop (`transientExitCodes`, one second apart, at most `ClientJob.attempts` runs). A row's
+/// re-run loop (`transientExitCodes`, one second apart, at most `ClientJob.attempts` runs per start), and only for
+/// the exit statuses the tool's own documentation calls transient (docs/conformance.md names each, with the
+/// documentation's words). A row's
 /// `connect-timeout` and `retries` replace the connect timeout (5 s) and the retry counts shown, where a client has
 /// such settings. When the server has TLS, each is given its CA file (`ClientJob.certificateAuthorityFile`) the
 /// way its users would: `--cacert`, `--ca-certificate=`, or OpenSSL's `SSL_CERT_FILE` for axel.
@@ -21,13 +23,14 @@ extension SubprocessClient {
     /// `curl -sS -f -L --max-redirs 10 -C - --retry 3 --connect-timeout 5 --speed-limit 1 --speed-time IDLE
     /// [--cacert CA] -o OUTPUT URL` (with several files: `--parallel --parallel-max N` and one `-o OUTPUT URL` pair
     /// per file).
-    /// Re-run on exit 7, 16, 18, 28, 52, 55, 56, 92 (connection, partial file, timeout, empty reply, send/recv).
+    /// Re-run on exit 28 (operation timeout) only: curl's manual calls "a timeout" transient (`--retry`); of its exit
+    /// codes that is the one that never stands for a permanent error too.
     public static let curl = SubprocessClient(
         name: "curl", program: "curl", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
         invocation: "curl -sS -f -L --max-redirs 10 -C - --retry 3 --connect-timeout 5 --speed-limit 1 "
-            + "--speed-time 5 [--cacert CA] -o OUTPUT URL; re-run on exit 7/16/18/28/52/55/56/92; a row's connect-timeout and "
+            + "--speed-time 5 [--cacert CA] -o OUTPUT URL; re-run on exit 28; a row's connect-timeout and "
             + "retries replace 5 and 3",
-        transientExitCodes: [7, 16, 18, 28, 52, 55, 56, 92]
+        transientExitCodes: [28]
     ) { job in
         var arguments = [
             "--silent", "--show-error", "--fail", "--location", "--max-redirs", "10", "--continue-at", "-",
@@ -43,7 +46,8 @@ extension SubprocessClient {
 
     /// `wget -nv -c --tries=3 --waitretry=1 --timeout=IDLE --connect-timeout=5 --max-redirect=10
     /// --retry-on-http-error=429,500,502,503,504 [--ca-certificate=CA] -O OUTPUT URL` (with several files: `-P DIR` and the URLs,
-    /// fetched one after the other). Re-run on exit 4 (network failure).
+    /// fetched one after the other). Re-run on exit 4 ("Network failure" in wget's manual), whose `--continue` is
+    /// documented for finishing "a download started by a previous instance of Wget".
     public static let wget = SubprocessClient(
         name: "wget", program: "wget", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
         invocation: "wget -nv -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
@@ -68,7 +72,9 @@ extension SubprocessClient {
 
     /// `aria2c -c -x1 -s1 --file-allocation=none --auto-file-renaming=false --max-tries=3 --retry-wait=1
     /// --timeout=IDLE --connect-timeout=5 --max-file-not-found=1 [--ca-certificate=CA] -d DIR -o NAME URL` (with several files:
-    /// `-i LIST -j N`). Re-run on exit 2, 6, 7, 29 (timeout, network, unfinished, server busy).
+    /// `-i LIST -j N`). Re-run on exit 2, 6 and 29 (aria2c's manual: "time out", "network problem", and a server
+    /// "unable to handle the request due to a temporary overloading or maintenance"); not on 7, unfinished downloads
+    /// after a Ctrl-C, TERM or INT, which the harness never sends.
     public static let aria2c = aria2c(name: "aria2c", connections: 1)
 
     /// The segmented aria2c column: like `aria2c`, with `-x4 -s4 -k1M`, so one file is fetched over up to four
@@ -85,8 +91,8 @@ extension SubprocessClient {
             invocation: "aria2c -c \(split) --file-allocation=none --auto-file-renaming=false --max-tries=3 "
                 + "--retry-wait=1 --timeout=5 --connect-timeout=5 --max-file-not-found=1 [--ca-certificate=CA] "
                 + "-d DIR -o NAME URL; "
-                + "re-run on exit 2/6/7/29; a row's connect-timeout replaces 5, its retries N give N + 1 tries",
-            transientExitCodes: [2, 6, 7, 29]
+                + "re-run on exit 2/6/29; a row's connect-timeout replaces 5, its retries N give N + 1 tries",
+            transientExitCodes: [2, 6, 29]
         ) { job in
             var arguments = [
                 "--continue=true", "--max-connection-per-server=\(connections)", "--split=\(connections)",
@@ -121,7 +127,7 @@ extension SubprocessClient {
     /// `wget2 -q -c --tries=3 --waitretry=1 --timeout=IDLE --connect-timeout=5 --max-redirect=10
     /// [--ca-certificate=CA] -O OUTPUT URL`
     /// (with several files: `-P DIR` and the URLs). wget2 1.99 has no `--retry-on-http-error`. Re-run on exit 4
-    /// (network failure).
+    /// ("Network failure" in wget2's manual, as in wget's).
     public static let wget2 = SubprocessClient(
         name: "wget2", program: "wget2", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
         invocation: "wget2 -q -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
@@ -138,8 +144,10 @@ extension SubprocessClient {
     }
 
     /// `axel -q -n 1 -T IDLE --max-redirect=10 -o OUTPUT URL`. axel resumes only from its own `OUTPUT.st` state
-    /// file, so a prefilled output is n/a; one file per run (several URLs are mirrors to axel). Re-run on exit 1
-    /// (every failure). axel 2.17 has no CA option (only `--insecure`), but it loads OpenSSL's default trust
+    /// file, so a prefilled output is n/a; one file per run (several URLs are mirrors to axel). Never re-run: its
+    /// manual gives 1 for "something really went wrong" (every failure, a certificate error as much as a dropped
+    /// connection) and 2 for an interrupted download, which only a signal the harness never sends makes. axel 2.17
+    /// has no CA option (only `--insecure`), but it loads OpenSSL's default trust
     /// (`SSL_CTX_set_default_verify_paths`), so the CA file is given as `SSL_CERT_FILE` in its environment.
     public static let axel = axel(name: "axel", connections: 1)
 
@@ -151,9 +159,9 @@ extension SubprocessClient {
         SubprocessClient(
             name: name, program: "axel",
             capabilities: connections > 1 ? [.killAndRestart, .segmented] : [.killAndRestart],
-            invocation: "[SSL_CERT_FILE=CA] axel -q -n \(connections) -T 5 --max-redirect=10 -o OUTPUT URL; re-run on "
-                + "exit 1",
-            transientExitCodes: [1],
+            invocation: "[SSL_CERT_FILE=CA] axel -q -n \(connections) -T 5 --max-redirect=10 -o OUTPUT URL; never "
+                + "re-run",
+            transientExitCodes: [],
             environment: { job in job.certificateAuthorityFile.map { ["SSL_CERT_FILE": $0] } ?? [:] }
         ) { job in
             [
@@ -213,15 +221,19 @@ extension SubprocessClient {
     ///
     /// The template is split into words like a shell would (single and double quotes, backslash), then
     /// `{url}`, `{output}`, `{state}` and `{cafile}` (the server's CA file, empty when the server has no TLS) are
-    /// replaced in each word; no shell runs it. A template without `{cafile}` is n/a for every row over TLS. Any non-zero exit is
-    /// re-run, one second apart, up to the job's attempts. One URL per run, so several-file scenarios are n/a.
+    /// replaced in each word; no shell runs it. A template without `{cafile}` is n/a for every row over TLS. It runs
+    /// once per start: only an exit in `transient` is re-run, one second apart, up to the job's attempts (none by
+    /// default: a client owns its retries). One URL per run, so several-file scenarios are n/a.
     ///
     /// - Parameters:
     ///   - specification: `NAME=TEMPLATE`.
+    ///   - transient: the exit statuses the harness re-runs (`--transient NAME=CODES`).
     /// - Returns: the client.
     /// - Throws: `ConformanceError.invalidArgument` for a missing name, an empty template, unbalanced quotes
     ///   or a template without `{url}`.
-    public static func command(_ specification: String) throws(ConformanceError) -> SubprocessClient {
+    public static func command(
+        _ specification: String, transient: Set<Int32> = []
+    ) throws(ConformanceError) -> SubprocessClient {
         guard let equals = specification.firstIndex(of: "="), equals != specification.startIndex else {
             throw .invalidArgument("--client-command \(specification): expected NAME=TEMPLATE")
         }
@@ -240,7 +252,9 @@ extension SubprocessClient {
         if template.contains("{output}") { capabilities.insert(.prefilledOutput) }
         return SubprocessClient(
             name: name, program: program, capabilities: capabilities,
-            invocation: template + "; re-run on any non-zero exit", transientExitCodes: Set(1...255),
+            invocation: template
+                + (transient.isEmpty ? "; never re-run" : "; re-run on exit \(TransientExits.describe(transient))"),
+            transientExitCodes: transient,
             tlsLimitation: template.contains("{cafile}") ? nil : "its template has no {cafile}"
         ) { job in
             words.dropFirst().map { word in

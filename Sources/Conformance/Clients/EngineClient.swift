@@ -1,4 +1,5 @@
 import DownloadEngine
+import Foundation
 import NIOConcurrencyHelpers
 
 /// The in-process `DownloadEngine` column: one engine per run, on the job's state directory, with the
@@ -71,6 +72,9 @@ private final class EngineRun: ClientRun {
     let paused = NIOLockedValueBox(false)
     let exit = NIOLockedValueBox<ClientExit?>(nil)
     let waiter = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    /// The run's "launches": one engine, but a pause ends one and its resume starts the next, as a step restart,
+    /// so the judge knows which responses the harness's pause ended.
+    let recorded = NIOLockedValueBox([ClientLaunch(reason: .first, started: Date())])
 
     init(engine: DownloadEngine, ids: [DownloadTaskID]) {
         self.engine = engine
@@ -103,12 +107,21 @@ private final class EngineRun: ClientRun {
 
     func poll() async -> ClientExit? { exit.withLockedValue { $0 } }
 
+    var launches: [ClientLaunch] { recorded.withLockedValue { $0 } }
+
     func pause() async throws {
+        recorded.withLockedValue { launches in
+            if let last = launches.indices.last {
+                launches[last].stopped = Date()
+                launches[last].ended = Date()
+            }
+        }
         paused.withLockedValue { $0 = true }
         for id in ids { try await engine.pause(id) }
     }
 
     func resume() async throws {
+        recorded.withLockedValue { $0.append(ClientLaunch(reason: .stepRestart, started: Date())) }
         for id in ids { try await engine.resume(id) }
         paused.withLockedValue { $0 = false }
     }

@@ -1,8 +1,10 @@
 import Foundation
 import NIOConcurrencyHelpers
 
-/// A downloader run as a subprocess, re-run after transient failures the way a user's script would
-/// (`until tool ...; do sleep 1; done`, bounded by the job's `attempts`).
+/// A downloader run as a subprocess, once per start (the first, and each restart a scenario step makes); re-run
+/// only after an exit status its definition declares transient (`transientExitCodes`), the way a user's script
+/// would (`until tool ...; do sleep 1; done`, bounded by the job's `attempts`). Every launch is recorded with its
+/// reason (``ClientRun/launches``), so the judge can leave the re-runs' requests out of the bounds.
 ///
 /// The concrete columns (`curl`, `wget`, `aria2c`, `rangefetch`, `command`) are values of this type,
 /// built by the factories in `Clients+Subprocess.swift`.
@@ -17,7 +19,9 @@ public struct SubprocessClient: ClientAdapter {
     public let capabilities: ClientCapabilities
     /// The invocation, for reports.
     public let invocation: String
-    /// Exit statuses after which the harness runs the program again; others are final.
+    /// Exit statuses after which the harness runs the program again (up to the job's `attempts` runs per start);
+    /// every other exit is final. A built-in's are those its own documentation calls transient
+    /// (docs/conformance.md); a `--client-command`'s are declared with `--transient NAME=CODES`, none by default.
     public let transientExitCodes: Set<Int32>
     /// The exit status the program uses for "interrupted, run me again to resume" after SIGINT, if any.
     public let pausedExitCode: Int32?
@@ -98,15 +102,28 @@ public struct SubprocessClient: ClientAdapter {
     }
 }
 
-/// The state machine of one subprocess client run: launches, re-runs, kills, pauses.
+/// The state machine of one subprocess client run: launches, re-runs, kills, pauses, and the record of every launch.
 final class SubprocessRun: ClientRun, @unchecked Sendable {
     private struct State {
         var child: ChildProcess?
-        var launches = 0
+        var launches: [ClientLaunch] = []
         var runsSinceRestart = 0
         var relaunchAt: ContinuousClock.Instant?
         var paused = false
         var finished: ClientExit?
+
+        /// Records the end of the latest launch, once.
+        /// Marks the running launch as stopped by a step, now.
+        mutating func stopped() {
+            guard let last = launches.indices.last, launches[last].ended == nil else { return }
+            launches[last].stopped = Date()
+        }
+
+        mutating func ended(status: Int32?) {
+            guard let last = launches.indices.last, launches[last].ended == nil else { return }
+            launches[last].ended = Date()
+            launches[last].exitStatus = status
+        }
     }
 
     private let client: SubprocessClient
@@ -122,16 +139,24 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
         self.arguments = arguments
     }
 
-    func launch() async throws {
+    var launches: [ClientLaunch] { state.withLockedValue { $0.launches } }
+
+    func launch(_ reason: ClientLaunch.Reason = .first) async throws {
         let launch = state.withLockedValue { state in
-            state.launches += 1
+            state.launches.append(ClientLaunch(reason: reason, started: Date()))
             state.runsSinceRestart += 1
             state.relaunchAt = nil
-            return state.launches
+            return state.launches.count
         }
-        let child = try await ChildProcess(
-            executable: executable, arguments: arguments, environment: client.environment(job),
-            directory: job.stateDirectory, logDirectory: job.logDirectory, label: "\(client.name)-\(launch)")
+        let child: ChildProcess
+        do {
+            child = try await ChildProcess(
+                executable: executable, arguments: arguments, environment: client.environment(job),
+                directory: job.stateDirectory, logDirectory: job.logDirectory, label: "\(client.name)-\(launch)")
+        } catch {
+            state.withLockedValue { $0.ended(status: nil) }
+            throw error
+        }
         state.withLockedValue { $0.child = child }
     }
 
@@ -140,6 +165,7 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
             if state.finished != nil || state.paused { return false }
             if let at = state.relaunchAt { return ContinuousClock.now >= at }
             guard let child = state.child, let status = child.status else { return false }
+            state.ended(status: status)
             if status == 0 {
                 state.finished = .success
             } else if client.transientExitCodes.contains(status) && state.runsSinceRestart < job.attempts {
@@ -149,13 +175,13 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
                 let line = child.lastErrorLine
                 let runs = state.runsSinceRestart
                 state.finished = .failure(
-                    "exit \(status) after \(runs) run\(runs == 1 ? "" : "s")" + (line.isEmpty ? "" : ": \(line)"))
+                    "exit \(status)" + (runs == 1 ? "" : " after \(runs) runs") + (line.isEmpty ? "" : ": \(line)"))
             }
             return false
         }
         if relaunch {
             do {
-                try await launch()
+                try await launch(.harnessRerun)
             } catch {
                 state.withLockedValue { $0.finished = .failure("\(error)") }
             }
@@ -165,10 +191,14 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
 
     func killAndRestart() async throws {
         guard let child = state.withLockedValue({ $0.child }) else { return }
+        state.withLockedValue { $0.stopped() }
         child.kill()
         await child.waitForExit(limit: .seconds(10))
-        state.withLockedValue { $0.runsSinceRestart = 0 }
-        try await launch()
+        state.withLockedValue { state in
+            state.ended(status: child.status)
+            state.runsSinceRestart = 0
+        }
+        try await launch(.stepRestart)
     }
 
     func pause() async throws {
@@ -176,13 +206,18 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
             throw ConformanceError.clientFailed("\(client.name) cannot pause")
         }
         guard let child = state.withLockedValue({ $0.child }) else { return }
-        state.withLockedValue { $0.paused = true }
+        state.withLockedValue {
+            $0.paused = true
+            $0.stopped()
+        }
         child.signal(SIGINT)
         if !(await child.waitForExit(limit: .seconds(15))) {
             child.kill()
             await child.waitForExit(limit: .seconds(5))
+            state.withLockedValue { $0.ended(status: child.status) }
             throw ConformanceError.clientFailed("\(client.name) did not stop within 15s of SIGINT")
         }
+        state.withLockedValue { $0.ended(status: child.status) }
         if let status = child.status, status != code, status != 0 {
             throw ConformanceError.clientFailed("\(client.name) exited \(status) on SIGINT, expected \(code)")
         }
@@ -198,15 +233,17 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
             state.withLockedValue { $0.finished = .success }
             return
         }
-        try await launch()
+        try await launch(.stepRestart)
     }
 
     func terminate() async {
         let child = state.withLockedValue { state -> ChildProcess? in
             state.finished = state.finished ?? .failure("terminated")
+            state.relaunchAt = nil
             return state.child
         }
         child?.kill()
         await child?.waitForExit(limit: .seconds(5))
+        state.withLockedValue { $0.ended(status: child?.status) }
     }
 }

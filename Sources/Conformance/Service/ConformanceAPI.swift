@@ -24,6 +24,47 @@ public enum ConformanceAPI {
             self.scheme = scheme
             self.segmented = segmented
         }
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case scenario, client, scheme, segmented
+        }
+
+        /// Decodes a request, refusing members the API document does not name and null values.
+        public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownMembers(CodingKeys.self)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            scenario = try container.decode(String.self, forKey: .scenario)
+            client = try container.decode(String.self, forKey: .client)
+            scheme = try container.decodeIfPresent(String.self, forKey: .scheme)
+            segmented = try container.decodeIfPresent(Bool.self, forKey: .segmented)
+        }
+    }
+
+    /// The longest client label, in Unicode code points (what JSON Schema's `maxLength` counts).
+    public static let labelLimit = 100
+
+    /// Nil when `label` is a usable client label, otherwise why not: 1 to ``labelLimit`` code points, none of them a
+    /// control character (U+0000-U+001F, U+007F-U+009F) or a line or paragraph separator (U+2028, U+2029), and no
+    /// space at either end. A label is a column of the report, shown on a page and in a terminal as it is.
+    ///
+    /// - Parameters:
+    ///   - label: the label.
+    /// - Returns: one line, or nil.
+    public static func labelProblem(_ label: String) -> String? {
+        let scalars = label.unicodeScalars
+        guard !scalars.isEmpty, scalars.count <= labelLimit else {
+            return "a label of 1 to \(labelLimit) characters is required, got \(scalars.count)"
+        }
+        if let control = scalars.first(where: isControl) {
+            let code = String(control.value, radix: 16, uppercase: true)
+            return "control character U+\(String(repeating: "0", count: max(0, 4 - code.count)))\(code) in the label"
+        }
+        if scalars.first == " " || scalars.last == " " { return "the label starts or ends with a space" }
+        return nil
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
     /// One URL to download, and the route it stands for (empty for a single-file scenario).
@@ -116,6 +157,58 @@ public enum ConformanceAPI {
             self.sha256 = sha256
             self.blocks = blocks
         }
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case route, exists, size, sha256, blocks
+        }
+
+        /// Decodes an output, refusing members the API document does not name, null values, and digests that are
+        /// not 64 hex digits.
+        public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownMembers(CodingKeys.self)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            route = try container.decode(String.self, forKey: .route)
+            exists = try container.decodeIfPresent(Bool.self, forKey: .exists)
+            size = try container.decodeIfPresent(UInt64.self, forKey: .size)
+            sha256 = try container.decodeIfPresent(String.self, forKey: .sha256)
+            blocks = try container.decodeIfPresent([String].self, forKey: .blocks)
+            if let size, size > Self.maximumSize {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .size, in: container,
+                    debugDescription: "\(size) is over 2^53 - 1, the largest integer JSON carries exactly")
+            }
+            if let sha256, !Self.isDigest(sha256) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .sha256, in: container, debugDescription: "not 64 hex digits (a SHA-256)")
+            }
+            if let index = blocks?.firstIndex(where: { !Self.isDigest($0) }) {
+                throw DecodingError.dataCorrupted(
+                    DecodingError.Context(
+                        codingPath: container.codingPath + [CodingKeys.blocks, IndexKey(index)],
+                        debugDescription: "not 64 hex digits (a SHA-256)"))
+            }
+            if exists != false && size == nil {
+                throw DecodingError.keyNotFound(
+                    CodingKeys.size,
+                    DecodingError.Context(
+                        codingPath: container.codingPath, debugDescription: "size is required unless exists is false"))
+            }
+            if exists != false && sha256 == nil && blocks == nil {
+                throw DecodingError.dataCorrupted(
+                    DecodingError.Context(
+                        codingPath: container.codingPath,
+                        debugDescription: "give blocks (a SHA-256 per 64 KiB block) or sha256, or exists: false"))
+            }
+        }
+
+        /// The largest size a report may give: 2^53 - 1.
+        static let maximumSize: UInt64 = (1 << 53) - 1
+
+        /// Whether `text` is a SHA-256 in hex: 64 digits, either case.
+        static func isDigest(_ text: String) -> Bool {
+            text.utf8.count == 64
+                && text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }
+        }
     }
 
     /// `POST /_conformance/runs/{run}/result`.
@@ -137,9 +230,40 @@ public enum ConformanceAPI {
             self.detail = detail
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case outcome, outputs, detail
             case stepsDone = "steps-done"
+        }
+
+        /// The outcomes a report may give.
+        public static let outcomes = ["success", "failure", "cancelled"]
+        /// The step names `steps-done` may list.
+        public static let stepNames = ["kill-at", "pause-at", "cancel-at", "prefill"]
+
+        /// Decodes a report, refusing members the API document does not name, null values, an outcome or step name
+        /// it does not list, and two outputs for one route.
+        public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownMembers(CodingKeys.self)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            outcome = try container.decode(String.self, forKey: .outcome)
+            outputs = try container.decode([ReportedOutput].self, forKey: .outputs)
+            stepsDone = try container.decodeIfPresent([String].self, forKey: .stepsDone)
+            detail = try container.decodeIfPresent(String.self, forKey: .detail)
+            guard Self.outcomes.contains(outcome) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .outcome, in: container,
+                    debugDescription: "'\(outcome)' is not success, failure or cancelled")
+            }
+            if let unknown = stepsDone?.first(where: { !Self.stepNames.contains($0) }) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .stepsDone, in: container,
+                    debugDescription: "'\(unknown)' is not a step name (kill-at, pause-at, cancel-at, prefill)")
+            }
+            var routes: Set<String> = []
+            for output in outputs where !routes.insert(output.route).inserted {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .outputs, in: container, debugDescription: "two outputs for route '\(output.route)'")
+            }
         }
     }
 
@@ -161,11 +285,26 @@ public enum ConformanceAPI {
         public var time: String
         /// How long the run took, in milliseconds, from the first request's arrival to the last response's end.
         public var elapsedMilliseconds: Int64?
+        /// The judge's notes on the run (``MatrixCell/notes``); absent when there are none.
+        public var notes: [String]? = nil
+        /// `pass`, `corrupt`, `fail`, `unsafe` or `costly` (``Grade``); absent for n/a, and in verdicts saved before
+        /// grades existed, which read back as `fail` when their result is.
+        public var grade: String? = nil
+        /// Every violation with its grade; absent for a pass and n/a.
+        public var reasons: [Violation]? = nil
 
         enum CodingKeys: String, CodingKey {
-            case scenario, client, scheme, run, result, reason, time
+            case scenario, client, scheme, run, result, reason, time, notes, grade, reasons
             case elapsedMilliseconds = "elapsed-ms"
         }
+    }
+
+    /// `200` to a `DELETE`: what was removed.
+    public struct Removal: Codable, Sendable, Hashable {
+        /// The verdicts removed from the report and the results file.
+        public var verdicts: Int
+        /// The runs handed out and not yet reported that were forgotten (a later request naming one is answered 410).
+        public var pending: Int
     }
 
     /// A 4xx or 5xx body.
@@ -173,4 +312,40 @@ public enum ConformanceAPI {
         /// One line.
         public var error: String
     }
+}
+
+extension Decoder {
+    /// Refuses a JSON object member that `keys` does not name, and a member whose value is null, so a body the API
+    /// document does not allow is refused rather than half read.
+    func refuseUnknownMembers<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) throws {
+        let container = try container(keyedBy: MemberKey.self)
+        let known = Set(Keys.allCases.map(\.stringValue))
+        for key in container.allKeys {
+            guard known.contains(key.stringValue) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "not a property the API document allows")
+            }
+            if try container.decodeNil(forKey: key) {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must not be null")
+            }
+        }
+    }
+}
+
+/// Any member name of a JSON object.
+struct MemberKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+/// An array position in a coding path.
+struct IndexKey: CodingKey {
+    var stringValue: String { String(index) }
+    var intValue: Int? { index }
+    let index: Int
+    init(_ index: Int) { self.index = index }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { index = intValue }
 }

@@ -12,24 +12,39 @@ extension ConformanceService {
     ) async throws(ConformanceError)
         -> ConformanceAPI.Verdict
     {
-        if store.contains(run: run) { throw .conflict("run '\(run)' was already reported") }
-        let claimed: Result<PendingRun, ConformanceError>? = runs.withLockedValue { runs in
-            guard var pending = runs[run] else { return nil }
-            guard !pending.judging else { return .failure(.conflict("run '\(run)' was already reported")) }
-            pending.judging = true
-            runs[run] = pending
-            return .success(pending)
-        }
-        guard let claimed else { throw .notFound("no run '\(run)' (POST \(Self.prefix)runs first)") }
+        let claimed = claim(run)
+        guard let claimed else { throw missing(run) }
         let pending = try claimed.get()
         do {
             let (verdict, trace) = try await verdict(of: pending, report: report)
             try store.append(ResultStore.Line(verdict: verdict, trace: trace))
-            runs.withLockedValue { _ = $0.removeValue(forKey: run) }
+            let now = configuration.clock()
+            runs.withLockedValue { $0.set(.judged(verdict), forKey: run, now: now) }
             return verdict
         } catch {
-            runs.withLockedValue { $0[run]?.judging = false }
+            let now = configuration.clock()
+            runs.withLockedValue { runs in
+                guard case .pending(var pending) = runs.peekValue(forKey: run, now: now) else { return }
+                pending.judging = false
+                runs.set(.pending(pending), forKey: run, now: now)
+            }
             throw error
+        }
+    }
+
+    /// Marks a pending run as being judged, so a second report of it is refused at once; nil when it is not held.
+    private func claim(_ run: String) -> Result<PendingRun, ConformanceError>? {
+        let now = configuration.clock()
+        return runs.withLockedValue { runs -> Result<PendingRun, ConformanceError>? in
+            switch runs.value(forKey: run, now: now) {
+            case nil: return nil
+            case .judged: return .failure(.conflict("run '\(run)' was already reported"))
+            case .pending(var pending):
+                guard !pending.judging else { return .failure(.conflict("run '\(run)' was already reported")) }
+                pending.judging = true
+                runs.set(.pending(pending), forKey: run, now: now)
+                return .success(pending)
+            }
         }
     }
 
@@ -60,13 +75,19 @@ extension ConformanceService {
         }
         let journal = await MatrixRunner.settledJournal(server: server, run: pending.run)
         let facts = Self.facts(entry, pending, journal, outputs, exit)
-        let result = Self.cellResult(entry: entry, pending: pending, report: report, facts: facts)
-        let verdict = ConformanceAPI.Verdict(
+        let judgement = Judge.judgement(of: entry.expectation, in: facts)
+        let result = Self.cellResult(entry: entry, pending: pending, report: report, judgement: judgement)
+        var verdict = ConformanceAPI.Verdict(
             scenario: entry.name, client: pending.client, scheme: pending.scheme, run: pending.run,
             result: result.label == "FAIL" ? "fail" : result.label, reason: result.reason,
             time: Date().formatted(.iso8601),
             elapsedMilliseconds: facts.elapsed.components.seconds * 1000 + facts.elapsed.components.attoseconds
                 / 1_000_000_000_000_000)
+        if !judgement.notes.isEmpty { verdict.notes = judgement.notes }
+        if result == .pass || result.isFailure {
+            verdict.grade = judgement.grade.rawValue
+            if !judgement.reasons.isEmpty { verdict.reasons = judgement.reasons }
+        }
         return (verdict, RunTrace(entry: entry, facts: facts))
     }
 
@@ -89,7 +110,7 @@ extension ConformanceService {
 
     /// A step left out of `steps-done` makes the run n/a, never a pass; otherwise the judge's verdict.
     private static func cellResult(
-        entry: CatalogueEntry, pending: PendingRun, report: ConformanceAPI.ResultReport, facts: RunFacts
+        entry: CatalogueEntry, pending: PendingRun, report: ConformanceAPI.ResultReport, judgement: Judge.Judgement
     ) -> CellResult {
         var done = report.stepsDone ?? []
         for (step, spec) in zip(entry.expectation.steps, pending.steps) {
@@ -98,7 +119,7 @@ extension ConformanceService {
             }
             done.remove(at: index)
         }
-        return Judge.verdict(of: entry.expectation, in: facts)
+        return judgement.result
     }
 
     /// From the first request's arrival to the last response's end, in milliseconds; nil without requests.

@@ -2,15 +2,14 @@ import Foundation
 import RangeServer
 
 extension ConformanceService {
-    /// The matrix of every verdict given: the catalogue's scenarios as rows, one column per client label (an https
+    /// The matrix of the verdicts held: the catalogue's scenarios as rows, one column per client label (an https
     /// run's column is the label with ` (https)`), the latest verdict of each pair in its cell.
     public var matrix: Matrix {
-        var clients: [String] = []
+        let (clients, held) = store.report
         var latest: [String: MatrixCell] = [:]
-        for line in store.all {
+        for (cell, line) in held {
             let verdict = line.verdict
-            let column = verdict.scheme == "https" ? "\(verdict.client) (https)" : verdict.client
-            if !clients.contains(column) { clients.append(column) }
+            let column = cell.column
             let result: CellResult =
                 switch verdict.result {
                 case "pass": .pass
@@ -19,7 +18,8 @@ extension ConformanceService {
                 }
             latest["\(verdict.scenario)\u{0}\(column)"] = MatrixCell(
                 scenario: verdict.scenario, client: column, result: result,
-                elapsed: verdict.elapsedMilliseconds.map { .milliseconds($0) }, trace: line.trace)
+                elapsed: verdict.elapsedMilliseconds.map { .milliseconds($0) }, trace: line.trace,
+                notes: verdict.notes ?? [], reasons: verdict.reasons ?? [])
         }
         let names = catalogue.map(\.name)
         // A verdict of a scenario no longer in the catalogue (a restart with other scenarios) keeps its row.

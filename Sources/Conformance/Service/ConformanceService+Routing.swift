@@ -31,6 +31,17 @@ extension ConformanceService {
             switch (method, segments.count, segments.first ?? "") {
             case ("GET", 1, "scenarios"):
                 return Self.json(200, scenarioListing())
+            case ("GET", 1, "openapi.json"):
+                let origin = server.map {
+                    self.reach(requestHost: request.headers["host"], isTLS: request.isTLS, server: $0).apiOrigin
+                }
+                return CustomRoute.Response(
+                    status: 200, headers: [("Content-Type", "application/json")],
+                    body: apiDocument(serverURL: origin))
+            case ("DELETE", 2, "runs"):
+                return Self.json(200, try deleteRun(segments[1]))
+            case ("DELETE", 2, "columns"):
+                return Self.json(200, try deleteColumn(segments[1]))
             case ("GET", 1, "ca.pem"):
                 guard let pem = server?.certificateAuthorityPEM else {
                     throw ConformanceError.invalidReport("this server has no TLS port (start it with --tls-port)")
@@ -56,7 +67,13 @@ extension ConformanceService {
                 return try report(format: format)
             case ("GET", 3, "report"):
                 return try detail(scenario: segments[1], client: segments[2])
-            case (_, 1, "scenarios"), (_, 1, "ca.pem"), (_, 2, "runs"), (_, 1, "report"), (_, 3, "report"):
+            case (_, 1, "scenarios"), (_, 1, "ca.pem"), (_, 1, "openapi.json"), (_, 1, "report"), (_, 3, "report"):
+                return Self.methodNotAllowed(request.method, allow: "GET, HEAD")
+            case (_, 2, "runs"):
+                return Self.methodNotAllowed(request.method, allow: "GET, HEAD, DELETE")
+            case (_, 2, "columns"):
+                return Self.methodNotAllowed(request.method, allow: "DELETE")
+            case (_, 3, "runs") where segments[2] == "prefill":
                 return Self.methodNotAllowed(request.method, allow: "GET, HEAD")
             case (_, 1, "runs"):
                 return Self.methodNotAllowed(request.method, allow: "POST")
@@ -103,10 +120,18 @@ extension ConformanceService {
         } catch let DecodingError.keyNotFound(key, context) {
             throw .invalidReport("\(what): missing \(Self.path(context.codingPath + [key]))")
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            throw .invalidReport("\(what): \(Self.path(context.codingPath)): \(context.debugDescription)")
+            throw .invalidReport("\(what): \(Self.located(context))")
+        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
+            throw .invalidReport("\(what): \(Self.located(context))")
         } catch {
             throw .invalidReport("the body is not JSON: expected \(what)")
         }
+    }
+
+    /// `member.path: what is wrong`, or only what is wrong for the body as a whole.
+    private static func located(_ context: DecodingError.Context) -> String {
+        context.codingPath.isEmpty
+            ? context.debugDescription : "\(path(context.codingPath)): \(context.debugDescription)"
     }
 
     private static func path(_ keys: [any CodingKey]) -> String {
@@ -138,6 +163,7 @@ extension ConformanceError {
         if isSameKind(as: .invalidReport("")) { return 400 }
         if isSameKind(as: .notFound("")) { return 404 }
         if isSameKind(as: .conflict("")) { return 409 }
+        if isSameKind(as: .gone("")) { return 410 }
         return 500
     }
 }

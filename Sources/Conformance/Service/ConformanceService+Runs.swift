@@ -78,10 +78,8 @@ extension ConformanceService {
         guard let entry = entries[request.scenario] else {
             throw .notFound("unknown scenario '\(request.scenario)' (GET \(Self.prefix)scenarios lists them)")
         }
-        let label = request.client.trimmingCharacters(in: .whitespaces)
-        guard !label.isEmpty, label.count <= 100, !label.contains(where: { $0.isNewline }) else {
-            throw .invalidReport("client: a label of 1 to 100 characters on one line is required")
-        }
+        let label = request.client
+        if let problem = ConformanceAPI.labelProblem(label) { throw .invalidReport("client: \(problem)") }
         let scheme = request.scheme ?? "http"
         guard scheme == "http" || scheme == "https" else {
             throw .invalidReport("scheme: '\(scheme)' is not http or https")
@@ -89,7 +87,7 @@ extension ConformanceService {
         guard let server else { throw .notFound("the service has no server attached") }
         let reach = self.reach(requestHost: host, isTLS: isTLS, server: server)
         let origin = try self.origin(for: entry, scheme: scheme, reach: reach, server: server)
-        let token = Self.runToken(label: label)
+        let token = RunToken(label: label, issued: wallNow).text
         let base = "\(origin)/scenario/\(entry.name)/\(token)"
         let urls =
             entry.expectation.files.isEmpty
@@ -101,7 +99,8 @@ extension ConformanceService {
         let pending = PendingRun(
             run: token, scenario: entry.name, client: label, scheme: scheme, urls: urls, steps: steps,
             segmented: request.segmented, created: .now)
-        runs.withLockedValue { $0[token] = pending }
+        let now = configuration.clock()
+        runs.withLockedValue { $0.set(.pending(pending), forKey: token, now: now) }
         let needsCA = scheme == "https" || entry.redirectsToTLS
         return ConformanceAPI.RunCreated(
             run: token, scenario: entry.name, client: label, scheme: scheme, urls: urls, steps: steps,
@@ -161,32 +160,56 @@ extension ConformanceService {
         return "http://\(reach.host):\(reach.plainPort)"
     }
 
-    /// A run token: the label's letters and digits (so a journal line says whose run it was) and a random part.
-    static func runToken(label: String) -> String {
-        let readable = String(
-            label.lowercased().unicodeScalars.map {
-                CharacterSet.alphanumerics.contains($0) && $0.isASCII ? Character($0) : "-"
-            }
-            .prefix(24))
-        return "\(readable)-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
-    }
-
     /// `GET /_conformance/runs/{run}`.
     func runStatus(_ run: String) throws(ConformanceError) -> RunStatus {
-        if let line = store.all.last(where: { $0.verdict.run == run }) {
-            let verdict = line.verdict
+        switch try heldRun(run) {
+        case .judged(let verdict):
             return RunStatus(
                 run: run, scenario: verdict.scenario, client: verdict.client, scheme: verdict.scheme, state: "judged",
                 verdict: verdict)
+        case .pending(let pending):
+            return RunStatus(
+                run: run, scenario: pending.scenario, client: pending.client, scheme: pending.scheme, state: "pending")
         }
-        guard let pending = runs.withLockedValue({ $0[run] }) else { throw .notFound("no run '\(run)'") }
-        return RunStatus(
-            run: run, scenario: pending.scenario, client: pending.client, scheme: pending.scheme, state: "pending")
+    }
+
+    /// The run `run`, counted as a use of it.
+    ///
+    /// - Throws: `notFound` for a string that was never a run token, `gone` for a run no longer held.
+    func heldRun(_ run: String) throws(ConformanceError) -> HeldRun {
+        let now = configuration.clock()
+        guard let held = runs.withLockedValue({ $0.value(forKey: run, now: now) }) else { throw missing(run) }
+        return held
+    }
+
+    /// The error for a run that is not held: 404 when `run` was never a token of this service, else 410 with why it
+    /// is gone, read from the token's issue time (the service does not remember the runs it forgot).
+    func missing(_ run: String) -> ConformanceError {
+        guard let token = RunToken(parsing: run) else {
+            return .notFound("no run '\(run)' (POST \(Self.prefix)runs first)")
+        }
+        let retention = configuration.runRetention
+        if token.issuedMilliseconds < RunToken.milliseconds(started.date) {
+            return .gone(
+                "run '\(run)' was issued before this service started at \(started.date.formatted(.iso8601)) and is "
+                    + "not held; ask for a new run")
+        }
+        let age = max(0, Int(wallNow.timeIntervalSince(token.issued)))
+        if let expiry = retention.idleExpiry?.components.seconds, age >= expiry {
+            return .gone(
+                "run '\(run)' has expired: issued \(age) s ago, and a run unused for \(expiry) s is forgotten; ask for "
+                    + "a new run")
+        }
+        return .gone(
+            "run '\(run)' is no longer held: deleted, or pushed out by newer runs (at most \(retention.limit) are "
+                + "held); ask for a new run")
     }
 
     /// `GET /_conformance/runs/{run}/prefill?route=R`: the bytes a `prefill` step puts in place.
     func prefill(run: String, route: String) throws(ConformanceError) -> CustomRoute.Response {
-        guard let pending = runs.withLockedValue({ $0[run] }) else { throw .notFound("no run '\(run)' is pending") }
+        guard case .pending(let pending) = try heldRun(run) else {
+            throw .notFound("run '\(run)' is judged; its prefill is no longer handed out")
+        }
         guard let step = pending.steps.first(where: { $0.prefill != nil }), let entry = entries[pending.scenario]
         else { throw .notFound("run '\(run)' has no prefill step") }
         guard pending.urls.contains(where: { $0.route == route }) else {

@@ -27,6 +27,17 @@ public final class ConformanceService: Sendable {
         public var resultsFile: String?
         /// How often the live HTML report reloads itself, in seconds.
         public var refreshSeconds = 5
+        /// The runs held in memory, handed out or judged: at most ``Retention/limit`` (the least recently used
+        /// beyond it is forgotten), each forgotten once unused (no API request naming it) for
+        /// ``Retention/idleExpiry``. A request naming a forgotten run is answered 410. The server ``startServer(_:)``
+        /// starts keeps the scenario attempt counts of as many runs (one per route, for the catalogue's widest
+        /// scenario) for the same idle time. Default: 10,000 runs, an hour (`--run-limit`, `--run-expiry`).
+        public var runRetention = Retention(limit: 10_000, idleExpiry: .seconds(3600))
+        /// The report cells (scenario × column) held in memory with their pictures; beyond it the cell judged longest
+        /// ago leaves the live report (its verdicts stay in ``resultsFile``). Default 10,000 (`--report-limit`).
+        public var reportLimit = 10_000
+        /// The time runs are measured with; a test replaces it to expire runs without waiting.
+        public var clock: @Sendable () -> ContinuousClock.Instant = { .now }
 
         /// A configuration with every default.
         public init() {}
@@ -40,8 +51,20 @@ public final class ConformanceService: Sendable {
     let entries: [String: CatalogueEntry]
     let store: ResultStore
     let reportedOutputs = ReportedOutputs()
-    let runs = NIOLockedValueBox<[String: PendingRun]>([:])
+    /// The runs held: handed out and pending, or judged.
+    let runs: NIOLockedValueBox<BoundedTable<String, HeldRun>>
+    /// When the service started, on its clock and on the wall clock: tokens carry wall-clock times, and the service
+    /// reads the wall clock as this plus its own clock's progress, so a test's clock moves both.
+    let started: (instant: ContinuousClock.Instant, date: Date)
     private let attached = NIOLockedValueBox<RangeServer?>(nil)
+
+    /// A run the service holds.
+    enum HeldRun: Sendable {
+        /// Handed out, not yet judged.
+        case pending(PendingRun)
+        /// Judged: its verdict.
+        case judged(ConformanceAPI.Verdict)
+    }
 
     /// A run handed out and not yet judged.
     struct PendingRun: Sendable {
@@ -68,12 +91,35 @@ public final class ConformanceService: Sendable {
         catalogue = try CatalogueEntry.load(
             directory: configuration.scenariosDirectory, root: configuration.filesRoot)
         entries = Dictionary(catalogue.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        store = try ResultStore(path: configuration.resultsFile)
+        if let problem = configuration.runRetention.problem() { throw ConformanceError.invalidArgument(problem) }
+        guard Retention.limitRange.contains(configuration.reportLimit) else {
+            throw ConformanceError.invalidArgument(
+                "--report-limit must be from 1 to \(Retention.limitRange.upperBound), got \(configuration.reportLimit)")
+        }
+        let now = configuration.clock()
+        started = (now, Date())
+        var runs = BoundedTable<String, HeldRun>(configuration.runRetention)
+        store = try ResultStore(path: configuration.resultsFile, limit: configuration.reportLimit) { line in
+            runs.set(.judged(line.verdict), forKey: line.verdict.run, now: now)
+        }
+        self.runs = NIOLockedValueBox(runs)
     }
+
+    /// The wall-clock time now, as the service's clock measures it.
+    var wallNow: Date {
+        let elapsed = configuration.clock() - started.instant
+        let (seconds, attoseconds) = elapsed.components
+        return started.date.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
+    /// The largest request body read: a report of a 5 GiB output carries 81,920 block digests (about 5.5 MB).
+    public static let maximumBodySize = 8 << 20
 
     /// The route to add to a server's configuration (``startServer(_:)`` does it for you).
     public var route: CustomRoute {
-        CustomRoute(prefix: Self.prefix) { [self] request in await self.handle(request) }
+        CustomRoute(prefix: Self.prefix, maximumBodySize: Self.maximumBodySize) { [self] request in
+            await self.handle(request)
+        }
     }
 
     /// Starts a server with the catalogue and the API, and attaches the service to it.
@@ -87,6 +133,12 @@ public final class ConformanceService: Sendable {
         configuration.scenariosDirectory = self.configuration.scenariosDirectory
         configuration.root = self.configuration.filesRoot
         configuration.customRoutes.append(route)
+        // The scenario attempt counts of the runs held live as long as the runs do: one per route of each.
+        let routes = max(1, catalogue.map(\.expectation.files.count).max() ?? 1)
+        configuration.runRetention = Retention(
+            limit: min(Retention.limitRange.upperBound, self.configuration.runRetention.limit * routes),
+            idleExpiry: self.configuration.runRetention.idleExpiry)
+        configuration.clock = self.configuration.clock
         // For the rows that send a client to an edge that never answers (`entry: blackhole`).
         if configuration.blackholePort == nil { configuration.blackholePort = 0 }
         let server = try RangeServer.start(configuration)
@@ -102,6 +154,15 @@ public final class ConformanceService: Sendable {
 
     var server: RangeServer? { attached.withLockedValue { $0 } }
 
-    /// The verdicts given so far, in order.
+    /// The latest verdict of every report cell held, in the order judged.
     public var verdicts: [ConformanceAPI.Verdict] { store.all.map(\.verdict) }
+
+    /// How many runs are held now (handed out or judged, not yet forgotten).
+    public var heldRunCount: Int {
+        let now = configuration.clock()
+        return runs.withLockedValue { runs in
+            runs.expire(now: now)
+            return runs.count
+        }
+    }
 }

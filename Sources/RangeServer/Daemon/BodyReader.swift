@@ -35,6 +35,10 @@ final class BodyReader: @unchecked Sendable {
     private let connection: OpaquePointer
     private unowned let daemon: MicroHTTPDaemon
     private var stalled = false
+    /// When the stall's wait is over, while the response waits on it.
+    private var stallEnds: ContinuousClock.Instant?
+    /// When a drop stops watching how the client takes it (see `drop()`).
+    private var dropWatchEnds: ContinuousClock.Instant?
     private var paceStart: ContinuousClock.Instant?
     /// The body position at which pacing started (after a stall, pacing starts afresh).
     private var paceOrigin: UInt64 = 0
@@ -57,10 +61,12 @@ final class BodyReader: @unchecked Sendable {
             if position >= min(badChunkAfter, length) { return malformedChunk() }
         }
         if position >= length {
+            // `length-delta` longer: the body ends short of the declared length.
+            if delivery.lengthDelta != nil { context.faultFired = true }
             // Chunked, a drop or reset exactly at the end still withholds the last chunk (the documented meaning of
             // chunked with drop-after): the client holds every byte but cannot tell that the body is complete.
             if delivery.chunked {
-                if delivery.dropAfter == length { return end(.dropped) }
+                if delivery.dropAfter == length { return drop() }
                 if delivery.resetAfter == length { return reset() }
                 if delivery.tlsTruncateAfter == length { return truncate() }
             }
@@ -72,17 +78,19 @@ final class BodyReader: @unchecked Sendable {
         if let stallAfter = delivery.stallAfter, !stalled {
             if position >= stallAfter {
                 stalled = true
+                context.faultFired = true
                 paceStart = nil
-                if daemon.suspend(connection, for: delivery.stallFor) { return 0 }
-                return end(.stalled)
+                stallEnds = ContinuousClock.now + delivery.stallFor
+            } else {
+                allowed = min(allowed, stallAfter - position)
             }
-            allowed = min(allowed, stallAfter - position)
         }
+        if stallEnds != nil, let waiting = waitOutStall() { return waiting }
         if let badChunkAfter = delivery.badChunkAfter {
             allowed = min(allowed, badChunkAfter - position)
         }
         if let dropAfter = delivery.dropAfter {
-            if position >= dropAfter { return end(.dropped) }
+            if position >= dropAfter { return drop() }
             allowed = min(allowed, dropAfter - position)
         }
         if let resetAfter = delivery.resetAfter {
@@ -114,9 +122,16 @@ final class BodyReader: @unchecked Sendable {
             allowed = min(allowed, paceQuantum(rate: rate))
         }
         let count = Int(allowed)
+        // `length-delta` shorter takes effect where the body passes the declared length: a client that closes before
+        // then left a response that had not lied to it yet.
+        if let delta = delivery.lengthDelta, delta < 0, position + UInt64(count) > length - min(length, UInt64(-delta))
+        {
+            context.faultFired = true
+        }
         let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
         guard fill(target, position: position) else { return end(.dropped) }
         if let garbageAfter = delivery.garbageAfter, position + UInt64(count) > garbageAfter {
+            context.faultFired = true
             // The generator under a seed and version of its own: bytes that differ from the representation's.
             let start = Int(min(UInt64(count), garbageAfter > position ? garbageAfter - position : 0))
             Self.garbage.fill(
@@ -128,8 +143,68 @@ final class BodyReader: @unchecked Sendable {
     /// The source of `garbage-after`'s bytes.
     private static let garbage = ContentGenerator(seed: 0xDEAD_BEEF_0BAD_F00D, version: 0x5EED)
 
+    /// Waits out the rest of the stall in slices, looking at the socket between them: a client that gave up on the
+    /// stall ends the response now, as stalled, instead of when the stall would have ended (see
+    /// `MicroHTTPDaemon.watchInterval`). Returns 0 to be asked again, the end of the response, or nil once the stall
+    /// is over.
+    private func waitOutStall() -> Int? {
+        guard let ends = stallEnds else { return nil }
+        let now = ContinuousClock.now
+        if now >= ends {
+            stallEnds = nil
+            return nil
+        }
+        if daemon.peerHasClosed(connection) { return end(.stalled) }
+        if daemon.suspend(connection, for: min(ends - now, MicroHTTPDaemon.watchInterval)) { return 0 }
+        return end(.stalled)
+    }
+
+    /// `drop-after`: ends the stream (FIN) after the bytes so far; on plain HTTP, then waits up to
+    /// `dropWatch` for the client's answer, which tells whether it met the drop. A client that read up to the end
+    /// of stream closes in order (FIN): it met the drop. One that closes with bytes it has not read resets the
+    /// connection (RST): it left the response before reaching the drop (a probe that read the first bytes and closed,
+    /// with the kernel's buffers holding the rest), and the response is journaled as `client-closed` and abandoned,
+    /// so the probe does not use up the scenario's faulted attempt. Over TLS the drop is libmicrohttpd's own close
+    /// (with close_notify, which a bare shutdown would leave out) and is not watched.
+    private func drop() -> Int {
+        let fd = cmhd_connection_fd(connection)
+        guard fd >= 0, !daemon.isTLS else { return end(.dropped) }
+        let now = ContinuousClock.now
+        if dropWatchEnds == nil {
+            _ = shutdown(fd, Int32(SHUT_WR))
+            dropWatchEnds = now + Self.dropWatch
+            context.faultFired = true
+            context.openExchange?.dropWatched.store(true, ordering: .releasing)
+            var ended = timespec()
+            clock_gettime(CLOCK_REALTIME, &ended)
+            context.endedAt = ended
+        }
+        switch cmhd_peer_departure(fd) {
+        case 2:
+            // Not a fault it met after all.
+            context.faultFired = false
+            context.outcome = .clientClosed
+            return cmhd_reader_end_with_error()
+        case 1:
+            return end(.dropped)
+        default:
+            guard let ends = dropWatchEnds, now < ends,
+                daemon.suspend(connection, for: min(ends - now, Self.dropWatchInterval))
+            else { return end(.dropped) }
+            return 0
+        }
+    }
+
+    /// How long a drop watches for the client's answer; a client still holding the connection then (reading slowly
+    /// through what its buffers hold) is taken to have met the drop.
+    static let dropWatch: Duration = .seconds(1)
+    /// How often a drop looks: a client that met the drop usually closes at once, and the entry's end time should
+    /// stay close to the drop's.
+    static let dropWatchInterval: Duration = .milliseconds(10)
+
     private func end(_ outcome: JournalOutcome) -> Int {
         context.outcome = outcome
+        context.faultFired = true
         return cmhd_reader_end_with_error()
     }
 

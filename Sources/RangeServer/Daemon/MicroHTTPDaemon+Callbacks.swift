@@ -50,6 +50,8 @@ let requestCompleted:
         guard let contextPointer, let raw = contextPointer.pointee else { return }
         contextPointer.pointee = nil
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+        // After the entry is stored: a reader waiting for the run to settle then finds it.
+        defer { context.close() }
         // Moved out, not copied: the context dies here.
         guard let request = context.request.take(), let plan = context.plan.take() else { return }
         let outcome: JournalOutcome
@@ -75,7 +77,9 @@ let requestCompleted:
         }
         let exchange = CompletedExchange(
             request: consume request, plan: consume plan, bodyBytesSent: sent, outcome: outcome,
-            startedAt: context.startedAt
+            startedAt: context.startedAt, abandoned: outcome == .clientClosed && !context.faultFired,
+            attemptGivenBack: context.openExchange?.attemptGivenBack.load(ordering: .relaxed) ?? false,
+            endedAt: context.endedAt
         )
         // Borrowed, not retained (see the access handler).
         Unmanaged<MicroHTTPDaemon>.fromOpaque(daemonPointer!)._withUnsafeGuaranteedRef { $0.completion(exchange) }
@@ -143,10 +147,19 @@ func handleAccess(
             let takeArrival = { daemon.counters.arrivals.wrappingAdd(1, ordering: .relaxed).newValue }
             // A scenario GET counts its attempt now, under the same lock as its arrival number, so attempts follow
             // arrival order even when a later request is planned first (its body came sooner, its thread ran first).
+            let socket = cmhd_connection_fd(connection)
+            var exchange: OpenExchange?
             if let admission = daemon.admission, context.target.hasUTF8Prefix("/scenario/") {
-                (context.arrival, context.reservedAttempt) = admission(methodToken(method), context.target, takeArrival)
+                (context.arrival, context.reservedAttempt, exchange) = admission(
+                    methodToken(method), context.target, socket, takeArrival)
             } else {
                 context.arrival = takeArrival()
+            }
+            // A control request is never journaled, and one waiting for the server to settle must not wait for itself.
+            if let exchanges = daemon.openExchanges, !context.target.hasUTF8Prefix("/_control/") {
+                context.open(
+                    exchange ?? OpenExchange(run: nil, scenario: nil, route: nil, attempt: nil, socket: socket),
+                    in: exchanges)
             }
             // The first call only announces the headers; answering now would cost keep-alive.
             return .YES
@@ -206,11 +219,23 @@ func handleAccess(
             }
             return .YES
         }
+        // A response shaped by a fault from its first byte is not one a client leaves of its own accord.
+        if !plan.faults.isEmpty, FaultPlan.shapesResponse(plan.faults) { context.faultFired = true }
         context.plan = consume plan
         return delayOrQueue(context: context, connection: connection, daemon: daemon)
     case .completingPlan:
         return delayOrQueue(context: context, connection: connection, daemon: daemon)
     case .delaying:
+        if let ends = context.delayEnds, ContinuousClock.now < ends {
+            // Woken early to look at the socket: a client that gave up on the delay ends the request now.
+            if daemon.peerHasClosed(connection) {
+                context.faultFired = true
+                return .NO
+            }
+            if daemon.suspend(connection, for: min(ends - ContinuousClock.now, MicroHTTPDaemon.watchInterval)) {
+                return .YES
+            }
+        }
         return queue(context: context, connection: connection, daemon: daemon)
     case .queued:
         return .YES
@@ -249,7 +274,9 @@ func delayOrQueue(context: RequestContext, connection: OpaquePointer, daemon: Mi
     // Read in place: a copy of the plan would retain and release every field of it.
     if let delay = context.plan!.delivery.delay, delay > .zero {
         context.phase = .delaying
-        if daemon.suspend(connection, for: delay) { return .YES }
+        context.delayEnds = ContinuousClock.now + delay
+        // In slices, looking at the socket between them (see the `.delaying` phase).
+        if daemon.suspend(connection, for: min(delay, MicroHTTPDaemon.watchInterval)) { return .YES }
     }
     return queue(context: context, connection: connection, daemon: daemon)
 }

@@ -15,6 +15,14 @@ struct CompletedExchange: Sendable {
     var bodyBytesSent: UInt64
     var outcome: JournalOutcome
     var startedAt: ContinuousClock.Instant
+    /// The client closed the connection before the response was complete and before any fault of it fired.
+    var abandoned = false
+    /// Whether a later request's admission already took back this request's scenario attempt (see
+    /// `OpenExchanges.reclaimAttempt`).
+    var attemptGivenBack = false
+    /// When the response ended, if before libmicrohttpd finished with it (a drop, whose end of stream went out
+    /// before the server watched how the client took it); nil: now.
+    var endedAt: timespec?
 }
 
 /// The only type that talks to libmicrohttpd.
@@ -32,8 +40,8 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     /// next arrival number, returns that number and the scenario attempt counted with it, if any (see
     /// `Router.admit(method:target:takeArrival:)`).
     typealias Admission =
-        @Sendable (_ method: String, _ target: String, _ takeArrival: () -> Int) -> (
-            arrival: Int, attempt: Int?
+        @Sendable (_ method: String, _ target: String, _ socket: Int32, _ takeArrival: () -> Int) -> (
+            arrival: Int, attempt: Int?, exchange: OpenExchange?
         )
 
     /// The bound port (the real one when 0 was asked for).
@@ -49,6 +57,8 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     /// Nil when no target keeps its body (no custom routes).
     let bodyLimit: BodyLimit?
     let admission: Admission?
+    /// Where requests count as open until their entries are stored; nil counts none.
+    let openExchanges: OpenExchanges?
     /// Connection and arrival numbers, shared by every daemon of one server so both stay unique across its ports.
     let counters: DaemonCounters
     let suspensions: NIOLockedValueBox<SuspensionTable>
@@ -68,14 +78,16 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     ///   - completion: called once per answered request, when libmicrohttpd is done with it.
     ///   - bodyLimit: how much of a request's body to keep, by target; nil discards every body.
     ///   - admission: numbers `/scenario/` requests as they arrive; nil numbers them like every other request.
+    ///   - openExchanges: where requests count as open from their headers' arrival until their entries are stored.
     ///   - counters: the connection and arrival numbers to draw from (shared with the server's other daemons).
     ///   - tls: the certificate and key to serve TLS with; nil serves plain HTTP.
     init(
         host: String, port: Int, threads: Int, connectionLimit: Int, connectionTimeout: Int, connectionMemory: Int,
         handler: @escaping Handler, bodyLimit: BodyLimit? = nil, completion: @escaping Completion,
-        admission: Admission? = nil,
+        admission: Admission? = nil, openExchanges: OpenExchanges? = nil,
         counters: DaemonCounters = DaemonCounters(), tls: TLSIdentity? = nil
     ) throws {
+        self.openExchanges = openExchanges
         self.isTLS = tls != nil
         self.counters = counters
         self.handler = handler
@@ -197,6 +209,16 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     }
 
     var isStopping: Bool { suspensions.withLockedValue { $0.stopping } }
+
+    /// The longest a response waiting on a fault (a stall, a delay) stays suspended before it looks at its socket:
+    /// libmicrohttpd does not watch a suspended connection, so without a look a client that gave up on a 30-second
+    /// stall would keep its request open, and its run unsettled, for 30 seconds.
+    static let watchInterval: Duration = .milliseconds(200)
+
+    /// Whether the client has closed (or reset) the connection. Must be called from a libmicrohttpd callback.
+    func peerHasClosed(_ connection: OpaquePointer) -> Bool {
+        cmhd_peer_closed(cmhd_connection_fd(connection)) == 1
+    }
 }
 
 /// Connection and arrival numbers drawn by the daemons of one server.

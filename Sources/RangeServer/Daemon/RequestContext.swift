@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Per-request state, from the first line of the request to libmicrohttpd's completion notice.
 final class RequestContext: @unchecked Sendable {
     enum Phase { case receivingHeaders, completingPlan, delaying, queued }
@@ -23,6 +29,37 @@ final class RequestContext: @unchecked Sendable {
     var plan: ResponsePlan?
     var bodyBytesSent: UInt64 = 0
     var outcome: JournalOutcome?
+    /// Whether a fault that fires at a point of the response (a delay the client gave up on, a stall, garbage, a
+    /// drop, a reset, a truncation, a bad chunk) had been reached: a response the client then closed was not one it
+    /// left of its own accord (see `JournalEntry.abandoned`).
+    var faultFired = false {
+        didSet { openExchange?.faultFired.store(faultFired, ordering: .releasing) }
+    }
+    /// When the response ended, where that was before libmicrohttpd finished with it (see `BodyReader.drop()`).
+    var endedAt: timespec?
+    /// When a `delay` fault's wait is over, while the response waits on it.
+    var delayEnds: ContinuousClock.Instant?
+    /// The request as the server's open requests know it, from the arrival of its headers on (see `OpenExchanges`).
+    private(set) var openExchange: OpenExchange?
+    /// Where it is counted open, until `close()`.
+    private var openIn: OpenExchanges?
 
     init(target: String) { self.target = target }
+
+    deinit { close() }
+
+    /// Counts the request as open in `exchanges`.
+    func open(_ exchange: OpenExchange, in exchanges: OpenExchanges) {
+        exchanges.open(exchange)
+        openExchange = exchange
+        openIn = exchanges
+    }
+
+    /// Counts the request as closed, once; called after its journal entry is stored (and, for a request that ended
+    /// without one, when the context goes).
+    func close() {
+        guard let exchanges = openIn, let exchange = openExchange else { return }
+        openIn = nil
+        exchanges.close(exchange)
+    }
 }

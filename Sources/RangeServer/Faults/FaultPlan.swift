@@ -158,6 +158,28 @@ public struct FaultPlan: Hashable, Sendable {
         case faultSeed = "fault-seed"
     }
 
+    /// The keys whose fault shapes the response from its first byte (its status line and headers: a 200 to a Range,
+    /// a misaligned or unasked Content-Range, a changed validator behind an If-Range, an encoding, conflicting
+    /// framing): a client that closes such a response did not leave a healthy one of its own accord. The other keys
+    /// fire at a point of the body (`drop-after`, `stall-after`, `length-delta` once past the declared length, ...)
+    /// or change nothing a client could object to (`no-etag`, `rate`, ...).
+    public static let shapingKeys: Set<String> = [
+        Key.status.rawValue, Key.misalignRange.rawValue, Key.ignoreRange.rawValue, Key.ignoreIfRange.rawValue,
+        Key.unsatisfiableShape.rawValue, Key.contentRangeOn200.rawValue, Key.encoding.rawValue,
+        Key.chunkedWithLength.rawValue,
+    ]
+
+    /// Whether one of `appliedNames` (`key=value`) is a shaping fault (see `shapingKeys`).
+    ///
+    /// - Parameters:
+    ///   - names: applied fault names.
+    /// - Returns: true when any names a shaping key.
+    public static func shapesResponse(_ names: [String]) -> Bool {
+        names.contains { name in
+            shapingKeys.contains(String(name.prefix { $0 != "=" }))
+        }
+    }
+
     /// Query keys that are resource parameters, not faults: `parse(query:)` hands them back untouched.
     public static let passthroughKeys: Set<String> = ["seed", "version", "redirect-code", "redirect-location", "hop"]
 

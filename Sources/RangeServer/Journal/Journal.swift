@@ -60,6 +60,8 @@ public final class Journal: Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// The requests still being answered; see `settled(run:timeout:)`.
+    let openExchanges = OpenExchanges()
     private typealias Extras = JournalSlot.Extras
     /// The file's descriptor, or -1. Written only under the state lock, so lines never interleave
     /// and file order matches `seq` order.
@@ -147,6 +149,7 @@ public final class Journal: Sendable {
             connection: exchange.request.connectionID, arrival: exchange.request.arrival,
             arrivalTime: exchange.request.arrivalTime, textStart: 0, textLength: 0, hasExtras: hasExtras)
         slot.tls = exchange.request.isTLS
+        slot.abandoned = exchange.abandoned
         let extras =
             hasExtras
             ? Extras(
@@ -250,6 +253,34 @@ public final class Journal: Sendable {
             state.dropped += 1
         }
     }
+
+    /// Waits until the server has answered and journaled every request of `run` it has read (of any run, when nil),
+    /// then returns that run's entries: what a judge reads once the client has exited, with no guessing from a quiet
+    /// moment.
+    ///
+    /// A request counts from the arrival of its headers until its entry is stored. A response stalled by a fault
+    /// whose client has closed the connection ends within a fraction of a second (the server looks at its socket
+    /// while it waits), so a client that gave up on a `stall-for=30s` does not keep its run open for 30 seconds.
+    ///
+    /// - Parameters:
+    ///   - run: the scenario run; nil waits for every request of the server.
+    ///   - timeout: the longest wait; a request still open then (a client still downloading) is left out.
+    /// - Returns: whether the run settled, and its entries (every entry when `run` is nil), oldest first.
+    public func settled(
+        run: String? = nil, timeout: Duration = .seconds(10)
+    ) async -> (
+        settled: Bool, entries: [JournalEntry]
+    ) {
+        let settled = await openExchanges.settled(run: run, timeout: timeout)
+        return (settled, entries(run: run))
+    }
+
+    /// How many requests the server is still answering: of `run`, or of the whole server when nil.
+    ///
+    /// - Parameters:
+    ///   - run: the scenario run, or nil.
+    /// - Returns: the count of requests whose headers arrived and whose entries are not stored yet.
+    public func openCount(run: String? = nil) -> Int { openExchanges.count(run: run) }
 
     /// The entries in `seq` order, optionally filtered.
     ///

@@ -83,6 +83,12 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     public var faultsApplied: Bool?
     /// Whether the request came in on a TLS port (`https://`). Older journals without the key read as `false`.
     public var tls: Bool
+    /// Whether the client closed the connection of its own accord: the response was not complete (`client-closed`)
+    /// and no fault of it had fired (no stall, drop, reset, truncation, bad chunk or garbage reached, no delay given
+    /// up on). A client that reads the start of a response and closes it (a probe), or that stops a download to
+    /// start it again, leaves such an entry; one whose process was killed does too, and only whoever killed it knows
+    /// that. Older journals without the key read as `false`.
+    public var abandoned: Bool
 
     /// Makes an entry; `seq` is normally 0 here and assigned by `Journal.append`.
     ///
@@ -108,13 +114,15 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     ///   - arrivalTime: when the request arrived; `time` when not given.
     ///   - faultsApplied: with `probability`, whether the faults applied.
     ///   - tls: whether the request came in on a TLS port.
+    ///   - abandoned: whether the client left the response of its own accord.
     public init(
         seq: Int = 0, time: String, method: String, target: String, scenario: String? = nil, run: String? = nil,
         route: String? = nil, attempt: Int? = nil, requestHeaders: [String: String] = [:], status: Int,
         responseHeaders: [String: String] = [:], bodyBytesPlanned: UInt64, bodyBytesSent: UInt64,
         outcome: JournalOutcome, faults: [String] = [], connection: Int, peer: String, arrival: Int = 0,
-        arrivalTime: String? = nil, faultsApplied: Bool? = nil, tls: Bool = false
+        arrivalTime: String? = nil, faultsApplied: Bool? = nil, tls: Bool = false, abandoned: Bool = false
     ) {
+        self.abandoned = abandoned
         self.seq = seq
         self.time = time
         self.method = method
@@ -141,10 +149,10 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     private enum CodingKeys: String, CodingKey {
         case seq, time, method, target, scenario, run, route, attempt, requestHeaders, status, responseHeaders
         case bodyBytesPlanned, bodyBytesSent, outcome, faults, connection, peer, arrival, arrivalTime, faultsApplied
-        case tls
+        case tls, abandoned
     }
 
-    /// Decodes an entry; `tls` may be missing (journals written before TLS existed) and is then `false`.
+    /// Decodes an entry; `tls` and `abandoned` may be missing (journals written before them) and are then `false`.
     ///
     /// - Parameters:
     ///   - decoder: the decoder to read from.
@@ -171,6 +179,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         arrivalTime = try container.decode(String.self, forKey: .arrivalTime)
         faultsApplied = try container.decodeIfPresent(Bool.self, forKey: .faultsApplied)
         tls = try container.decodeIfPresent(Bool.self, forKey: .tls) ?? false
+        abandoned = try container.decodeIfPresent(Bool.self, forKey: .abandoned) ?? false
     }
 
     /// Encodes every key, writing `null` for absent scenario fields rather than leaving them out
@@ -201,6 +210,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         try container.encode(arrivalTime, forKey: .arrivalTime)
         try container.encode(faultsApplied, forKey: .faultsApplied)
         try container.encode(tls, forKey: .tls)
+        try container.encode(abandoned, forKey: .abandoned)
     }
 
     /// Builds a header dictionary the journal's way: lower-case names, repeated headers joined with `", "`
@@ -319,6 +329,8 @@ extension JournalEntry {
         if let faultsApplied { writer.raw(faultsApplied ? "true" : "false") } else { writer.raw("null") }
         writer.key("tls")
         writer.raw(tls ? "true" : "false")
+        writer.key("abandoned")
+        writer.raw(abandoned ? "true" : "false")
         writer.close("}")
     }
 

@@ -68,6 +68,8 @@ struct JournalSlot: Sendable, BitwiseCopyable {
     var hasExtras: Bool
     /// Whether the request came in on a TLS port.
     var tls = false
+    /// Whether the client left the response of its own accord (see `JournalEntry.abandoned`).
+    var abandoned = false
 
     init(
         seq: Int, seconds: Int64, nanoseconds: Int32, status: Int32, outcome: JournalOutcome, peerPort: UInt16,
@@ -136,7 +138,7 @@ struct JournalSlot: Sendable, BitwiseCopyable {
             arrival: arrival,
             arrivalTime: Self.timestamp(nanosecondsSince1970: arrivalTime),
             faultsApplied: extras?.faultsApplied,
-            tls: tls
+            tls: tls, abandoned: abandoned
         )
     }
 

@@ -5,20 +5,29 @@ import NIOConcurrencyHelpers
 ///
 /// An empty string marks a representation that could not be read: it is answered without a digest instead of
 /// being hashed again.
+///
+/// A `/bytes` key is any (length, seed, version) a client names, so the cache keeps at most ``capacity`` digests,
+/// forgetting the least recently used (a forgotten digest is computed again when asked for).
 final class DigestCache: Sendable {
-    private let digests = NIOLockedValueBox<[String: String]>([:])
+    /// The most digests kept.
+    static let capacity = 10_000
+
+    private let digests = NIOLockedValueBox(BoundedTable<String, String>(Retention(limit: capacity, idleExpiry: nil)))
 
     /// The digest stored under `key`, empty when reading failed, nil when not computed yet.
     func digest(forKey key: String) -> String? {
-        digests.withLockedValue { $0[key] }
+        digests.withLockedValue { $0.value(forKey: key, now: .now) }
     }
 
     /// Hashes `representation`, stores the result under its key and returns it (empty when it cannot be read).
     func compute(_ representation: Representation, key: String) -> String {
         let encoded = representation.sha256().map { ReprDigest([("sha-256", $0)]).headerValue } ?? ""
-        digests.withLockedValue { $0[key] = encoded }
+        digests.withLockedValue { $0.set(encoded, forKey: key, now: .now) }
         return encoded
     }
+
+    /// How many digests are kept now (for tests).
+    var count: Int { digests.withLockedValue { $0.count } }
 }
 
 /// A `Repr-Digest` field that a finished plan still lacks because the digest has not been computed.

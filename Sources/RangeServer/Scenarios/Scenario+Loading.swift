@@ -91,7 +91,7 @@ extension Scenario {
 
 /// Turns a located JSON tree into a `Scenario`, failing with the file, line and column of the culprit.
 private struct ScenarioReader {
-    private static let topLevelKeys = ["description", "resource", "attempts", "routes", "expect"]
+    private static let topLevelKeys = ["description", "resource", "attempts", "routes", "count-probes", "expect"]
     private static let requiredTopLevelKeys = ["description", "resource", "attempts"]
     private static let routeKeys = ["resource", "attempts"]
     private static let stepKeys =
@@ -154,7 +154,15 @@ private struct ScenarioReader {
             _ = try object(value, "expect")
             return ScenarioSection(value: value, source: source, path: "expect")
         }
-        return Scenario(name: name, description: description, resource: resource, routes: routes, expect: expect)
+        var scenario = Scenario(
+            name: name, description: description, resource: resource, routes: routes, expect: expect)
+        if let value = members["count-probes"] {
+            guard case .bool(let flag) = value.kind else {
+                throw fail(value.location, "count-probes must be true or false, found \(value.kindName)")
+            }
+            scenario.countsProbes = flag
+        }
+        return scenario
     }
 
     private func steps(

@@ -19,6 +19,11 @@ public struct Scenario: Hashable, Sendable {
     /// The conformance harness's expectations, kept as parsed for the harness to decode; always an object when
     /// present.
     public var expect: ScenarioSection?
+    /// Whether a response the client left of its own accord (`JournalEntry.abandoned`: a probe that read the first
+    /// bytes and closed) spends its attempt here as any request does (`"count-probes": true`). By default it does
+    /// not: its attempt is given back, so the client's next request meets the step the probe met. For rows whose
+    /// point is counting every request: redirect loops, retry bursts.
+    public var countsProbes = false
 
     /// Makes a scenario from parts, without the loader's validation.
     ///

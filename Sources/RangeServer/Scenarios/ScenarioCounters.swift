@@ -5,17 +5,33 @@ import NIOConcurrencyHelpers
 /// Called synchronously from libmicrohttpd's threads, hence a lock rather than an actor:
 /// a request handler cannot suspend. A run is any client-chosen string that isolates one test's
 /// attempts from another's, so tests running at the same time against one server do not interfere.
+///
+/// Because the client chooses the run, the counts are bounded (``Retention``): a count unused for the idle expiry
+/// is forgotten, and past the limit the least recently used is; a run whose count was forgotten starts again at
+/// attempt 1.
 public final class ScenarioCounters: Sendable {
-    private struct Key: Hashable {
+    /// What one count is kept under.
+    struct Key: Hashable {
         var scenario: String
         var run: String
         var route: String
     }
 
-    private let counts = NIOLockedValueBox<[Key: Int]>([:])
+    /// The attempts counted, by key.
+    private let counts: NIOLockedValueBox<BoundedTable<Key, Int>>
+    private let clock: @Sendable () -> ContinuousClock.Instant
 
     /// Makes a set of counters, all at zero.
-    public init() {}
+    ///
+    /// - Parameters:
+    ///   - retention: how many counts are kept, and how long an unused one is.
+    ///   - clock: the time (a test moves it to expire counts).
+    public init(
+        retention: Retention = .runs, clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+    ) {
+        counts = NIOLockedValueBox(BoundedTable(retention))
+        self.clock = clock
+    }
 
     /// Counts one more attempt and returns its number.
     ///
@@ -25,10 +41,12 @@ public final class ScenarioCounters: Sendable {
     ///   - route: the route name (`Scenario.mainRoute` for the scenario's own URL).
     /// - Returns: the attempt number, 1 for the first request.
     public func nextAttempt(scenario: String, run: String, route: String) -> Int {
-        counts.withLockedValue { counts in
-            let next = counts[Key(scenario: scenario, run: run, route: route), default: 0] + 1
-            counts[Key(scenario: scenario, run: run, route: route)] = next
-            return next
+        let key = Key(scenario: scenario, run: run, route: route)
+        return counts.withLockedValue { counts in
+            counts.update(forKey: key, now: clock(), default: { 0 }) { count in
+                count += 1
+                return count
+            }
         }
     }
 
@@ -44,11 +62,38 @@ public final class ScenarioCounters: Sendable {
     public func nextAttempt(
         scenario: String, run: String, route: String, arrival: () -> Int
     ) -> (arrival: Int, attempt: Int) {
-        counts.withLockedValue { counts in
-            let key = Key(scenario: scenario, run: run, route: route)
-            let next = counts[key, default: 0] + 1
-            counts[key] = next
-            return (arrival(), next)
+        let key = Key(scenario: scenario, run: run, route: route)
+        return counts.withLockedValue { counts in
+            let attempt = counts.update(forKey: key, now: clock(), default: { 0 }) { count in
+                count += 1
+                return count
+            }
+            return (arrival(), attempt)
+        }
+    }
+
+    /// Takes an arrival number and counts one more attempt under one lock, unless `reclaim` says the latest attempt
+    /// is free again (its request was left by the client before any fault fired): the new request then takes that
+    /// same attempt.
+    ///
+    /// - Parameters:
+    ///   - scenario: the scenario name.
+    ///   - run: the run identifier.
+    ///   - route: the route name.
+    ///   - arrival: takes the next arrival number; called once, under the lock.
+    ///   - reclaim: given the latest attempt (when there is one), whether it may be taken again; called under the
+    ///     lock.
+    /// - Returns: the arrival number and the attempt number.
+    public func nextAttempt(
+        scenario: String, run: String, route: String, arrival: () -> Int, reclaim: (Int) -> Bool
+    ) -> (arrival: Int, attempt: Int) {
+        let key = Key(scenario: scenario, run: run, route: route)
+        return counts.withLockedValue { counts in
+            let attempt = counts.update(forKey: key, now: clock(), default: { 0 }) { count in
+                if count == 0 || !reclaim(count) { count += 1 }
+                return count
+            }
+            return (arrival(), attempt)
         }
     }
 
@@ -58,9 +103,30 @@ public final class ScenarioCounters: Sendable {
     ///   - scenario: the scenario name.
     ///   - run: the run identifier.
     ///   - route: the route name.
-    /// - Returns: the number of attempts so far, 0 if none.
+    /// - Returns: the number of attempts so far, 0 if none (or if the count was forgotten).
     public func currentAttempt(scenario: String, run: String, route: String) -> Int {
-        counts.withLockedValue { $0[Key(scenario: scenario, run: run, route: route)] ?? 0 }
+        let key = Key(scenario: scenario, run: run, route: route)
+        return counts.withLockedValue { $0.peekValue(forKey: key, now: clock()) ?? 0 }
+    }
+
+    /// Gives back `attempt` when it is still the latest of (scenario, run, route), so the next request takes the same
+    /// number (and meets the same step): for a probe, which should not spend the scenario's faulted attempt. An
+    /// attempt a later request has already followed is not given back (that request already met the next step).
+    ///
+    /// - Parameters:
+    ///   - scenario: the scenario name.
+    ///   - run: the run identifier.
+    ///   - route: the route name.
+    ///   - attempt: the attempt to give back.
+    /// - Returns: whether it was given back.
+    @discardableResult
+    public func giveBack(scenario: String, run: String, route: String, attempt: Int) -> Bool {
+        let key = Key(scenario: scenario, run: run, route: route)
+        return counts.withLockedValue { counts in
+            guard counts.peekValue(forKey: key, now: clock()) == attempt else { return false }
+            counts.set(attempt - 1, forKey: key, now: clock())
+            return true
+        }
     }
 
     /// Forgets every count, so the next request to any route is attempt 1 again.
@@ -75,7 +141,15 @@ public final class ScenarioCounters: Sendable {
     ///   - run: the run identifier.
     public func reset(scenario: String, run: String) {
         counts.withLockedValue { counts in
-            counts = counts.filter { $0.key.scenario != scenario || $0.key.run != run }
+            _ = counts.removeAll { key, _ in key.scenario == scenario && key.run == run }
+        }
+    }
+
+    /// How many counts are held now: one per route of a run that was asked for and not yet forgotten.
+    public var heldCount: Int {
+        counts.withLockedValue { counts in
+            counts.expire(now: clock())
+            return counts.count
         }
     }
 }

@@ -1,0 +1,1164 @@
+// Written by scripts/lib/api_document.py from docs/conformance-api.json: edit the document, then run it.
+
+extension ConformanceAPIDocument {
+    /// docs/conformance-api.json, as the service serves it before the catalogue's names are added.
+    static let text = #"""
+        {
+          "openapi": "3.1.0",
+          "info": {
+            "title": "rangecheck serve: the conformance API",
+            "version": "1.1.0",
+            "description": "A client anywhere asks for a run of a scenario, downloads the URLs it is handed however it likes (performing the steps it is given), and reports what it ended with. The server judges the run from its request journal and the report, with the same judge as `rangecheck`. With `--token`, every operation needs `Authorization: Bearer TOKEN` (or `?token=TOKEN`, or the `rangecheck-token` cookie a `?token=` request sets); without it, only loopback peers are answered (403 otherwise). Every error is a 4xx with a one-line JSON body `{\"error\": ...}`, except 413 for a request body over 8 MiB (a line of text from the server). The service enforces every constraint this document states, and no other but those a schema cannot say, each named in a description: a report has one output per URL its run handed out, a `blocks` list has one digest per 64 KiB of `size`, and an https run needs a server with a TLS port. Runs are held in memory up to `--run-limit` (10,000) and each is forgotten after `--run-expiry` (an hour) without a request naming it; a request naming a forgotten run is answered 410. `GET /_conformance/openapi.json` serves this document with the running catalogue's scenario and route names as enums. Tests/ConformanceTests/ServiceAPIDocumentTests.swift validates the server against this document, and `scripts/check-api` runs schemathesis against a live service."
+          },
+          "servers": [
+            {
+              "url": "http://127.0.0.1:8090"
+            }
+          ],
+          "security": [
+            {
+              "bearer": []
+            },
+            {
+              "queryToken": []
+            },
+            {
+              "cookieToken": []
+            }
+          ],
+          "paths": {
+            "/_conformance/scenarios": {
+              "get": {
+                "operationId": "listScenarios",
+                "summary": "The scenario catalogue",
+                "responses": {
+                  "200": {
+                    "description": "Every scenario, in name order.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/ScenarioList"
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  }
+                }
+              }
+            },
+            "/_conformance/runs": {
+              "post": {
+                "operationId": "createRun",
+                "summary": "Ask for a run of one scenario",
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "$ref": "#/components/schemas/RunRequest"
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "201": {
+                    "description": "The run: what to download and what to do meanwhile.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/RunCreated"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  }
+                },
+                "description": "400 for a body the schema refuses (an unknown property, a null, a label with a control character), or `scheme: https` on a server without a TLS port; 404 for a scenario not in the catalogue."
+              }
+            },
+            "/_conformance/runs/{run}": {
+              "get": {
+                "operationId": "getRun",
+                "summary": "A run's state: pending, or judged with its verdict",
+                "parameters": [
+                  {
+                    "$ref": "#/components/parameters/Run"
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "The run.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/RunStatus"
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "410": {
+                    "$ref": "#/components/responses/Gone"
+                  }
+                },
+                "description": "404 for a string that was never a run token; 410 for a run the service no longer holds (expired, pushed out by newer runs, deleted, or issued before a restart)."
+              },
+              "delete": {
+                "operationId": "deleteRun",
+                "summary": "Forget a run: a pending one is dropped, a judged one's verdict leaves the report and the results file",
+                "description": "A judged run's verdict is removed from the live report and from `--results` (the file is rewritten without it, so a restart does not bring it back); the cell then shows the pair's previous verdict, if the file has one. A pending run is forgotten: a later request naming it is answered 410.",
+                "parameters": [
+                  {
+                    "$ref": "#/components/parameters/Run"
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "What was removed.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Removal"
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "410": {
+                    "$ref": "#/components/responses/Gone"
+                  }
+                }
+              }
+            },
+            "/_conformance/runs/{run}/result": {
+              "post": {
+                "operationId": "reportResult",
+                "summary": "Report how the download ended and what it left; answered with the verdict",
+                "parameters": [
+                  {
+                    "$ref": "#/components/parameters/Run"
+                  }
+                ],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "$ref": "#/components/schemas/ResultReport"
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "The verdict, also kept in the results file.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Verdict"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "410": {
+                    "$ref": "#/components/responses/Gone"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  }
+                },
+                "description": "400 for a body the schema refuses, or a report that cannot be judged: one output per URL the run handed out (no other route, none twice), and a `blocks` list of one SHA-256 per 64 KiB block of `size`. Nothing is kept then, and the run can be reported again. 409 for a run already reported; 410 for a run no longer held."
+              }
+            },
+            "/_conformance/runs/{run}/prefill": {
+              "get": {
+                "operationId": "getPrefill",
+                "summary": "The bytes a prefill step puts at the start of an output (not journaled: not a download under test)",
+                "parameters": [
+                  {
+                    "$ref": "#/components/parameters/Run"
+                  },
+                  {
+                    "name": "route",
+                    "in": "query",
+                    "required": false,
+                    "schema": {
+                      "type": "string"
+                    },
+                    "description": "The output's route; absent for a single-file scenario."
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "The bytes.",
+                    "content": {
+                      "application/octet-stream": {
+                        "schema": {
+                          "type": "string",
+                          "contentEncoding": "binary"
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "410": {
+                    "$ref": "#/components/responses/Gone"
+                  }
+                },
+                "description": "404 for a run without a prefill step or without that route, or one already judged; 410 for a run no longer held."
+              }
+            },
+            "/_conformance/ca.pem": {
+              "get": {
+                "operationId": "getCertificateAuthority",
+                "summary": "The CA certificate an https run's client must trust",
+                "responses": {
+                  "200": {
+                    "description": "PEM.",
+                    "content": {
+                      "application/x-pem-file": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  }
+                }
+              }
+            },
+            "/_conformance/report": {
+              "get": {
+                "operationId": "getReport",
+                "summary": "The live matrix of every client label that reported: HTML that refreshes itself, or JSON, JUnit or Markdown",
+                "parameters": [
+                  {
+                    "name": "format",
+                    "in": "query",
+                    "required": false,
+                    "schema": {
+                      "type": "string",
+                      "enum": [
+                        "html",
+                        "json",
+                        "junit",
+                        "markdown"
+                      ],
+                      "default": "html"
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "The report.",
+                    "content": {
+                      "text/html": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      },
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Report"
+                        }
+                      },
+                      "application/xml": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      },
+                      "text/markdown": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  }
+                }
+              }
+            },
+            "/_conformance/report/{scenario}/{client}": {
+              "get": {
+                "operationId": "getRunPicture",
+                "summary": "The picture of a cell's latest run: its requests on a timeline and its output's content map",
+                "parameters": [
+                  {
+                    "name": "scenario",
+                    "in": "path",
+                    "required": true,
+                    "schema": {
+                      "type": "string"
+                    }
+                  },
+                  {
+                    "name": "client",
+                    "in": "path",
+                    "required": true,
+                    "schema": {
+                      "type": "string"
+                    },
+                    "description": "The column: the client label, with ` (https)` for an https run."
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "An HTML page.",
+                    "content": {
+                      "text/html": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                }
+              }
+            },
+            "/_conformance/columns/{column}": {
+              "delete": {
+                "operationId": "deleteColumn",
+                "summary": "Remove a column from the live report, with every verdict under it",
+                "description": "Removes the column's verdicts from the report and from `--results` (the file is rewritten without them, so a restart does not bring them back), and forgets the runs handed out under the column and not yet reported (a later request naming one is answered 410).",
+                "parameters": [
+                  {
+                    "name": "column",
+                    "in": "path",
+                    "required": true,
+                    "schema": {
+                      "type": "string"
+                    },
+                    "description": "The column as the report names it: the client label, with ` (https)` for its https runs."
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "What was removed.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Removal"
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                }
+              }
+            },
+            "/_conformance/openapi.json": {
+              "get": {
+                "operationId": "getAPIDocument",
+                "summary": "This document, with the running catalogue's scenario names and route names as enums and this server's address",
+                "responses": {
+                  "200": {
+                    "description": "The OpenAPI document.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "type": "object"
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  }
+                }
+              }
+            }
+          },
+          "components": {
+            "parameters": {
+              "Run": {
+                "name": "run",
+                "in": "path",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                },
+                "description": "The run token from createRun."
+              }
+            },
+            "responses": {
+              "Error": {
+                "description": "The request cannot be answered; nothing already judged is lost.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  }
+                }
+              },
+              "Unauthorized": {
+                "description": "With `--token`: the request did not carry the token.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  }
+                }
+              },
+              "Forbidden": {
+                "description": "Without `--token`: the peer is not on loopback.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  }
+                }
+              },
+              "Gone": {
+                "description": "The run was issued by this service and is no longer held: unused for `--run-expiry`, pushed out by newer runs beyond `--run-limit`, deleted, or issued before a restart. Ask for a new run.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  }
+                }
+              },
+              "TooLarge": {
+                "description": "The request body is over 8 MiB; the server answers before the API reads it.",
+                "content": {
+                  "text/plain": {
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                }
+              }
+            },
+            "schemas": {
+              "Error": {
+                "type": "object",
+                "required": [
+                  "error"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "error": {
+                    "type": "string",
+                    "description": "One line."
+                  }
+                }
+              },
+              "Step": {
+                "type": "object",
+                "description": "Exactly one of kill-at, pause-at, cancel-at and prefill, with the threshold as the scenario wrote it.",
+                "required": [
+                  "bytes"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "kill-at": {
+                    "type": "string",
+                    "description": "Stop the download process abruptly once this much is on disk (count allocated blocks, not file length), then start the same download again."
+                  },
+                  "pause-at": {
+                    "type": "string",
+                    "description": "Pause the download once this much is on disk, for `for`, then let it go on."
+                  },
+                  "for": {
+                    "type": "string",
+                    "description": "With pause-at: how long, e.g. 2s or 1500ms."
+                  },
+                  "cancel-at": {
+                    "type": "string",
+                    "description": "Cancel the download once this much is on disk; report the outcome cancelled."
+                  },
+                  "prefill": {
+                    "type": "string",
+                    "description": "Before starting, put this much of the expected content at the start of each output (fetched from urls)."
+                  },
+                  "bytes": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "The threshold in bytes: of all outputs together, or per output for prefill."
+                  },
+                  "urls": {
+                    "type": "array",
+                    "items": {
+                      "$ref": "#/components/schemas/HandedURL"
+                    },
+                    "description": "With prefill, in a run: where to fetch each output's prefill bytes."
+                  }
+                }
+              },
+              "HandedURL": {
+                "type": "object",
+                "required": [
+                  "route",
+                  "url"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "route": {
+                    "type": "string",
+                    "description": "The route name; empty for a single-file scenario."
+                  },
+                  "url": {
+                    "type": "string",
+                    "description": "The absolute URL."
+                  }
+                }
+              },
+              "ScenarioList": {
+                "type": "object",
+                "required": [
+                  "scenarios"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "scenarios": {
+                    "type": "array",
+                    "items": {
+                      "type": "object",
+                      "required": [
+                        "name",
+                        "description",
+                        "files",
+                        "steps",
+                        "tags"
+                      ],
+                      "additionalProperties": false,
+                      "properties": {
+                        "name": {
+                          "type": "string"
+                        },
+                        "description": {
+                          "type": "string"
+                        },
+                        "files": {
+                          "type": "array",
+                          "items": {
+                            "type": "string"
+                          },
+                          "description": "Routes downloaded as separate outputs; empty for one output."
+                        },
+                        "steps": {
+                          "type": "array",
+                          "items": {
+                            "$ref": "#/components/schemas/Step"
+                          }
+                        },
+                        "tags": {
+                          "type": "array",
+                          "items": {
+                            "type": "string"
+                          }
+                        },
+                        "expect": {
+                          "type": "object",
+                          "description": "The scenario's expect section as its file wrote it (docs/conformance.md)."
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "RunRequest": {
+                "type": "object",
+                "required": [
+                  "scenario",
+                  "client"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "scenario": {
+                    "type": "string",
+                    "description": "A scenario name from `GET /_conformance/scenarios` (the served document lists them as an enum); 404 for another."
+                  },
+                  "client": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100,
+                    "not": {
+                      "anyOf": [
+                        {
+                          "pattern": "[\\x00-\\x1F\\x7F-\\x9F\\u2028\\u2029]"
+                        },
+                        {
+                          "pattern": "^ "
+                        },
+                        {
+                          "pattern": " $"
+                        }
+                      ]
+                    },
+                    "description": "The column the verdict goes under: 1 to 100 characters (Unicode code points), none a control character (U+0000-U+001F, U+007F-U+009F) or a line or paragraph separator (U+2028, U+2029), no space at either end."
+                  },
+                  "scheme": {
+                    "type": "string",
+                    "enum": [
+                      "http",
+                      "https"
+                    ],
+                    "default": "http",
+                    "description": "`https` hands out URLs on the TLS port; 400 on a server without one (start it with `--tls-port`)."
+                  },
+                  "segmented": {
+                    "type": "boolean",
+                    "description": "Whether the client fetches one file over several connections (judged by the segment rule, which allows requests of one file in flight together); absent means false."
+                  }
+                }
+              },
+              "RunCreated": {
+                "type": "object",
+                "required": [
+                  "run",
+                  "scenario",
+                  "client",
+                  "scheme",
+                  "urls",
+                  "steps",
+                  "result"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "run": {
+                    "type": "string"
+                  },
+                  "scenario": {
+                    "type": "string"
+                  },
+                  "client": {
+                    "type": "string"
+                  },
+                  "scheme": {
+                    "type": "string",
+                    "enum": [
+                      "http",
+                      "https"
+                    ]
+                  },
+                  "urls": {
+                    "type": "array",
+                    "items": {
+                      "$ref": "#/components/schemas/HandedURL"
+                    }
+                  },
+                  "steps": {
+                    "type": "array",
+                    "items": {
+                      "$ref": "#/components/schemas/Step"
+                    }
+                  },
+                  "ca": {
+                    "type": "string",
+                    "description": "The CA certificate (PEM) to trust, when the run reaches https."
+                  },
+                  "result": {
+                    "type": "string",
+                    "description": "Where to POST the result."
+                  }
+                }
+              },
+              "ReportedOutput": {
+                "type": "object",
+                "required": [
+                  "route"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "route": {
+                    "type": "string",
+                    "description": "The route of a URL the run handed out (the served document lists the catalogue's routes as an enum); empty for a single-file scenario."
+                  },
+                  "exists": {
+                    "type": "boolean",
+                    "description": "false when the client left no file; absent means it exists."
+                  },
+                  "size": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 9007199254740991,
+                    "description": "In bytes, at most 2^53 - 1 (the largest integer JSON carries exactly everywhere)."
+                  },
+                  "sha256": {
+                    "type": "string",
+                    "pattern": "^[0-9a-fA-F]{64}$",
+                    "description": "The whole file's SHA-256, 64 hex digits."
+                  },
+                  "blocks": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "pattern": "^[0-9a-fA-F]{64}$"
+                    },
+                    "description": "The SHA-256 of each 64 KiB block, in order (the last may be shorter): exactly one per 64 KiB of size, rounded up (400 otherwise)."
+                  }
+                },
+                "description": "An output that exists gives its size and its digests (blocks, sha256 or both); one that does not gives `exists: false`.",
+                "anyOf": [
+                  {
+                    "required": [
+                      "exists"
+                    ],
+                    "properties": {
+                      "exists": {
+                        "const": false
+                      }
+                    }
+                  },
+                  {
+                    "required": [
+                      "size",
+                      "sha256"
+                    ]
+                  },
+                  {
+                    "required": [
+                      "size",
+                      "blocks"
+                    ]
+                  }
+                ]
+              },
+              "ResultReport": {
+                "type": "object",
+                "required": [
+                  "outcome",
+                  "outputs"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "outcome": {
+                    "type": "string",
+                    "enum": [
+                      "success",
+                      "failure",
+                      "cancelled"
+                    ]
+                  },
+                  "outputs": {
+                    "type": "array",
+                    "items": {
+                      "$ref": "#/components/schemas/ReportedOutput"
+                    },
+                    "description": "One per URL the run handed out, each route once (400 otherwise)."
+                  },
+                  "steps-done": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "enum": [
+                        "kill-at",
+                        "pause-at",
+                        "cancel-at",
+                        "prefill"
+                      ]
+                    },
+                    "description": "A step left out makes the verdict n/a, never a pass."
+                  },
+                  "detail": {
+                    "type": "string",
+                    "description": "With failure: the client's own error message."
+                  }
+                }
+              },
+              "Verdict": {
+                "type": "object",
+                "required": [
+                  "scenario",
+                  "client",
+                  "scheme",
+                  "run",
+                  "result",
+                  "reason",
+                  "time"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "scenario": {
+                    "type": "string"
+                  },
+                  "client": {
+                    "type": "string"
+                  },
+                  "scheme": {
+                    "type": "string",
+                    "enum": [
+                      "http",
+                      "https"
+                    ]
+                  },
+                  "run": {
+                    "type": "string"
+                  },
+                  "result": {
+                    "type": "string",
+                    "enum": [
+                      "pass",
+                      "fail",
+                      "n/a"
+                    ]
+                  },
+                  "reason": {
+                    "type": "string"
+                  },
+                  "time": {
+                    "type": "string",
+                    "description": "RFC 3339."
+                  },
+                  "elapsed-ms": {
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "notes": {
+                    "type": "array",
+                    "description": "The judge's notes on the run: facts beside the verdict that do not decide it.",
+                    "items": {
+                      "type": "string"
+                    }
+                  },
+                  "grade": {
+                    "$ref": "#/components/schemas/Grade"
+                  },
+                  "reasons": {
+                    "type": "array",
+                    "description": "Every violation with its grade; absent for a pass and n/a.",
+                    "items": {
+                      "$ref": "#/components/schemas/Violation"
+                    }
+                  }
+                }
+              },
+              "RunStatus": {
+                "type": "object",
+                "required": [
+                  "run",
+                  "scenario",
+                  "client",
+                  "scheme",
+                  "state"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "run": {
+                    "type": "string"
+                  },
+                  "scenario": {
+                    "type": "string"
+                  },
+                  "client": {
+                    "type": "string"
+                  },
+                  "scheme": {
+                    "type": "string",
+                    "enum": [
+                      "http",
+                      "https"
+                    ]
+                  },
+                  "state": {
+                    "type": "string",
+                    "enum": [
+                      "pending",
+                      "judged"
+                    ]
+                  },
+                  "verdict": {
+                    "$ref": "#/components/schemas/Verdict"
+                  }
+                }
+              },
+              "Report": {
+                "type": "object",
+                "description": "The matrix as `rangecheck --json` writes it.",
+                "required": [
+                  "command",
+                  "scheme",
+                  "clients",
+                  "scenarios",
+                  "cells",
+                  "summaries"
+                ],
+                "properties": {
+                  "command": {
+                    "type": "string"
+                  },
+                  "scheme": {
+                    "type": "string"
+                  },
+                  "clients": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
+                  },
+                  "scenarios": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
+                  },
+                  "invocations": {
+                    "type": "object"
+                  },
+                  "interruption": {
+                    "type": "string",
+                    "description": "Present when the run was stopped before every pair had run (`rangecheck run` on SIGINT or SIGTERM)."
+                  },
+                  "cells": {
+                    "type": "array",
+                    "items": {
+                      "type": "object",
+                      "required": [
+                        "scenario",
+                        "client",
+                        "result",
+                        "reason"
+                      ],
+                      "properties": {
+                        "scenario": {
+                          "type": "string"
+                        },
+                        "client": {
+                          "type": "string"
+                        },
+                        "result": {
+                          "type": "string",
+                          "enum": [
+                            "pass",
+                            "FAIL",
+                            "skipped",
+                            "n/a"
+                          ]
+                        },
+                        "reason": {
+                          "type": "string"
+                        },
+                        "notes": {
+                          "type": "array",
+                          "description": "Facts beside the verdict that do not decide it.",
+                          "items": {
+                            "type": "string"
+                          }
+                        },
+                        "seconds": {
+                          "type": "number"
+                        },
+                        "grade": {
+                          "$ref": "#/components/schemas/Grade"
+                        },
+                        "reasons": {
+                          "type": "array",
+                          "items": {
+                            "$ref": "#/components/schemas/Violation"
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "summaries": {
+                    "type": "array",
+                    "items": {
+                      "type": "object",
+                      "required": [
+                        "client",
+                        "passed",
+                        "failed",
+                        "skipped"
+                      ],
+                      "properties": {
+                        "client": {
+                          "type": "string"
+                        },
+                        "passed": {
+                          "type": "integer"
+                        },
+                        "failed": {
+                          "type": "integer"
+                        },
+                        "skipped": {
+                          "type": "integer"
+                        },
+                        "graded": {
+                          "type": "object",
+                          "description": "Failed cells by grade: corrupt, fail, unsafe, costly.",
+                          "additionalProperties": {
+                            "type": "integer",
+                            "minimum": 0
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "Grade": {
+                "type": "string",
+                "enum": [
+                  "pass",
+                  "corrupt",
+                  "fail",
+                  "unsafe",
+                  "costly"
+                ],
+                "description": "How bad a verdict is, worst first: corrupt (success claimed with wrong bytes), fail, unsafe (right this time, corrupts in the sibling row named), costly (over the row's bounds); docs/conformance.md, \"Grades\"."
+              },
+              "Violation": {
+                "type": "object",
+                "required": [
+                  "reason",
+                  "grade"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "reason": {
+                    "type": "string"
+                  },
+                  "grade": {
+                    "$ref": "#/components/schemas/Grade"
+                  },
+                  "sibling": {
+                    "type": "string",
+                    "description": "For an unsafe violation, the scenario where the same behaviour corrupts the file."
+                  }
+                }
+              },
+              "Removal": {
+                "type": "object",
+                "required": [
+                  "verdicts",
+                  "pending"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "verdicts": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Verdicts removed from the report and the results file."
+                  },
+                  "pending": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Runs handed out and not yet reported that were forgotten."
+                  }
+                }
+              }
+            },
+            "securitySchemes": {
+              "bearer": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "The `--token` of the service. Without `--token`, no credential is needed and only loopback peers are answered."
+              },
+              "queryToken": {
+                "type": "apiKey",
+                "in": "query",
+                "name": "token",
+                "description": "The `--token`, for a browser; the answer sets the `rangecheck-token` cookie."
+              },
+              "cookieToken": {
+                "type": "apiKey",
+                "in": "cookie",
+                "name": "rangecheck-token",
+                "description": "The cookie a `?token=` request set."
+              }
+            }
+          }
+        }
+        """#
+}

@@ -1,0 +1,272 @@
+import Conformance
+import Foundation
+import RangeServer
+import Subprocess
+import TestSupport
+import Testing
+
+/// A small downloader written for these tests, in Python with the standard library only: `MODE URL OUTPUT LOG`.
+///
+/// Every start appends its PID to LOG, so a test counts how often the harness started it. Modes:
+/// - `once`: GET the URL (2 s timeout) into OUTPUT; an HTTP error removes OUTPUT and exits 22, a connection error or
+///   timeout exits 28.
+/// - `flaky`: on its first start, asks for bytes 0-65535 only, writes them and exits 7 ("run me again"); on later
+///   starts, as `once` (a plain GET from 0: the first 64 KiB fetched twice).
+/// - `hang`: starts a `sleep 300` in its process group (its PID in LOG.child), then sleeps itself.
+private struct Downloader {
+    static let script = #"""
+        import os, socket, subprocess, sys, time, urllib.error, urllib.request
+
+        mode, url, output, log = sys.argv[1:5]
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        with open(log) as f:
+            starts = len(f.read().split())
+
+        if mode == "hang":
+            child = subprocess.Popen(["sleep", "300"])
+            with open(log + ".child", "w") as f:
+                f.write(f"{child.pid}\n")
+            time.sleep(300)
+            sys.exit(0)
+        try:
+            if mode == "flaky" and starts == 1:
+                request = urllib.request.Request(url, headers={"Range": "bytes=0-65535"})
+                with urllib.request.urlopen(request, timeout=2) as response, open(output, "wb") as out:
+                    out.write(response.read())
+                print("stopped after 64 KiB; run me again", file=sys.stderr)
+                sys.exit(7)
+            with urllib.request.urlopen(url, timeout=2) as response:
+                body = response.read()
+            with open(output, "wb") as out:
+                out.write(body)
+        except urllib.error.HTTPError as error:
+            if os.path.exists(output):
+                os.remove(output)
+            print(f"HTTP {error.code}", file=sys.stderr)
+            sys.exit(22)
+        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as error:
+            print(f"failed: {error}", file=sys.stderr)
+            sys.exit(28)
+        """#
+
+    let directory: String
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "harness-client-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data(Self.script.utf8).write(to: URL(fileURLWithPath: directory + "/downloader.py"))
+    }
+
+    var log: String { directory + "/starts.log" }
+
+    /// `NAME=python3 downloader.py MODE {url} {output} LOG`, for `--client-command`.
+    func specification(_ name: String, mode: String) -> String {
+        "\(name)=python3 \(directory)/downloader.py \(mode) {url} {output} \(log)"
+    }
+
+    /// The PIDs of every start so far.
+    var starts: [Int32] {
+        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+/// The runner and `rangecheck run` end to end with downloaders written for the test: a client owns its retries, every
+/// column asked for runs, and stopping is clean.
+@Suite(.serialized, .enabled(if: BuiltProducts.onPath("python3") != nil, "needs python3"))
+struct HarnessClientTests {
+    /// Runs one pair of the catalogue against `client` on a fresh server (with the blackhole listener).
+    static func run(_ scenario: String, _ client: any ClientAdapter) async throws -> MatrixCell {
+        var configuration = RangeServer.Configuration()
+        configuration.root = "fixtures/files"
+        configuration.scenariosDirectory = "fixtures/scenarios"
+        configuration.blackholePort = 0
+        let entry = try #require(
+            try CatalogueEntry.load(directory: "fixtures/scenarios", root: "fixtures/files").first {
+                $0.name == scenario
+            })
+        return try await withRangeServer(configuration) { server in
+            await MatrixRunner.runPair(entry, client: client, server: server, options: MatrixRunner.Options())
+        }
+    }
+
+    @Test("a downloader that exits non-zero once on a 404 passes not-found-404, started once")
+    func notFoundIsNotRerun() async throws {
+        let downloader = try Downloader()
+        defer { downloader.remove() }
+        let cell = try await Self.run(
+            "not-found-404", try SubprocessClient.command(downloader.specification("once", mode: "once")))
+        #expect(cell.result == .pass)
+        #expect(downloader.starts.count == 1)
+        #expect(cell.notes == [])
+    }
+
+    @Test("a downloader whose connect hangs on the blackhole gives up on its own and is started once")
+    func blackholeIsNotRerun() async throws {
+        let downloader = try Downloader()
+        defer { downloader.remove() }
+        let cell = try await Self.run(
+            "blackhole-direct", try SubprocessClient.command(downloader.specification("once", mode: "once")))
+        #expect(cell.result == .pass)
+        #expect(downloader.starts.count == 1)
+    }
+
+    @Test("an undeclared exit is final: the flaky downloader fails plain after one start")
+    func undeclaredExitIsFinal() async throws {
+        let downloader = try Downloader()
+        defer { downloader.remove() }
+        let cell = try await Self.run(
+            "plain", try SubprocessClient.command(downloader.specification("flaky", mode: "flaky")))
+        #expect(
+            cell.result
+                == .fail(
+                    "client reported failure (exit 7: stopped after 64 KiB; run me again) where success was expected"))
+        #expect(downloader.starts.count == 1)
+    }
+
+    @Test("a declared transient exit is re-run; the cell says so, and the re-run's request and bytes are not counted")
+    func declaredExitIsRerunAndNotCounted() async throws {
+        let downloader = try Downloader()
+        defer { downloader.remove() }
+        let client = try SubprocessClient.command(downloader.specification("flaky", mode: "flaky"), transient: [7])
+        let cell = try await Self.run("plain", client)
+        // plain allows 1 request and 0 bytes fetched twice: the re-run's GET from 0 would break both.
+        #expect(cell.result == .pass)
+        #expect(downloader.starts.count == 2)
+        let note = try #require(cell.notes.first)
+        #expect(note.hasPrefix("re-run 1 time by the harness (after exit 7): 1 request and "), "\(cell.notes)")
+        #expect(note.hasSuffix(" not counted against the bounds"))
+        let requests = try #require(cell.trace?.requests)
+        #expect(requests.map(\.launchLabel) == ["1", "2 (harness re-run)"])
+    }
+
+    @Test("--client X --client-command 'Y=...' runs both columns; naming Y with --client too runs it once")
+    func everyColumnAskedForRuns() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: BuiltProducts.rangecheck), "build rangecheck first")
+        let downloader = try Downloader()
+        defer { downloader.remove() }
+        let json = downloader.directory + "/matrix.json"
+        let both = try await ChildProcess.start(
+            BuiltProducts.rangecheck,
+            [
+                "--client", "engine", "--client-command", downloader.specification("careful", mode: "once"),
+                "--scenario", "plain", "--json", json, "--quiet",
+            ])
+        #expect(await both.wait(limit: .seconds(120)) == .exited(0), "\(both.errors)")
+        #expect(both.output.hasPrefix("columns: engine, careful\n"), "\(both.output)")
+        var document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any])
+        #expect(document["clients"] as? [String] == ["engine", "careful"])
+        #expect((document["cells"] as? [[String: Any]])?.map { $0["result"] as? String } == ["pass", "pass"])
+        #expect(downloader.starts.count == 1)
+
+        // The action's shape: the command's column named with --client as well.
+        let named = try await ChildProcess.start(
+            BuiltProducts.rangecheck,
+            [
+                "--client-command", downloader.specification("careful", mode: "once"), "--client", "careful",
+                "--scenario", "plain", "--json", json, "--quiet",
+            ])
+        #expect(await named.wait(limit: .seconds(120)) == .exited(0), "\(named.errors)")
+        document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any])
+        #expect(document["clients"] as? [String] == ["careful"])
+        #expect((document["cells"] as? [[String: Any]])?.count == 1)
+        #expect(downloader.starts.count == 2)
+    }
+
+    @Test("run --help is pinned: a changed interface is a visible change (fixtures/cli/rangecheck-run-help.txt)")
+    func helpIsPinned() async throws {
+        let child = try await ChildProcess.start(BuiltProducts.rangecheck, ["run", "--help"])
+        #expect(await child.wait() == .exited(0))
+        let pinned = try String(contentsOfFile: repositoryPath("fixtures/cli/rangecheck-run-help.txt"), encoding: .utf8)
+        #expect(child.output == pinned)
+    }
+
+    @Test("a --client or --transient that names nothing is a one-line usage error (64)")
+    func unknownNamesAreUsageErrors() async throws {
+        let cases: [([String], String)] = [
+            (["--client", "nope"], "unknown client 'nope'"),
+            (["--transient", "nope=7"], "--transient nope: no --client-command named 'nope'"),
+            (["--transient", "curl=7"], "a built-in client's transient exits are its documentation's"),
+            (["--client-command", "t=tool {url}", "--transient", "t=0"], "'0' is not an exit status from 1 to 255"),
+        ]
+        for (arguments, fragment) in cases {
+            let child = try await ChildProcess.start(BuiltProducts.rangecheck, arguments + ["--list"])
+            #expect(await child.wait(limit: .seconds(60)) == .exited(64), "\(arguments)")
+            #expect(child.errors.contains(fragment), "\(arguments): \(child.errors)")
+        }
+    }
+
+    @Test("SIGTERM to rangecheck run: no client process left, no temporary directory, an interrupted report, exit 130")
+    func stoppingIsClean() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: BuiltProducts.rangecheck), "build rangecheck first")
+        let downloader = try Downloader()
+        defer { downloader.remove() }
+        let temporary = downloader.directory + "/tmp"
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        let reports = downloader.directory + "/reports"
+        let child = try await ChildProcess.start(
+            BuiltProducts.rangecheck,
+            [
+                "--client", "engine", "--client-command", downloader.specification("hanger", mode: "hang"),
+                "--scenario", "plain", "--json", reports + "/m.json", "--markdown", reports + "/m.md",
+                "--junit", reports + "/m.xml", "--html", reports + "/m.html",
+            ],
+            environment: .inherit.updating(["TMPDIR": temporary]))
+        // engine's pair runs first; the hanging client's pair then waits for the signal.
+        var waited = 0
+        while (downloader.starts.isEmpty || !FileManager.default.fileExists(atPath: downloader.log + ".child"))
+            && waited < 600
+        {
+            try await Task.sleep(for: .milliseconds(100))
+            waited += 1
+        }
+        let leader = try #require(downloader.starts.first, "the hanging client never started: \(child.errors)")
+        let grandchild = try #require(
+            Int32(
+                ((try? String(contentsOfFile: downloader.log + ".child", encoding: .utf8)) ?? "")
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(Self.groupMembers(leader).contains(grandchild))
+        child.send(SIGTERM)
+        #expect(await child.wait(limit: .seconds(60)) == .exited(130), "\(child.errors)")
+        #expect(Self.groupMembers(leader) == [], "the client's process group outlived rangecheck")
+        #expect(!Self.isAlive(leader) && !Self.isAlive(grandchild))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [])
+        #expect(child.output.contains("INTERRUPTED: interrupted by SIGTERM after 1 of 2 pairs"), "\(child.output)")
+        #expect(child.output.contains("engine: 1 pass, "))
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reports + "/m.json")))
+                as? [String: Any])
+        #expect(document["interruption"] as? String == "interrupted by SIGTERM after 1 of 2 pairs")
+        #expect((document["cells"] as? [[String: Any]])?.count == 1)
+        for file in ["m.md", "m.xml", "m.html"] {
+            let text = try String(contentsOfFile: reports + "/" + file, encoding: .utf8)
+            #expect(text.contains("interrupted by SIGTERM after 1 of 2 pairs"), "\(file)")
+        }
+        #expect(downloader.starts.count == 1)
+    }
+
+    /// The live (not zombie) processes whose process group is `group`, from /proc.
+    static func groupMembers(_ group: Int32) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return false }
+            // After "pid (comm) ": state, ppid, pgrp.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 2 && fields[0] != "Z" && Int32(fields[2]) == group
+        }.sorted()
+    }
+
+    /// Whether `pid` is a live process (a zombie waiting to be reaped is not).
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
+    }
+}

@@ -1,0 +1,280 @@
+import Conformance
+import Foundation
+import RangeServer
+import Testing
+
+/// The service against the constraints docs/conformance-api.json states: what the document allows is accepted, what
+/// it refuses is answered 400 with one line naming the culprit, and `DELETE` removes columns and runs for good.
+@Suite("Conformance service contract")
+struct ServiceContractTests {
+    /// Expects a 4xx whose one-line error contains `fragment`.
+    private static func expectError(_ answer: ServiceClient.Answer, _ status: Int, _ fragment: String) {
+        #expect(answer.status == status, "\(answer.text)")
+        let message = answer.object["error"] as? String ?? ""
+        #expect(message.contains(fragment), "\(message)")
+        #expect(!message.contains("\n"))
+    }
+
+    @Test("labels: 1-100 printable characters without a space at either end; control characters are refused")
+    func labels() async throws {
+        try await withService { service, _, client async throws in
+            for label in [
+                "a", String(repeating: "é", count: 100), "my app 🚀 (iOS 18)", "tab\tinside", "bell\u{7}", "c1\u{99}",
+                "line\u{2028}sep", " lead", "trail ", "", String(repeating: "x", count: 101), "new\nline", "del\u{7F}",
+            ] {
+                let answer = try await client.send(
+                    "POST", "/_conformance/runs", json: ["scenario": "plain", "client": label])
+                let allowed = ConformanceAPI.labelProblem(label) == nil
+                #expect(answer.status == (allowed ? 201 : 400), "\(label.debugDescription): \(answer.text)")
+                if !allowed { Self.expectError(answer, 400, "client: ") }
+            }
+            #expect(ConformanceAPI.labelProblem(String(repeating: "é", count: 100)) == nil)
+            #expect(ConformanceAPI.labelProblem("c1\u{99}") == "control character U+0099 in the label")
+            #expect(ConformanceAPI.labelProblem("tab\tinside") == "control character U+0009 in the label")
+            #expect(ConformanceAPI.labelProblem(" lead") == "the label starts or ends with a space")
+            #expect(ConformanceAPI.labelProblem("") == "a label of 1 to 100 characters is required, got 0")
+            #expect(service.heldRunCount == 3)
+        }
+    }
+
+    @Test("labels: the document's pattern and lengths accept exactly what the service accepts")
+    func labelPatternAgrees() throws {
+        let document = try ServiceAPIDocumentTests.document()
+        let check = JSONSchemaCheck(document: document)
+        let schema = try #require(check.resolve("#/components/schemas/RunRequest"))
+        var random = LabelRandom(seed: 7)
+        var samples = [
+            "", " ", "a", "a b", " a", "a ", "\u{0}", "\u{1F}", "\u{20}x", "x\u{7F}", "\u{80}", "\u{9F}", "\u{A0}",
+            "\u{2028}", "\u{2029}", "\u{202E}", "é", String(repeating: "y", count: 100),
+            String(repeating: "y", count: 101),
+        ]
+        for _ in 0..<500 { samples.append(random.label()) }
+        for label in samples {
+            let documented = check.problems(["scenario": "plain", "client": label], schema).isEmpty
+            #expect(documented == (ConformanceAPI.labelProblem(label) == nil), "\(label.debugDescription)")
+        }
+    }
+
+    @Test("bodies the document refuses are answered 400 naming the member: unknown, null, bad enum, bad digest")
+    func strictBodies() async throws {
+        try await withService { _, _, client async throws in
+            Self.expectError(
+                try await client.send(
+                    "POST", "/_conformance/runs", json: ["scenario": "plain", "client": "x", "y": 1]),
+                400, "y: not a property the API document allows")
+            Self.expectError(
+                try await client.send(
+                    "POST", "/_conformance/runs", raw: #"{"scenario": "plain", "client": "x", "scheme": null}"#),
+                400, "scheme: must not be null")
+            let created = try await client.createRun("plain", client: "strict")
+            let result = try #require(created["result"] as? String)
+            let url = try #require((created["urls"] as? [[String: Any]])?.first?["url"] as? String)
+            let output = ServiceClient.output(route: "", try await client.download(url))
+            Self.expectError(
+                try await client.send("POST", result, json: ["outcome": "success", "outputs": [output], "extra": 1]),
+                400, "extra: not a property")
+            Self.expectError(
+                try await client.send(
+                    "POST", result, json: ["outcome": "success", "outputs": [output], "steps-done": ["jump"]]),
+                400, "'jump' is not a step name")
+            Self.expectError(
+                try await client.send("POST", result, json: ["outcome": "success", "outputs": [output, output]]),
+                400, "two outputs for route ''")
+            var badDigest = output
+            badDigest["sha256"] = "abc"
+            Self.expectError(
+                try await client.send("POST", result, json: ["outcome": "success", "outputs": [badDigest]]), 400,
+                "outputs[0].sha256: not 64 hex digits")
+            var badBlock = output
+            badBlock["blocks"] = ["zz"]
+            Self.expectError(
+                try await client.send("POST", result, json: ["outcome": "success", "outputs": [badBlock]]), 400,
+                "outputs[0].blocks[0]: not 64 hex digits")
+            var huge = output
+            huge["size"] = UInt64(1) << 60
+            Self.expectError(
+                try await client.send("POST", result, json: ["outcome": "success", "outputs": [huge]]), 400,
+                "is over 2^53 - 1")
+            Self.expectError(
+                try await client.send(
+                    "POST", result, json: ["outcome": "success", "outputs": [["route": "", "size": 3]]]),
+                400, "give blocks")
+            // None of them used the run up.
+            let good = try await client.send("POST", result, json: ["outcome": "success", "outputs": [output]])
+            #expect(good.object["result"] as? String == "pass", "\(good.text)")
+        }
+    }
+
+    @Test("DELETE of a column removes it from the report and the results file, so a restart does not bring it back")
+    func deleteColumn() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("delete-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let results = directory.appendingPathComponent("results.jsonl").path
+        try await withService({ $0.resultsFile = results }) { _, _, client async throws in
+            _ = try await client.judgePlain(label: "keep")
+            _ = try await client.judgePlain(label: "drop")
+            _ = try await client.judgePlain(label: "drop", corrupt: true)
+            let pending = try #require(try await client.createRun("plain", client: "drop")["run"] as? String)
+            let removed = try await client.send("DELETE", "/_conformance/columns/drop")
+            #expect(removed.status == 200, "\(removed.text)")
+            #expect(removed.object["verdicts"] as? Int == 2)
+            #expect(removed.object["pending"] as? Int == 1)
+            let report = try await client.send("GET", "/_conformance/report?format=json")
+            #expect(report.object["clients"] as? [String] == ["keep"])
+            #expect(try await client.send("GET", "/_conformance/runs/\(pending)").status == 410)
+            Self.expectError(try await client.send("DELETE", "/_conformance/columns/drop"), 404, "no column 'drop'")
+            Self.expectError(try await client.send("GET", "/_conformance/columns/keep"), 405, "GET")
+        }
+        let text = try String(contentsOfFile: results, encoding: .utf8)
+        #expect(text.split(separator: "\n").count == 1)
+        #expect(!text.contains(#""client":"drop""#))
+        try await withService({ $0.resultsFile = results }) { _, _, client async throws in
+            let report = try await client.send("GET", "/_conformance/report?format=json")
+            #expect(report.object["clients"] as? [String] == ["keep"])
+        }
+    }
+
+    @Test("DELETE of a judged run takes its verdict out; the cell shows the pair's previous verdict from the file")
+    func deleteRun() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("delete-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let results = directory.appendingPathComponent("results.jsonl").path
+        try await withService({ $0.resultsFile = results }) { _, _, client async throws in
+            let (passed, _) = try await client.judgePlain(label: "twice")
+            let (failed, answer) = try await client.judgePlain(label: "twice", corrupt: true)
+            #expect(answer.object["result"] as? String == "fail")
+            var markdown = try await client.send("GET", "/_conformance/report?format=markdown")
+            #expect(markdown.text.contains("| plain | **CORRUPT**: bytes differ"), "\(markdown.text)")
+            let removed = try await client.send("DELETE", "/_conformance/runs/\(failed)")
+            #expect(removed.status == 200, "\(removed.text)")
+            #expect(removed.object["verdicts"] as? Int == 1)
+            markdown = try await client.send("GET", "/_conformance/report?format=markdown")
+            #expect(markdown.text.contains("| plain | pass |"), "\(markdown.text)")
+            #expect(try await client.send("GET", "/_conformance/runs/\(failed)").status == 410)
+            #expect(try await client.send("GET", "/_conformance/runs/\(passed)").status == 200)
+            // A pending run is forgotten; reporting it afterwards is 410.
+            let pending = try await client.createRun("plain", client: "twice")
+            let run = try #require(pending["run"] as? String)
+            let forgotten = try await client.send("DELETE", "/_conformance/runs/\(run)")
+            #expect(forgotten.object["pending"] as? Int == 1)
+            #expect(forgotten.object["verdicts"] as? Int == 0)
+            #expect(
+                try await client.send(
+                    "POST", try #require(pending["result"] as? String), json: ["outcome": "success", "outputs": []]
+                ).status == 410)
+            Self.expectError(try await client.send("DELETE", "/_conformance/runs/never"), 404, "no run 'never'")
+        }
+        try await withService({ $0.resultsFile = results }) { _, _, client async throws in
+            let markdown = try await client.send("GET", "/_conformance/report?format=markdown")
+            #expect(markdown.text.contains("| plain | pass |"), "\(markdown.text)")
+        }
+    }
+
+    @Test("DELETE needs the token like every request, and without a results file removes from memory")
+    func deleteNeedsTheToken() async throws {
+        try await withService({ $0.token = "t" }) { service, _, client async throws in
+            _ = try await client.judgePlain(label: "gone")
+            var anonymous = client
+            anonymous.token = nil
+            #expect(try await anonymous.send("DELETE", "/_conformance/columns/gone").status == 401)
+            #expect(service.verdicts.count == 1)
+            let removed = try await client.send("DELETE", "/_conformance/columns/gone")
+            #expect(removed.object["verdicts"] as? Int == 1)
+            #expect(service.verdicts.isEmpty)
+            // A judged run that is no longer its cell's latest is still a run to delete, and then it is gone.
+            let (older, _) = try await client.judgePlain(label: "pair")
+            let (newer, _) = try await client.judgePlain(label: "pair", corrupt: true)
+            let dropped = try await client.send("DELETE", "/_conformance/runs/\(older)")
+            #expect(dropped.object["verdicts"] as? Int == 1, "\(dropped.text)")
+            #expect(try await client.send("GET", "/_conformance/runs/\(older)").status == 410)
+            #expect(service.verdicts.map(\.run) == [newer])
+        }
+    }
+
+    @Test("GET openapi.json serves the document with the catalogue's scenario and route names as enums")
+    func servedDocument() async throws {
+        try await withService { _, server, client async throws in
+            let answer = try await client.send("GET", "/_conformance/openapi.json")
+            #expect(answer.status == 200)
+            #expect(answer.contentType == "application/json")
+            var served = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])
+            #expect((served["servers"] as? [[String: Any]])?.first?["url"] as? String == server.baseURL)
+            let schemas = try #require((served["components"] as? [String: Any])?["schemas"] as? [String: Any])
+            let scenarioEnum = try #require(
+                (((schemas["RunRequest"] as? [String: Any])?["properties"] as? [String: Any])?["scenario"]
+                    as? [String: Any])?["enum"] as? [String])
+            let catalogue = try CatalogueEntry.load(
+                directory: repositoryPath("fixtures/scenarios"), root: repositoryPath("fixtures/files"))
+            #expect(scenarioEnum == catalogue.map(\.name).sorted())
+            let routeEnum = try #require(
+                (((schemas["ReportedOutput"] as? [String: Any])?["properties"] as? [String: Any])?["route"]
+                    as? [String: Any])?["enum"] as? [String])
+            #expect(routeEnum.contains(""))
+            #expect(routeEnum.contains("f12"))
+            // Without the names and the server, it is docs/conformance-api.json.
+            var stripped = served
+            stripped["servers"] = (try ServiceAPIDocumentTests.document())["servers"]
+            served = Self.removingEnums(stripped)
+            let document = try ServiceAPIDocumentTests.document()
+            #expect(NSDictionary(dictionary: served).isEqual(to: Self.removingEnums(document)))
+        }
+    }
+
+    /// The document without the `enum` lists the service adds (scenario, output route, prefill route).
+    private static func removingEnums(_ document: [String: Any]) -> [String: Any] {
+        var copy = document
+        var components = copy["components"] as! [String: Any]
+        var schemas = components["schemas"] as! [String: Any]
+        for (schema, property) in [("RunRequest", "scenario"), ("ReportedOutput", "route")] {
+            var object = schemas[schema] as! [String: Any]
+            var properties = object["properties"] as! [String: Any]
+            var member = properties[property] as! [String: Any]
+            member["enum"] = nil
+            properties[property] = member
+            object["properties"] = properties
+            schemas[schema] = object
+        }
+        components["schemas"] = schemas
+        copy["components"] = components
+        var paths = copy["paths"] as! [String: Any]
+        var item = paths["/_conformance/runs/{run}/prefill"] as! [String: Any]
+        var operation = item["get"] as! [String: Any]
+        operation["parameters"] = (operation["parameters"] as! [[String: Any]]).map { parameter in
+            guard parameter["name"] as? String == "route", var schema = parameter["schema"] as? [String: Any] else {
+                return parameter
+            }
+            var changed = parameter
+            schema["enum"] = nil
+            changed["schema"] = schema
+            return changed
+        }
+        item["get"] = operation
+        paths["/_conformance/runs/{run}/prefill"] = item
+        copy["paths"] = paths
+        return copy
+    }
+}
+
+/// Labels drawn from the characters the label rule cares about, and others, for the pattern test.
+struct LabelRandom {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    private mutating func next() -> UInt64 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return state >> 33
+    }
+
+    mutating func label() -> String {
+        let pool: [Unicode.Scalar] = [
+            "a", "Z", "0", " ", "-", "\u{0}", "\t", "\u{1F}", "\u{7F}", "\u{85}", "\u{9F}", "\u{A0}", "é", "\u{2028}",
+            "\u{2029}", "\u{3000}", "🚀",
+        ]
+        let length = Int(next() % 104)
+        var scalars = String.UnicodeScalarView()
+        for _ in 0..<length { scalars.append(pool[Int(next() % UInt64(pool.count))]) }
+        return String(scalars)
+    }
+}
