@@ -474,10 +474,11 @@ struct EngineTests {
     @Test("6b. a resume goes to the resolved URL; on 404 there it re-resolves from the original and resumes")
     func reresolveOnGoneResolvedURL() async throws {
         try await withEngine { server, engine, dir in
-            let path = "/redirect/1/bytes/1M?seed=62&rate=\(paced(256))"
+            // The first response stalls after 200 KiB, so the pause lands mid-body however late this task wakes.
+            let path = stalledOnce("/redirect/1/bytes/1M?seed=62", after: 200 << 10)
             let url = server.baseURL + path
             let id = try await engine.add(.init(url: url, destination: dir + "/62.bin"))
-            try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
+            try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) >= 200 << 10 }
             try await engine.pause(id)
             // The stopped response is journalled once the server sees the close; wait, so the order is fixed.
             try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }

@@ -242,13 +242,11 @@ struct SegmentedCLITests {
             }
             #expect(left.isEmpty)
 
-            // A killed run's paced responses are journalled once the server's next write fails.
-            try await eventually(.seconds(10), "the killed runs' requests in the journal") {
-                requests(server, path).filter { $0.status == 200 || $0.status == 206 }.reduce(0) {
-                    $0 + Int64($1.bodyBytesSent)
-                } >= size
-            }
-            try await Task.sleep(for: .milliseconds(500))
+            // A killed run's paced responses are journalled once the server's next write fails: wait until the
+            // server has no request left open (`Journal.settled`), rather than for a fixed 500 ms, which a loaded
+            // machine can outlast: a killed round's requests missing from the journal would fail the checks below.
+            let settled = await server.journal.settled(timeout: scaled(.seconds(30)))
+            try #require(settled.settled, "the server still answers \(server.journal.openCount()) requests")
             let gets = requests(server, path)
             for (round, ranges) in held.enumerated() {
                 // The run after kill `round` never asked for a byte the killed one had on disk and in its log.

@@ -105,6 +105,18 @@ func scaled(_ duration: Duration) -> Duration { duration * testTimeScale }
 /// a paced download still finds it running when instrumented code reacts slowly.
 func paced(_ kibibytesPerSecond: Int) -> String { "\(max(1, Int(Double(kibibytesPerSecond) / testTimeScale)))K" }
 
+/// `path` (which has a query) with its body held still after `bytes` bytes (for an hour) on its first request
+/// only: `probability=0.5` with `fault-seed=5` applies the faults to the first request of a target and to none of
+/// the next four (docs/faults.md, "Sometimes"), so a resume or rerun is served whole. Only for a URL with no other
+/// fault: `probability` would withhold those from the later requests too.
+///
+/// For a test that must pause or kill a download mid-body: it waits until `bytes` arrived and acts then, however
+/// late it wakes up, where a paced body could already have ended on a loaded machine (the test's task can wait
+/// seconds for a thread of the cooperative pool while the event loops go on downloading).
+func stalledOnce(_ path: String, after bytes: Int) -> String {
+    path + "&stall-after=\(bytes)&probability=0.5&fault-seed=5"
+}
+
 /// Waits (polling) until `condition` holds, failing the test after `timeout` (times `testTimeScale`).
 func eventually(
     _ timeout: Duration = .seconds(20), _ what: String = "condition",
