@@ -95,6 +95,41 @@ struct SquidTests {
         }
     }
 
+    @Test("Repr-Digest through squid, http:// and https://: bytes that disagree with it are fetched again from zero")
+    func digestMismatchRestartsThroughSquid() async throws {
+        try await withRangeServer(tlsServerConfiguration()) { server in
+            let port = try #require(server.tlsPort)
+            let base = try #require(server.tlsBaseURL)
+            try await withSquid(.init(connectPorts: [port])) { squid in
+                try await withEngine(on: server, through(squid, server)) { server, engine, dir in
+                    for (seed, origin) in [(708, server.baseURL), (709, base)] {
+                        // The first response replaces the bytes after 1K (the probability draw of fault-seed 5
+                        // applies to a target's first request only); the digest it announced tells, and the
+                        // task starts again from zero, served whole the second time.
+                        let path = "/bytes/64K?seed=\(seed)&garbage-after=1K&probability=0.5&fault-seed=5"
+                        let id = try await engine.add(.init(url: origin + path, destination: dir + "/\(seed)"))
+                        #expect(
+                            await engine.result(of: id)
+                                == .completed(
+                                    path: dir + "/\(seed)", sha256: expectedSHA256(size: 64 << 10, seed: UInt64(seed)),
+                                    bytes: 64 << 10))
+                        // A response is journalled when the server finishes it, perhaps after the engine had it all.
+                        _ = await server.journal.settled(timeout: scaled(.seconds(10)))
+                        let gets = requests(server, path)
+                        #expect(gets.count == 2, "\(gets.map { ($0.status, $0.requestHeaders) })")
+                        // The restart asks caches not to answer from the bad bytes they stored: without that, squid
+                        // revalidated (304 from the server) and sent its stored copy to each of three restarts.
+                        #expect(gets.last?.requestHeaders["cache-control"] == "no-cache")
+                        #expect(gets.allSatisfy { $0.requestHeaders["range"] == nil }, "both fetches start at zero")
+                        #expect(gets.allSatisfy { $0.requestHeaders["want-repr-digest"] != nil })
+                        #expect(gets.allSatisfy { $0.responseHeaders["repr-digest"] != nil })
+                        #expect(gets.map(\.faultsApplied) == [true, false])
+                    }
+                }
+            }
+        }
+    }
+
     @Test("squid's shipped rules refuse CONNECT to a port other than 443: one line naming squid and its 403, no retry")
     func shippedRulesRefuseTunnel() async throws {
         try await withRangeServer(tlsServerConfiguration()) { server in
