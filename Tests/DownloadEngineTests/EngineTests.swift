@@ -396,12 +396,17 @@ struct EngineTests {
 
     @Test("5. idle timeout aborts a stalled body and retries from the offset; overall deadline fails")
     func idleTimeoutAndDeadline() async throws {
-        let configuration = testConfiguration { $0.timeouts.idle = scaled(.milliseconds(400)) }
+        // The first two responses stall after their first 100K for an hour (fault-seed 6 draws yes, yes, then no),
+        // so only an idle timeout ends the first stall, and the resume from byte 102400 is asked for even when a
+        // loaded machine let the timeout pass before the first byte once (the first stall is then the second
+        // response's, from zero). It was a 400 ms timeout against a 2 s stall, which loaded full runs failed: the
+        // stall ended before the timeout fired.
+        let configuration = testConfiguration { $0.timeouts.idle = scaled(.seconds(1)) }
         try await withEngine(configuration) { server, engine, dir in
             let log = EventLog(engine.events())
             let id = try await engine.add(
                 .init(
-                    url: server.baseURL + "/bytes/512K?seed=51&stall-after=100K&stall-for=\(Int(2 * testTimeScale))s",
+                    url: server.baseURL + "/bytes/512K?seed=51&stall-after=100K&probability=0.5&fault-seed=6",
                     destination: dir + "/s"))
             let result = await engine.result(of: id)
             #expect(
@@ -411,8 +416,7 @@ struct EngineTests {
             #expect(
                 log.all.contains { if case .retrying(id, _, _, DownloadError.idleTimeout) = $0 { true } else { false } }
             )
-            // A stalled response is journalled when its stall ends.
-            // Every attempt stalls after its own first 100K, so wait for the resumed one rather than a count.
+            // A stalled response is journalled when its connection ends: wait for the resumed one, not a count.
             try await eventually(.seconds(10), "the resumed request in the journal") {
                 requests(server, "/bytes/512K?seed=51").contains { $0.requestHeaders["range"] == "bytes=102400-" }
             }
