@@ -238,6 +238,45 @@ struct ProxyBehaviourTests {
     }
 }
 
+extension ProxyBehaviourTests {
+    @Test("a -H Proxy-Authorization is stored only when the request opts in, and goes to the proxy only")
+    func proxyAuthorizationStoredWhenOptedIn() async throws {
+        try await withForwardProxy(.init(credentials: "Basic dTpodW50ZXIy")) { proxy in
+            try await withRangeServer(tlsServerConfiguration()) { server in
+                let base = try #require(server.tlsBaseURL)
+                try await withEngine(on: server, through(proxy, server)) { server, engine, dir in
+                    for (seed, url, stores) in [(728, server.baseURL, true), (729, base, true), (730, base, false)] {
+                        let id = try await engine.add(
+                            .init(
+                                url: url + "/bytes/16K?seed=\(seed)", destination: dir + "/\(seed)",
+                                headers: [("Proxy-Authorization", "Basic dTpodW50ZXIy")], storesCredentials: stores))
+                        #expect(
+                            await engine.result(of: id)
+                                == .completed(
+                                    path: dir + "/\(seed)", sha256: expectedSHA256(size: 16 << 10, seed: UInt64(seed)),
+                                    bytes: 16 << 10))
+                        // The task's record: its file, or (a small task) its line in the task log.
+                        let state = dir + "/.rangefetch"
+                        var record = ""
+                        for file in try FileManager.default.subpathsOfDirectory(atPath: state) {
+                            let text = (try? String(contentsOfFile: state + "/" + file, encoding: .utf8)) ?? ""
+                            record += text.split(separator: "\n").filter { $0.contains("\(id)") }.joined()
+                        }
+                        #expect(record.contains("\(id)"), "no record of seed \(seed)")
+                        #expect(record.contains("dTpodW50ZXIy") == stores, "seed \(seed): \(record)")
+                    }
+                    // The GET of the http:// URL, and a CONNECT (the https:// downloads may share a kept-alive tunnel).
+                    #expect(proxy.requests.filter { $0.line.hasPrefix("GET ") }.count == 1)
+                    #expect(proxy.requests.contains { $0.line.hasPrefix("CONNECT ") })
+                    #expect(proxy.requests.allSatisfy { $0.headers["proxy-authorization"] == "Basic dTpodW50ZXIy" })
+                    #expect(
+                        requests(server, "/bytes/16K").allSatisfy { $0.requestHeaders["proxy-authorization"] == nil })
+                }
+            }
+        }
+    }
+}
+
 /// Keeps every log line with its metadata.
 private struct CapturingLogHandler: LogHandler {
     let lines: NIOLockedValueBox<[String]>
