@@ -180,7 +180,7 @@ struct ProxyBehaviourTests {
                         await engine.result(of: id)
                             == .completed(
                                 path: dir + "/a", sha256: expectedSHA256(size: 8 << 20, seed: 724), bytes: 8 << 20))
-                    let gets = requests(server, "/bytes/8M?seed=724")
+                    let gets = await settledRequests(server, "/bytes/8M?seed=724")
                     #expect(gets.count >= 4)
                     #expect(gets.allSatisfy { $0.tls && $0.requestHeaders["range"] != nil })
                     #expect(gets.dropFirst().allSatisfy { $0.requestHeaders["if-range"] != nil })
@@ -220,7 +220,9 @@ struct ProxyBehaviourTests {
                     #expect(proxy.requests.count == 4)
                     #expect(proxy.requests.allSatisfy { $0.headers["proxy-authorization"] == "Basic dTpodW50ZXIy" })
                     #expect(
-                        requests(server, "/bytes/300K").allSatisfy { $0.requestHeaders["proxy-authorization"] == nil })
+                        await settledRequests(server, "/bytes/300K").allSatisfy {
+                            $0.requestHeaders["proxy-authorization"] == nil
+                        })
                     var stored = ""
                     let state = dir + "/.rangefetch"
                     for file in try FileManager.default.subpathsOfDirectory(atPath: state) {
@@ -270,7 +272,9 @@ extension ProxyBehaviourTests {
                     #expect(proxy.requests.contains { $0.line.hasPrefix("CONNECT ") })
                     #expect(proxy.requests.allSatisfy { $0.headers["proxy-authorization"] == "Basic dTpodW50ZXIy" })
                     #expect(
-                        requests(server, "/bytes/16K").allSatisfy { $0.requestHeaders["proxy-authorization"] == nil })
+                        await settledRequests(server, "/bytes/16K").allSatisfy {
+                            $0.requestHeaders["proxy-authorization"] == nil
+                        })
                 }
             }
         }

@@ -101,7 +101,7 @@ struct ProxyEngineTests {
                             == .completed(
                                 path: dir + "/a", sha256: expectedSHA256(size: 1 << 20, seed: 601), bytes: 1 << 20))
                     // Every response is dropped after 300 KiB: four requests, each resuming where the last ended.
-                    let gets = requests(server, "/bytes/1M?seed=601").sorted { $0.arrival < $1.arrival }
+                    let gets = await settledRequests(server, "/bytes/1M?seed=601").sorted { $0.arrival < $1.arrival }
                     #expect(
                         gets.map { $0.requestHeaders["range"] } == [
                             nil, "bytes=307200-", "bytes=614400-", "bytes=921600-",
@@ -156,7 +156,7 @@ struct ProxyEngineTests {
                             == .completed(
                                 path: dir + "/a", sha256: expectedSHA256(size: 256 << 10, seed: 605), bytes: 256 << 10))
                     #expect(proxy.requests.map { $0.headers["proxy-authorization"] } == ["Basic dTpw"])
-                    let get = try #require(requests(server, "/bytes/256K?seed=605").first)
+                    let get = try #require(await settledRequests(server, "/bytes/256K?seed=605").first)
                     #expect(get.requestHeaders["proxy-authorization"] == nil)
                 }
             }
@@ -184,7 +184,7 @@ struct ProxyEngineTests {
                 let request = try #require(proxy.requests.first)
                 #expect(request.line == "CONNECT 127.0.0.1:\(port) HTTP/1.1")
                 #expect(request.headers["proxy-authorization"] == "Basic dTpw")
-                let get = try #require(requests(server, "/bytes/256K?seed=602").first)
+                let get = try #require(await settledRequests(server, "/bytes/256K?seed=602").first)
                 #expect(get.tls)
                 // Inside the tunnel the origin sees no proxy credentials.
                 #expect(get.requestHeaders["proxy-authorization"] == nil)
@@ -209,7 +209,7 @@ struct ProxyEngineTests {
                         await engine.result(of: proxied)
                             == .completed(path: dir + "/b", sha256: expectedSHA256(size: 1024, seed: 604), bytes: 1024))
                     #expect(proxy.requests.map(\.line) == ["GET \(server.baseURL)/bytes/1K?seed=604 HTTP/1.1"])
-                    #expect(requests(server, "/bytes/1K?seed=60").count == 2)
+                    #expect(await settledRequests(server, "/bytes/1K?seed=60").count == 2)
                 }
             }
         }

@@ -35,7 +35,7 @@ struct SquidTests {
                         await engine.result(of: dropped)
                             == .completed(
                                 path: dir + "/a", sha256: expectedSHA256(size: 1 << 20, seed: 701), bytes: 1 << 20))
-                    let gets = requests(server, "/bytes/1M?seed=701").sorted { $0.seq < $1.seq }
+                    let gets = await settledRequests(server, "/bytes/1M?seed=701").sorted { $0.seq < $1.seq }
                     #expect(
                         gets.map { $0.requestHeaders["range"] } == [
                             nil, "bytes=307200-", "bytes=614400-", "bytes=921600-",
@@ -60,7 +60,9 @@ struct SquidTests {
                         await engine.result(of: id)
                             == .completed(
                                 path: dir + "/b", sha256: expectedSHA256(size: 8 << 20, seed: 702), bytes: 8 << 20))
-                    let ranges = requests(server, "/bytes/8M?seed=702").compactMap { $0.requestHeaders["range"] }
+                    let ranges = await settledRequests(server, "/bytes/8M?seed=702").compactMap {
+                        $0.requestHeaders["range"]
+                    }
                     #expect(ranges.count >= 4, "\(ranges)")
                 }
             }
@@ -80,7 +82,7 @@ struct SquidTests {
                         await engine.result(of: id)
                             == .completed(
                                 path: dir + "/a", sha256: expectedSHA256(size: 1 << 20, seed: 703), bytes: 1 << 20))
-                    let gets = requests(server, "/bytes/1M?seed=703").sorted { $0.seq < $1.seq }
+                    let gets = await settledRequests(server, "/bytes/1M?seed=703").sorted { $0.seq < $1.seq }
                     #expect(gets.count == 4)
                     #expect(gets.allSatisfy { $0.tls && $0.requestHeaders["via"] == nil })
                     #expect(gets.dropFirst().allSatisfy { $0.requestHeaders["range"] != nil })
@@ -210,7 +212,7 @@ struct SquidTests {
                                     sha256: expectedSHA256(size: 128 << 10, seed: UInt64(704 + index)),
                                     bytes: 128 << 10))
                     }
-                    let gets = requests(server, "/bytes/128K?seed=70")
+                    let gets = await settledRequests(server, "/bytes/128K?seed=70")
                     #expect(gets.count == 2)
                     #expect(gets.allSatisfy { $0.requestHeaders["proxy-authorization"] == nil })
                 }
@@ -244,9 +246,9 @@ struct SquidTests {
                         await engine.result(of: id)
                             == .completed(
                                 path: dir + "/a", sha256: expectedSHA256(size: 64 << 10, seed: 707), bytes: 64 << 10))
-                    let hop = try #require(requests(server, "/redirect-to").first)
+                    let hop = try #require(await settledRequests(server, "/redirect-to").first)
                     #expect(hop.requestHeaders["via"]?.contains("squid") == true)
-                    let direct = try #require(requests(server, "/bytes/64K?seed=707").first)
+                    let direct = try #require(await settledRequests(server, "/bytes/64K?seed=707").first)
                     #expect(direct.requestHeaders["via"] == nil)
 
                     let changed = try await engine.add(
@@ -256,7 +258,7 @@ struct SquidTests {
                             == .completed(
                                 path: dir + "/b", sha256: expectedSHA256(size: 1 << 20, seed: 706, version: 2),
                                 bytes: 1 << 20))
-                    let gets = requests(server, "/scenario/squid-version/r1").sorted { $0.seq < $1.seq }
+                    let gets = await settledRequests(server, "/scenario/squid-version/r1").sorted { $0.seq < $1.seq }
                     #expect(gets.count == 2)
                     #expect(gets.last?.requestHeaders["if-range"] != nil)
                     #expect(gets.last?.status == 200)

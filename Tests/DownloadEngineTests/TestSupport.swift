@@ -86,6 +86,14 @@ func withEngine<T>(
     }
 }
 
+/// ``requests(_:_:)`` once the server has finished every request it read (`Journal.settled`, at most 10 s times
+/// `testTimeScale`): a response is journalled when the server finishes it, which can be just after the client had
+/// all of it.
+func settledRequests(_ server: RangeServer, _ prefix: String) async -> [JournalEntry] {
+    _ = await server.journal.settled(timeout: scaled(.seconds(10)))
+    return requests(server, prefix)
+}
+
 /// Journal entries for GET requests whose target starts with `prefix`.
 func requests(_ server: RangeServer, _ prefix: String) -> [JournalEntry] {
     server.journal.entries().filter { $0.method == "GET" && $0.target.hasPrefix(prefix) }
