@@ -77,6 +77,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // NIOSSL's handshake event, awaited inside proxy tunnels.
+                .product(name: "NIOTLS", package: "swift-nio"),
+                // The IP address a certificate names, checked inside proxy tunnels (ProxyTLS).
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -172,6 +176,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 // NIOSSL's read buffers seen directly (TLSReadBufferTests).
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                // A log handler that keeps lines, to show no credential reaches a log.
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]

@@ -11,8 +11,11 @@ extension DownloadConfiguration {
     /// configuration.proxy = try .fromEnvironment(ProcessInfo.processInfo.environment)
     /// ```
     ///
-    /// Requests reach an HTTP proxy through `CONNECT` tunnels, for `http://` URLs too (AsyncHTTPClient, which the
-    /// engine's transport is built on, sends no absolute-form requests): the proxy sees the host and port only.
+    /// An `http://` URL's requests go to the proxy itself, in absolute form (`GET http://host/path`), as curl, wget and
+    /// aria2c send them, so a proxy whose rules allow `CONNECT` to port 443 only (squid's shipped ones) serves them;
+    /// an `https://` URL's go through a `CONNECT` tunnel with TLS to the origin inside, and the proxy sees the host
+    /// and port only. A refusal of the proxy's own fails the task with one line naming the proxy and its status
+    /// (``DownloadError/proxyRefused(_:proxy:detail:)``).
     public struct Proxy: Sendable, Hashable {
         /// The proxy of `http://` URLs; `nil` connects directly.
         public var http: Server?
@@ -142,7 +145,8 @@ extension DownloadConfiguration {
 
 extension DownloadConfiguration.Proxy {
     /// An HTTP proxy: where it listens and, optionally, the basic credentials it wants in `Proxy-Authorization`
-    /// (sent only on the `CONNECT`, never to the origin).
+    /// (sent only to the proxy: with each `http://` request and on each `CONNECT`, never inside a tunnel to the origin;
+    /// never logged, and never written to the state directory, which keeps no proxy setting).
     public struct Server: Sendable, Hashable, CustomStringConvertible {
         /// The proxy's host name or IP address.
         public var host: String

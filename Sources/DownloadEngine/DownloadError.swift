@@ -74,6 +74,26 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         .init(.tooManyRedirects, "too many redirects (more than \(hops)) starting at \(url)")
     }
 
+    /// An HTTP proxy answered with a refusal of its own: to a `CONNECT`, or, for an `http://` URL, a `407` or an error
+    /// response it marks as its own (`Proxy-Status` with an error, squid's `X-Squid-Error`).
+    ///
+    /// Permanent, as ``permanentHTTPStatus(_:url:)`` is, unless the status is one that passes (`408`, `429`, `502`,
+    /// `503`, `504`): asking the same proxy again gets the same `403`, `407` or `500`.
+    ///
+    /// - Parameters:
+    ///   - status: The proxy's status.
+    ///   - proxy: The proxy, `HOST:PORT`, never its credentials.
+    ///   - detail: What was refused and why, in a few words.
+    public static func proxyRefused(_ status: Int, proxy: String, detail: String) -> DownloadError {
+        .init(
+            proxyRetryableStatuses.contains(status) ? .retryableHTTPStatus : .permanentHTTPStatus,
+            "HTTP \(status) from proxy \(proxy): \(detail)", status: status)
+    }
+
+    /// The statuses of a proxy's own answer that are retried: a timeout, a rate limit, and a next hop it could not
+    /// reach (``proxyRefused(_:proxy:detail:)``).
+    static let proxyRetryableStatuses: Set<Int> = [408, 429, 502, 503, 504]
+
     /// A 3xx redirect status came without a usable `Location` header.
     public static func redirectWithoutLocation(_ status: Int, url: String) -> DownloadError {
         .init(.redirectWithoutLocation, "HTTP \(status) from \(url) without a valid Location", status: status)

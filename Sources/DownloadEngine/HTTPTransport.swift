@@ -6,13 +6,14 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// The engine's HTTP/1.1 client for `http://` and `https://`: AsyncHTTPClient, one `HTTPClient` for direct requests
-/// and one per proxy (AsyncHTTPClient sets the proxy per client; each is made on its first request), redirects and
-/// decompression off, each body streamed through a ``ResponseBodyStream`` delegate.
+/// The engine's HTTP/1.1 client for `http://` and `https://`: AsyncHTTPClient for direct requests, redirects and
+/// decompression off, each body streamed through a ``ResponseBodyStream`` delegate; and, for every request through
+/// an HTTP proxy, the engine's own ``ProxyClient`` on SwiftNIO's codecs, feeding the same ``ResponseBodyStream``.
 ///
-/// AsyncHTTPClient, not a client of our own: measured on benchmark case 6 (500 × 256 KiB, `-j 8`), carrying
-/// `http://` through it made no difference against a lean NIOHTTP1 client (medians 1.11 and 1.10 of curl in
-/// alternating runs; docs/benchmarks.md, "Transport choice (issue 14)").
+/// AsyncHTTPClient, not a client of our own, for direct requests: measured on benchmark case 6 (500 × 256 KiB,
+/// `-j 8`), carrying `http://` through it made no difference against a lean NIOHTTP1 client (medians 1.11 and 1.10
+/// of curl in alternating runs; docs/benchmarks.md, "Transport choice (issue 14)"). Its proxy support did not serve
+/// (see ``ProxyClient``).
 ///
 /// What the settings are for:
 /// - HTTP/1.1 only: AsyncHTTPClient negotiates HTTP/2 over TLS by default, and the segments of one file must each
@@ -21,19 +22,14 @@ import NIOSSL
 ///   until the connect timeout, hiding a down server from the engine's own retry policy (which counts and logs it).
 /// - A request on a kept-alive connection that the server closes before answering fails with a network error and
 ///   is retried by the engine's retry policy like any other; AsyncHTTPClient does not send it again by itself, and
-///   the transport cannot tell a reused connection from a new one, whose silent close is a fault to report.
-///
-/// Through a proxy, every request goes through a `CONNECT` tunnel, `http://` ones too: AsyncHTTPClient sends no
-/// absolute-form requests. A `Proxy-Authorization` among the request's fields would then reach the origin inside the
-/// tunnel, so it is left out; the proxy's credentials go on the `CONNECT` (``DownloadConfiguration/Proxy/Server``).
+///   the transport cannot tell a reused connection from a new one, whose silent close is a fault to report. The
+///   proxy client does the same.
 final class HTTPTransport: Transport, @unchecked Sendable {
     private let client: HTTPClient
+    private let proxies: ProxyClient
     private let configuration: TransportConfiguration
-    private let settings: HTTPClient.Configuration
     private let lock = NSLock()
     private var isShutDown = false
-    /// The clients of the proxies requests went through, guarded by `lock`.
-    private var proxied: [DownloadConfiguration.Proxy.Server: HTTPClient] = [:]
     private static let silent = Logger(
         label: "DownloadEngine.HTTPTransport", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -54,54 +50,40 @@ final class HTTPTransport: Transport, @unchecked Sendable {
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.connectionsPerHost))
         settings.connectionPool.retryConnectionEstablishment = false
-        self.settings = settings
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
+        proxies = ProxyClient(configuration: configuration)
     }
 
     deinit {
-        // A transport dropped without `shutdown()` must not trap in HTTPClient's check that it was shut down.
+        // A transport dropped without `shutdown()` must not trap in HTTPClient's check that it was shut down, nor
+        // leave connections to a proxy open.
         if !isShutDown {
             client.shutdown { _ in }
-            for client in proxied.values { client.shutdown { _ in } }
-        }
-    }
-
-    /// The client for requests through `proxy`, made on first use.
-    private func client(for proxy: DownloadConfiguration.Proxy.Server) throws -> HTTPClient {
-        try lock.withLock {
-            // A client made after shutdown would never be shut down.
-            guard !isShutDown else { throw DownloadError.invalidState("the transport is shut down") }
-            if let existing = proxied[proxy] { return existing }
-            var settings = self.settings
-            settings.proxy = .server(
-                host: proxy.host, port: proxy.port,
-                authorization: proxy.username.map { .basic(username: $0, password: proxy.password ?? "") })
-            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
-            proxied[proxy] = made
-            return made
+            proxies.close()
         }
     }
 
     func execute(_ request: TransportRequest) async throws -> TransportResponse {
-        let proxy = configuration.proxy.server(for: request.url)
-        var request = request
-        if proxy != nil { request.headers.removeAll { $0.name.lowercased() == "proxy-authorization" } }
+        if let proxy = configuration.proxy.server(for: request.url) {
+            return try await proxies.execute(request, through: proxy)
+        }
         let outgoing = try Self.request(request)
         let origin =
             outgoing.host.contains(":") ? "[\(outgoing.host)]:\(outgoing.port)" : "\(outgoing.host):\(outgoing.port)"
-        // Connect failures name what the engine connects to: through a proxy, the proxy.
-        let peer = Peer(origin: origin, proxy: proxy.map { "proxy \($0)" })
-        let client = try proxy.map(client(for:)) ?? self.client
         let stream = ResponseBodyStream()
         let task = client.execute(
             request: outgoing, delegate: stream, logger: configuration.logger ?? Self.silent)
         stream.attach(task)
-        let url = request.url
+        return try await Self.response(of: stream, url: request.url, peer: Peer(origin: origin))
+    }
+
+    /// The response of `stream` once its head arrived, with its body still streaming; errors translated for `peer`.
+    static func response(of stream: ResponseBodyStream, url: String, peer: Peer) async throws -> TransportResponse {
         let head: HTTPResponseHead
         do {
             head = try await stream.head()
         } catch {
-            throw Self.translate(error, url: url, peer: peer)
+            throw translate(error, url: url, peer: peer)
         }
         return TransportResponse(
             status: Int(head.status.code),
@@ -111,7 +93,7 @@ final class HTTPTransport: Transport, @unchecked Sendable {
                     do {
                         try await stream.drain(into: sink)
                     } catch {
-                        throw Self.translate(error, url: url, peer: peer)
+                        throw translate(error, url: url, peer: peer)
                     }
                 },
                 abandon: { stream.abandon() },
@@ -119,16 +101,19 @@ final class HTTPTransport: Transport, @unchecked Sendable {
     }
 
     func shutdown() async {
-        let clients: [HTTPClient]? = lock.withLock {
+        let first = lock.withLock {
             defer { isShutDown = true }
-            return isShutDown ? nil : [client] + proxied.values
+            return !isShutDown
         }
-        for client in clients ?? [] { try? await client.shutdown() }
+        guard first else { return }
+        try? await client.shutdown()
+        await proxies.shutdown()
     }
 
     /// What an error message names: the origin, and the proxy a request went through.
     struct Peer: Sendable {
         var origin: String
+        /// `proxy HOST:PORT`, for a request through a proxy.
         var proxy: String?
 
         /// What a failed connect names: the proxy when there is one, as that is what was connected to.
@@ -145,14 +130,7 @@ final class HTTPTransport: Transport, @unchecked Sendable {
     static func request(_ request: TransportRequest) throws -> HTTPClient.Request {
         let scheme = request.url.prefix { $0 != ":" }.lowercased()
         guard scheme == "http" || scheme == "https" else { throw DownloadError.invalidURL(request.url) }
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(request.headers.count)
-        for (name, value) in request.headers {
-            guard !name.isEmpty, !name.utf8.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: ":") }),
-                !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
-            else { throw DownloadError.invalidState("invalid request header '\(name)'") }
-            headers.add(name: name, value: value)
-        }
+        let headers = try fields(request.headers)
         do {
             return try HTTPClient.Request(url: request.url, method: .GET, headers: headers)
         } catch {
@@ -160,18 +138,33 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         }
     }
 
-    /// The engine's error for what AsyncHTTPClient or NIO reported.
+    /// The engine's fields as NIO's, checked: both clients send them so.
+    ///
+    /// - Throws: ``DownloadError/invalidState(_:)`` for a field name or value that could smuggle in fields or a
+    ///   second request.
+    static func fields(_ fields: [(name: String, value: String)]) throws -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(fields.count)
+        for (name, value) in fields {
+            guard !name.isEmpty, !name.utf8.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: ":") }),
+                !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
+            else { throw DownloadError.invalidState("invalid request header '\(name)'") }
+            headers.add(name: name, value: value)
+        }
+        return headers
+    }
+
+    /// The engine's error for what AsyncHTTPClient, the proxy client or NIO reported.
     static func translate(_ error: any Error, url: String, peer: Peer) -> any Error {
-        if let proxy = peer.proxy, let error = error as? HTTPClientError {
-            // The proxy's answer to CONNECT; AsyncHTTPClient keeps its status to itself, apart from a 407.
-            if error == HTTPClientError.proxyAuthenticationRequired {
-                return DownloadError.permanentHTTPStatus(407, url: proxy)
-            }
-            if error == HTTPClientError.invalidProxyResponse {
-                return DownloadError.network("\(proxy) did not open a tunnel to \(peer.origin) (CONNECT refused)")
-            }
-            if error == HTTPClientError.httpProxyHandshakeTimeout || error == HTTPClientError.connectTimeout {
+        if let proxy = peer.proxy {
+            switch error {
+            case ProxyConnection.OpenFailure.timedOut(let inHandshake):
+                return inHandshake
+                    ? DownloadError.tlsHandshakeTimeout(url) : DownloadError.connectTimeout("\(url) through \(proxy)")
+            case ChannelError.connectTimeout:
                 return DownloadError.connectTimeout("\(url) through \(proxy)")
+            default:
+                break
             }
         }
         if let tls = translateTLS(error, url: url, peer: peer.origin) { return tls }
@@ -188,6 +181,8 @@ final class HTTPTransport: Transport, @unchecked Sendable {
                 return DownloadError.network("connection to \(peer) closed")
             }
             return DownloadError.network("\(peer): \(error)")
+        case is ResponseBodyStream.ConnectionClosed:
+            return DownloadError.network("connection to \(peer) closed")
         case HTTPParserError.invalidEOFState:
             // The connection ended before the framing did (Content-Length not reached, no last chunk): a cut, not
             // garbage. Over TLS it arrives this way whether close_notify came or not: AsyncHTTPClient leaves a

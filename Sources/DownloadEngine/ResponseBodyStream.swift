@@ -3,15 +3,20 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// One response of ``HTTPTransport``: AsyncHTTPClient's delegate callbacks bridged to the engine, the head to an
-/// awaiting task and the body to a ``BodySink`` called on the connection's event loop.
+/// One response of ``HTTPTransport`` bridged to the engine: the head to an awaiting task and the body to a
+/// ``BodySink`` called on the connection's event loop.
+///
+/// Fed by either client of the transport: AsyncHTTPClient's delegate callbacks for direct requests (the extension
+/// below), and ``ProxyExchangeHandler`` for requests through a proxy, which calls ``receiveHead(_:)``,
+/// ``receive(_:on:)`` and ``finish(_:)`` the same way from its channel. Both attach the request's event loop and a
+/// way to cancel it (``attach(eventLoop:cancel:)``).
 ///
 /// Order of events: ``head()`` returns once the head arrived. Body parts that arrive before the engine has decided
-/// what to do with the body wait in `early` (normally nothing, or a small body in full); past ``highWater`` bytes the
-/// delegate's future stays pending, which stops AsyncHTTPClient reading from the connection. ``drain(into:)`` hands
-/// the waiting parts to the sink on the event loop, in order, and every later part goes straight from the delegate
-/// callback to the sink: no queue and no hop to another thread, so a part is written before the next one is read,
-/// which is both the backpressure and what bounds the bytes a `kill -9` costs.
+/// what to do with the body wait in `early` (normally nothing, or a small body in full); past ``highWater`` bytes
+/// ``receive(_:on:)`` returns a pending future, which stops the client reading from the connection. ``drain(into:)``
+/// hands the waiting parts to the sink on the event loop, in order, and every later part goes straight from the
+/// client's callback to the sink: no queue and no hop to another thread, so a part is written before the next one is
+/// read, which is both the backpressure and what bounds the bytes a `kill -9` costs.
 ///
 /// The delegate API, not the streaming `HTTPClientResponse.body`: when a connection drops mid-body the streaming API
 /// fails at once and discards parts it had buffered, while a delegate is handed every part that arrived before it
@@ -21,16 +26,17 @@ import NIOHTTP1
 ///
 /// The drain is resolved only on the event loop (by the end of the body, an error, the sink's error or the sink
 /// declining more), after the sink's last call: once it returns, the sink is no longer in use. Cancelling the
-/// draining task cancels the request; AsyncHTTPClient then reports the error on the event loop, which resolves the
+/// draining task cancels the request; the client then reports the error on the event loop, which resolves the
 /// drain.
-final class ResponseBodyStream: HTTPClientResponseDelegate, @unchecked Sendable {
-    typealias Response = Void
-
+final class ResponseBodyStream: @unchecked Sendable {
     /// Bytes held before the drain starts, at most (then reading stops until the drain takes them).
     static let highWater = 4 << 20
 
     private let lock = NSLock()
-    private var task: HTTPClient.Task<Void>?
+    /// The request's event loop, where every part reaches the sink.
+    private var eventLoop: (any EventLoop)?
+    /// Cancels the request (closes its connection); set by `attach`.
+    private var cancelRequest: (@Sendable () -> Void)?
     private var headResult: Result<HTTPResponseHead, any Error>?
     private var headWaiter: CheckedContinuation<HTTPResponseHead, any Error>?
     private var early: [ByteBuffer] = []
@@ -44,13 +50,15 @@ final class ResponseBodyStream: HTTPClientResponseDelegate, @unchecked Sendable 
     private var resolution: Result<Void, any Error>?
     private var cancelRequested = false
 
-    /// Remembers the request, so that cancelling the consumer or abandoning the body can cancel it.
-    func attach(_ task: HTTPClient.Task<Void>) {
+    /// Remembers the request's event loop and how to cancel the request, so that cancelling the consumer or
+    /// abandoning the body can cancel it.
+    func attach(eventLoop: any EventLoop, cancel: @escaping @Sendable () -> Void) {
         let cancelNow = lock.withLock {
-            self.task = task
+            self.eventLoop = eventLoop
+            self.cancelRequest = cancel
             return cancelRequested
         }
-        if cancelNow { task.cancel() }
+        if cancelNow { cancel() }
     }
 
     deinit {
@@ -89,7 +97,7 @@ final class ResponseBodyStream: HTTPClientResponseDelegate, @unchecked Sendable 
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let eventLoop = lock.withLock {
                     drainWaiter = continuation
-                    return task?.eventLoop
+                    return self.eventLoop
                 }
                 // The early parts go to the sink on the event loop, so no later part can overtake them.
                 if let eventLoop {
@@ -118,11 +126,11 @@ final class ResponseBodyStream: HTTPClientResponseDelegate, @unchecked Sendable 
     }
 
     private func cancel() {
-        let task = lock.withLock {
+        let cancelRequest = lock.withLock {
             cancelRequested = true
-            return self.task
+            return self.cancelRequest
         }
-        task?.cancel()
+        cancelRequest?()
     }
 
     // MARK: Event loop side
@@ -172,16 +180,21 @@ final class ResponseBodyStream: HTTPClientResponseDelegate, @unchecked Sendable 
         waiter?.resume(with: result)
     }
 
-    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+    /// Takes the response head; the awaiting ``head()`` returns it.
+    func receiveHead(_ head: HTTPResponseHead) {
         lock.withLock {
             headResult = .success(head)
             headWaiter?.resume(returning: head)
             headWaiter = nil
         }
-        return task.eventLoop.makeSucceededVoidFuture()
     }
 
-    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+    /// Takes one part of the body, on the request's event loop: straight to the sink once the drain started, else
+    /// held.
+    ///
+    /// - Returns: `nil` to go on reading; a future when ``highWater`` bytes are held, which succeeds once the
+    ///   drain took them: the caller reads nothing from the connection until then.
+    func receive(_ buffer: ByteBuffer, on eventLoop: any EventLoop) -> EventLoopFuture<Void>? {
         enum Route {
             case sink(any BodySink)
             case held
@@ -194,7 +207,7 @@ final class ResponseBodyStream: HTTPClientResponseDelegate, @unchecked Sendable 
             early.append(buffer)
             earlyBytes += buffer.readableBytes
             guard earlyBytes >= Self.highWater else { return .held }
-            let promise = task.eventLoop.makePromise(of: Void.self)
+            let promise = eventLoop.makePromise(of: Void.self)
             backpressure = promise
             return .wait(promise.futureResult)
         }
@@ -203,25 +216,21 @@ final class ResponseBodyStream: HTTPClientResponseDelegate, @unchecked Sendable 
         case .wait(let future): return future
         case .held, .ignored: break
         }
-        return task.eventLoop.makeSucceededVoidFuture()
+        return nil
     }
 
-    func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
-        finish(.failure(error))
-    }
-
-    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
-        finish(.success(()))
-    }
-
-    private func finish(_ result: Result<Void, any Error>) {
+    /// Takes the request's last word: the body ended (`.success`) or the request failed. Only the first call counts.
+    ///
+    /// Before the head, a success means the connection ended without a response:
+    /// ``ResponseBodyStream/ConnectionClosed``.
+    func finish(_ result: Result<Void, any Error>) {
         let (release, attached): (EventLoopPromise<Void>?, Bool) = lock.withLock {
             guard ending == nil else { return (nil, false) }
             ending = result
             if let waiter = headWaiter {
                 headWaiter = nil
                 switch result {
-                case .success: waiter.resume(throwing: HTTPClientError.remoteConnectionClosed)
+                case .success: waiter.resume(throwing: ConnectionClosed())
                 case .failure(let error): waiter.resume(throwing: error)
                 }
             }
@@ -232,5 +241,37 @@ final class ResponseBodyStream: HTTPClientResponseDelegate, @unchecked Sendable 
         release?.succeed()
         // Without a sink yet, `start` delivers the early parts first and then resolves with this ending.
         if attached { resolve(result) }
+    }
+}
+
+extension ResponseBodyStream {
+    /// The connection ended before a response head arrived.
+    struct ConnectionClosed: Error {}
+}
+
+/// AsyncHTTPClient's delegate callbacks, for direct requests.
+extension ResponseBodyStream: HTTPClientResponseDelegate {
+    typealias Response = Void
+
+    /// Remembers the request, so that cancelling the consumer or abandoning the body can cancel it.
+    func attach(_ task: HTTPClient.Task<Void>) {
+        attach(eventLoop: task.eventLoop, cancel: { task.cancel() })
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        receiveHead(head)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        receive(buffer, on: task.eventLoop) ?? task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+        finish(.failure(error))
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        finish(.success(()))
     }
 }

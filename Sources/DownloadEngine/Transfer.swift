@@ -51,6 +51,11 @@ final class Transfer: @unchecked Sendable {
     private var preallocated = false
     /// Set when a segment's Range got a 200: the rest of this run uses one connection.
     private var segmentsDisabled = false
+    /// Set by a restart after a digest mismatch: every later request of this run asks the caches on its way not to
+    /// answer from a stored response (`Cache-Control: no-cache`, and `Pragma: no-cache` for HTTP/1.0 caches). A
+    /// caching proxy that stored the bad bytes would otherwise serve them to every restart: squid with its shipped
+    /// configuration revalidated, got a 304 from the origin and sent its stored copy again, three times.
+    private var bypassesCaches = false
 
     private var lastProgressAt = ContinuousClock.now
     private var lastProgressBytes: Int64 = 0
@@ -257,6 +262,7 @@ final class Transfer: @unchecked Sendable {
     /// has happened more than three times in one run.
     private func restartFromZero(_ reason: ResumePlanner.RestartReason, restarts: inout Int) throws {
         restarts += 1
+        if reason == .digestMismatch { bypassesCaches = true }
         if restarts > 3 {
             let detail = "restarted from zero \(restarts - 1) times (\(reason.rawValue))"
             if reason == .digestMismatch {
@@ -316,11 +322,19 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// The configuration's and the request's headers for one request (see ``RequestHeaders/user``).
+    /// The configuration's and the request's headers for one request (see ``RequestHeaders/user``), and after a
+    /// digest mismatch the fields that keep caches from answering (``bypassesCaches``) unless the user set them.
     private func userHeaders(crossOrigin: Bool) -> [(name: String, value: String)] {
-        RequestHeaders.user(
+        var headers = RequestHeaders.user(
             configuration: configuration.headers, request: record.requestHeaders,
             sensitive: configuration.redirects.sensitiveHeaders, crossOrigin: crossOrigin)
+        if bypassesCaches {
+            for name in ["Cache-Control", "Pragma"]
+            where !headers.contains(where: { $0.name.lowercased() == name.lowercased() }) {
+                headers.append((name, "no-cache"))
+            }
+        }
+        return headers
     }
 
     private func handle(

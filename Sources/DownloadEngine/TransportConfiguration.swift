@@ -3,18 +3,20 @@ import NIOCore
 
 /// What the engine's ``HTTPTransport`` needs to know besides the request: timeouts, pooling, TLS trust and a proxy.
 ///
-/// Built from ``DownloadConfiguration``. AsyncHTTPClient sets trust and proxy per `HTTPClient`, so one configuration
-/// is one direct client plus one client per proxy that a request was sent through.
+/// Built from ``DownloadConfiguration``: one AsyncHTTPClient `HTTPClient` for direct requests and one ``ProxyClient``
+/// for requests through proxies share it.
 struct TransportConfiguration: Sendable {
     /// How long establishing a connection (TCP connect, and for `https://` the TLS handshake) may take.
     var connectTimeout: Duration = .seconds(10)
-    /// Idle kept-alive connections kept per scheme, host and port, at most.
+    /// Idle kept-alive connections kept per scheme, host and port (through a proxy: per proxy, and per tunnel), at
+    /// most.
     var connectionsPerHost: Int = 8
     /// Which server certificates `https://` accepts.
     var trust: DownloadConfiguration.TLSTrust = .system
-    /// Which proxy each request goes through (`http://` ones too, through `CONNECT`: AsyncHTTPClient only tunnels).
+    /// Which proxy each request goes through: `http://` ones in absolute form, `https://` ones through `CONNECT`.
     var proxy: DownloadConfiguration.Proxy = .direct
-    /// Where AsyncHTTPClient logs (the engine's logger); `nil` logs nothing.
+    /// Where AsyncHTTPClient logs (the engine's logger); `nil` logs nothing. The proxy client logs nothing itself:
+    /// no header, and so no credential, reaches a log.
     var logger: Logger?
 
     var connectTimeAmount: TimeAmount {

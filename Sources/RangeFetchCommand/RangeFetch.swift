@@ -50,7 +50,7 @@ struct RangeFetch: AsyncParsableCommand {
             Exit codes:
               0    every download completed and verified
               1    other failure (file system, destination exists, bad or busy state directory, TLS certificate refused)
-              2    permanent HTTP failure (4xx, too many redirects, unusable response)
+              2    permanent HTTP failure (4xx, a proxy's refusal, too many redirects, unusable response)
               3    verification failure (length or SHA-256 mismatch)
               4    retries exhausted (or the overall deadline passed)
               64   usage error (bad option, malformed URL, unsupported scheme, bad header or proxy, missing credentials)

@@ -397,12 +397,17 @@ struct EngineTests {
 
     @Test("5. idle timeout aborts a stalled body and retries from the offset; overall deadline fails")
     func idleTimeoutAndDeadline() async throws {
-        let configuration = testConfiguration { $0.timeouts.idle = scaled(.milliseconds(400)) }
+        // The first two responses stall after their first 100K for an hour (fault-seed 6 draws yes, yes, then no),
+        // so only an idle timeout ends the first stall, and the resume from byte 102400 is asked for even when a
+        // loaded machine let the timeout pass before the first byte once (the first stall is then the second
+        // response's, from zero). It was a 400 ms timeout against a 2 s stall, which loaded full runs failed: the
+        // stall ended before the timeout fired.
+        let configuration = testConfiguration { $0.timeouts.idle = scaled(.seconds(1)) }
         try await withEngine(configuration) { server, engine, dir in
             let log = EventLog(engine.events())
             let id = try await engine.add(
                 .init(
-                    url: server.baseURL + "/bytes/512K?seed=51&stall-after=100K&stall-for=\(Int(2 * testTimeScale))s",
+                    url: server.baseURL + "/bytes/512K?seed=51&stall-after=100K&probability=0.5&fault-seed=6",
                     destination: dir + "/s"))
             let result = await engine.result(of: id)
             #expect(
@@ -412,8 +417,7 @@ struct EngineTests {
             #expect(
                 log.all.contains { if case .retrying(id, _, _, DownloadError.idleTimeout) = $0 { true } else { false } }
             )
-            // A stalled response is journalled when its stall ends.
-            // Every attempt stalls after its own first 100K, so wait for the resumed one rather than a count.
+            // A stalled response is journalled when its connection ends: wait for the resumed one, not a count.
             try await eventually(.seconds(10), "the resumed request in the journal") {
                 requests(server, "/bytes/512K?seed=51").contains { $0.requestHeaders["range"] == "bytes=102400-" }
             }
@@ -475,10 +479,11 @@ struct EngineTests {
     @Test("6b. a resume goes to the resolved URL; on 404 there it re-resolves from the original and resumes")
     func reresolveOnGoneResolvedURL() async throws {
         try await withEngine { server, engine, dir in
-            let path = "/redirect/1/bytes/1M?seed=62&rate=\(paced(256))"
+            // The first response stalls after 200 KiB, so the pause lands mid-body however late this task wakes.
+            let path = stalledOnce("/redirect/1/bytes/1M?seed=62", after: 200 << 10)
             let url = server.baseURL + path
             let id = try await engine.add(.init(url: url, destination: dir + "/62.bin"))
-            try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
+            try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) >= 200 << 10 }
             try await engine.pause(id)
             // The stopped response is journalled once the server sees the close; wait, so the order is fixed.
             try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }

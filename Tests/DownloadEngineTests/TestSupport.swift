@@ -90,9 +90,29 @@ func withEngine<T>(
     }
 }
 
+/// ``requests(_:_:)`` once the server has finished every request it read (`Journal.settled`, at most 10 s times
+/// `testTimeScale`): a response is journalled when the server finishes it, which can be just after the client had
+/// all of it.
+func settledRequests(_ server: RangeServer, _ prefix: String) async -> [JournalEntry] {
+    _ = await server.journal.settled(timeout: scaled(.seconds(10)))
+    return requests(server, prefix)
+}
+
 /// Journal entries for GET requests whose target starts with `prefix`.
 func requests(_ server: RangeServer, _ prefix: String) -> [JournalEntry] {
     server.journal.entries().filter { $0.method == "GET" && $0.target.hasPrefix(prefix) }
+}
+
+/// `path` (which has a query) with its body held still after `bytes` bytes (for an hour) on its first request
+/// only: `probability=0.5` with `fault-seed=5` applies the faults to the first request of a target and to none of
+/// the next four (docs/faults.md, "Sometimes"), so a resume or rerun is served whole. Only for a URL with no other
+/// fault: `probability` would withhold those from the later requests too.
+///
+/// For a test that must pause or kill a download mid-body: it waits until `bytes` arrived and acts then, however
+/// late it wakes up, where a paced body could already have ended on a loaded machine (the test's task can wait
+/// seconds for a thread of the cooperative pool while the event loops go on downloading).
+func stalledOnce(_ path: String, after bytes: Int) -> String {
+    path + "&stall-after=\(bytes)&probability=0.5&fault-seed=5"
 }
 
 /// Waits (polling) until `condition` holds, failing the test after `timeout` (stretched by the time scale).
