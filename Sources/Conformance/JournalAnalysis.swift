@@ -13,6 +13,10 @@ struct JournalAnalysis {
     private(set) var rewoundBytes: UInt64 = 0
     /// How many resumes started before the bytes received.
     private(set) var rewinds = 0
+    /// Resumes that started past the bytes received of the representation last seen, in words: no rule is broken by
+    /// that alone (the client may hold bytes the journal files under another ETag, as when a CDN's edges churn it);
+    /// a hole shows in the output as `corrupt`, and what was fetched twice in the cost.
+    private(set) var skipsAhead: [String] = []
 
     /// A GET the client left of its own accord (`JournalEntry.abandoned`) before this many body bytes had gone out
     /// is a probe: a client reading the start of a response to learn its type or length before it downloads (yt-dlp
@@ -64,6 +68,7 @@ struct JournalAnalysis {
         func violate(_ violation: Violation) {
             if seen.insert(violation.reason).inserted { violations.append(violation) }
         }
+        func skipAhead(_ words: String) { skipsAhead.append(words) }
         // Entries are journalled when a response ends, so a killed, dropped or stalled response can come
         // after its own resume in `seq` order; and a pooled client may send its retry on an older idle
         // connection, so connection numbers do not order requests either. `arrival` does.
@@ -84,6 +89,7 @@ struct JournalAnalysis {
             }
             return state
         }
+        let keyOf = fileKey
         for entry in ordered {
             let fileKey = fileKey(entry)
             var state = files[fileKey] ?? FileState()
@@ -111,10 +117,19 @@ struct JournalAnalysis {
                     segmented
                     && state.received.keys.contains { key in view.last.map { $0.key != key } ?? true }
                 // A probe is no download: a GET from 0 that only looks is not a restart.
+                // A segmented client learns a validator from a response's header, which its other connections can
+                // act on while that response still streams: an If-Range naming one is no stale guess (a splice it
+                // caused would show in the output).
+                let seen: Set<String> =
+                    segmented
+                    ? Set(
+                        ordered.filter { $0.arrival < entry.arrival && keyOf($0) == fileKey }.flatMap {
+                            [$0.responseHeaders["etag"], $0.responseHeaders["last-modified"]].compactMap { $0 }
+                        }) : []
                 checkRequest(
                     entry, state: view, prefilled: prefilled, rangeRule: rangeRule, ifRangeRule: ifRangeRule,
                     segmented: segmented, sawOtherRepresentation: sawOther || probes.contains(entry.seq),
-                    violate: violate)
+                    seenValidators: seen, violate: violate, skipAhead: skipAhead)
             }
             // A probe's bytes were read a little and thrown away: the client does not have them to keep. What it
             // learnt, the representation's validators (a new ETag, say), it does have.
@@ -207,7 +222,7 @@ struct JournalAnalysis {
     private func checkRequest(
         _ entry: JournalEntry, state: FileState, prefilled: UInt64, rangeRule: ScenarioExpectation.RangeRule,
         ifRangeRule: ScenarioExpectation.IfRangeRule, segmented: Bool, sawOtherRepresentation: Bool,
-        violate: (Violation) -> Void
+        seenValidators: Set<String> = [], violate: (Violation) -> Void, skipAhead: (String) -> Void
     ) {
         let ifRange = entry.requestHeaders["if-range"]
         if let ifRange, ifRange.hasPrefix("W/") {
@@ -248,8 +263,8 @@ struct JournalAnalysis {
                             + "(\(inside.lowerBound)-\(inside.upperBound - 1))", grade: .costly))
             }
         } else if let start, rangeRule == .exact || rangeRule == .atMost, start > kept {
-            // Breaks no rule by itself: a hole shows in the output (`corrupt`), so the request is graded a cost.
-            violate(Violation("Range starts at \(start), past the \(kept) bytes received", grade: .costly))
+            // Breaks no rule by itself (issue 27): a hole shows in the output (`corrupt`), a refetch in the cost.
+            skipAhead("Range starts at \(start), past the \(kept) bytes received")
         }
         // Under `exact`, a Range starting before the bytes received resumes from what the client had written: a cost
         // (`rewoundBytes`), never a failure.
@@ -263,7 +278,7 @@ struct JournalAnalysis {
         // A Range from byte 0 keeps nothing that another version could splice with.
         guard let wanted, start != 0 else { return }
         if let ifRange {
-            if ifRange != wanted {
+            if ifRange != wanted && !seenValidators.contains(ifRange) {
                 violate(
                     Violation("If-Range \(ifRange), expected \(wanted)", grade: .unsafe, sibling: Self.unsafeSibling))
             }

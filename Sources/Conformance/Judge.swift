@@ -3,9 +3,9 @@ import RangeServer
 /// Decides whether one run met its expectation: a pure function of the expectation and the run's facts.
 ///
 /// Besides what the expectation asks for, two rules always hold: an If-Range never carries a weak ETag, and a
-/// Retry-After is honoured. Under `resume-range` `exact` or `at-most`, a Range never starts past the bytes
-/// already received; for a segmented client (several connections per file) the rule is instead that a Range
-/// never starts inside bytes already received of the same representation.
+/// Retry-After is honoured. A Range past the bytes already received breaks no rule by itself (a hole shows in the
+/// output, a refetch in the cost): the cell notes it. For a segmented client (several connections per file) under
+/// `resume-range` `exact`, a Range never starts inside bytes already received of the same representation.
 public enum Judge {
     /// What the judge found in one run: the violations, which decide the verdict, and notes, facts worth showing
     /// beside it that decide nothing (the harness re-ran the client, ...).
@@ -123,6 +123,9 @@ public enum Judge {
                 "resumed its segments inside what the server had sent before the disk filled: "
                     + "\(ByteSize.format(lostToFullDisk)) it had no room for fetched again, a cost not counted against "
                     + "max-refetched")
+        }
+        for skip in analysis.skipsAhead {
+            notes.append("\(skip): no rule broken by itself (a hole would show in the output)")
         }
         if analysis.rewinds > 0 {
             notes.append(

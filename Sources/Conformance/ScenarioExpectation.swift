@@ -23,7 +23,7 @@ public struct ScenarioExpectation: Hashable, Sendable {
 
     /// Where a resumed request must start.
     public enum RangeRule: String, Hashable, Sendable, CaseIterable {
-        /// No rule beyond the always-on one (a Range never starts past the bytes received).
+        /// No rule on where a resume starts.
         case any
         /// After an interruption the client must resume, starting exactly at the bytes received.
         case exact
