@@ -80,7 +80,8 @@ struct FaultKeyTests {
 
     @Test("keys of one group move together; a follower moves with its leader")
     func mergeUnits() throws {
-        let step = try parse("stall-after=1M&stall-for=5s&probability=0.5&fault-seed=3&drop-after=1&status=503&retry-after=4")
+        let step = try parse(
+            "stall-after=1M&stall-for=5s&probability=0.5&fault-seed=3&drop-after=1&status=503&retry-after=4")
         let query = try parse("stall-after=2M&probability=0.25&tls-truncate-after=9&status=500")
         let merged = query.merged(over: step)
         #expect(merged.stallAfter == 2 << 20 && merged.explicitStallFor == nil)
@@ -111,7 +112,10 @@ struct FaultKeyTests {
                 .stall(after: 3, for: .seconds(2)), .end(after: 5, .drop), .pace(bytesPerSecond: 1024),
                 .garbage(after: 9),
             ])
-        #expect(try parse("bad-chunk-after=4&reset-after=4").bodyFaults == [.malformedChunk(after: 4), .end(after: 4, .reset)])
+        #expect(
+            try parse("bad-chunk-after=4&reset-after=4").bodyFaults == [
+                .malformedChunk(after: 4), .end(after: 4, .reset),
+            ])
         #expect(try parse("length-delta=-1K").bodyFaults == [.lengthDelta(-1024)])
         #expect(try parse("tls-truncate-after=0").bodyFaults == [.end(after: 0, .truncate)])
         #expect(try parse("stall-after=1").bodyFaults == [.stall(after: 1, for: FaultPlan.defaultStallDuration)])

@@ -212,7 +212,7 @@ public struct FaultKey: Sendable {
         FaultKey(
             name, kind: kind, valueForm: sizeForm, placeholder: "SIZE", example: "1", help: help,
             expected: sizeExpected, merge: merge, needsBody: needsBody, shapesResponse: shapesResponse, field: field,
-            parse: ByteSize.parse, format: ByteSize.format, bodyFault: bodyFault)
+            parse: { ByteSize.parse($0) }, format: { ByteSize.format($0) }, bodyFault: bodyFault)
     }
 }
 

@@ -3,5 +3,5 @@ extension FaultKey {
     static let delay = FaultKey(
         "delay", kind: .bodyDelivery, valueForm: durationForm, placeholder: "DUR", example: "1s",
         help: "wait this long before the status line", expected: durationExpected, field: \.delay,
-        parse: FaultDuration.parse, format: FaultDuration.format)
+        parse: { FaultDuration.parse($0) }, format: { FaultDuration.format($0) })
 }

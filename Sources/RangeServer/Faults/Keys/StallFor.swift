@@ -3,5 +3,6 @@ extension FaultKey {
     static let stallFor = FaultKey(
         "stall-for", kind: .bodyDelivery, valueForm: durationForm, placeholder: "DUR", example: "1s",
         help: "how long stall-after stalls", expected: durationExpected, merge: .follows("stall-after"),
-        needsBody: true, field: \.explicitStallFor, parse: FaultDuration.parse, format: FaultDuration.format)
+        needsBody: true, field: \.explicitStallFor, parse: { FaultDuration.parse($0) },
+        format: { FaultDuration.format($0) })
 }
