@@ -302,8 +302,11 @@ final class Router: Sendable {
                 range = (range.lowerBound - min(misalign, range.lowerBound))...range.upperBound
             }
             headers.append(HeaderField("Content-Type", representation.contentType))
-            headers.append(
-                HeaderField("Content-Range", ContentRange.headerValue(range, completeLength: representation.length)))
+            let contentRange =
+                faults.contentRangeTotalUnknown
+                ? "bytes \(range.lowerBound)-\(range.upperBound)/*"
+                : ContentRange.headerValue(range, completeLength: representation.length)
+            headers.append(HeaderField("Content-Range", contentRange))
             let length = range.upperBound - range.lowerBound + 1
             plan = ResponsePlan(
                 status: 206, headers: headers,

@@ -6,7 +6,8 @@ extension FaultKey {
     public static let all: [FaultKey] = [
         .delay, .status, .retryAfter, .dropAfter, .resetAfter, .tlsTruncateAfter, .stallAfter, .stallFor, .rate,
         .misalignRange, .ignoreRange, .ignoreIfRange, .noETag, .weakETag, .noLastModified, .noAcceptRanges, .chunked,
-        .etagSalt, .ifRange, .unsatisfiableShape, .contentRangeOn200, .head, .encoding, .lengthDelta, .garbageAfter,
+        .etagSalt, .ifRange, .unsatisfiableShape, .contentRangeOn200, .contentRangeTotal, .head, .encoding,
+        .lengthDelta, .garbageAfter,
         .chunkedWithLength, .badChunkAfter, .connectionCap, .probability, .faultSeed,
     ]
 

@@ -63,6 +63,8 @@ public struct FaultPlan: Hashable, Sendable {
     public var unsatisfiableShape: UnsatisfiableShape?
     /// Add `Content-Range: bytes 0-LAST/LENGTH` to a 200 that carries the whole representation.
     public var contentRangeOn200 = false
+    /// Send a single-range 206's Content-Range with an unknown complete length, `bytes FIRST-LAST/*`.
+    public var contentRangeTotalUnknown = false
     /// Refuse HEAD with 405 and `Allow: GET` (`head=405`); GET is served as usual.
     public var refuseHead = false
     /// Apply the other faults to a request only with this probability, in millionths (1...1_000_000); see
@@ -119,7 +121,9 @@ public struct FaultPlan: Hashable, Sendable {
             && rate == nil
             && delay == nil && status == nil && retryAfter == nil && !ignoreRange && !ignoreIfRange && !noETag
             && !weakETag && !noLastModified && !noAcceptRanges && !chunked && misalignRange == nil
-            && etagSalt == nil && !ifRangeDateOnly && unsatisfiableShape == nil && !contentRangeOn200 && !refuseHead
+            && etagSalt == nil && !ifRangeDateOnly && unsatisfiableShape == nil && !contentRangeOn200
+            && !contentRangeTotalUnknown
+            && !refuseHead
             && probability == nil && faultSeed == nil && encoding == nil && lengthDelta == nil && garbageAfter == nil
             && !chunkedWithLength && badChunkAfter == nil && connectionCap == nil
     }
