@@ -301,6 +301,9 @@ final class Router: Sendable {
             if let misalign = faults.misalignRange {
                 range = (range.lowerBound - min(misalign, range.lowerBound))...range.upperBound
             }
+            if let cap = faults.rangeCap, cap > 0, range.upperBound - range.lowerBound >= cap {
+                range = range.lowerBound...(range.lowerBound + cap - 1)
+            }
             headers.append(HeaderField("Content-Type", representation.contentType))
             let contentRange =
                 faults.contentRangeTotalUnknown

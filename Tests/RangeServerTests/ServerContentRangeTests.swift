@@ -95,4 +95,70 @@ struct ServerContentRangeTests {
             #expect(body.split(separator: "\n").count == 1, "\(body)")
         }
     }
+
+    @Test("range-cap: a 206 carries at most SIZE bytes from the asked start and says so, over http and https")
+    func rangeCap() async throws {
+        try await withRangeServer(configuration()) { server in
+            let target = "/bytes/64K?seed=33&range-cap=1K"
+            let expected = FaultWire.expected(seed: 33, offset: 100, count: 1024)
+            let plain = try await FaultWire.get(server, target, headers: ["Range": "bytes=100-9999"])
+            #expect(plain.status == 206)
+            #expect(plain.header("content-range") == "bytes 100-1123/65536")
+            #expect(plain.header("content-length") == "1024")
+            #expect(plain.body == expected)
+            let secure = try await tlsGet(server, target, headers: ["Range": "bytes=100-9999"])
+            #expect(secure.status == 206)
+            #expect(secure.headers["content-range"] == "bytes 100-1123/65536")
+            #expect(secure.body == expected)
+            // A range within the cap, and an open end shorter than it, are served whole.
+            let small = try await FaultWire.get(server, target, headers: ["Range": "bytes=0-9"])
+            #expect(small.header("content-range") == "bytes 0-9/65536")
+            let tail = try await FaultWire.get(server, target, headers: ["Range": "bytes=65000-"])
+            #expect(tail.header("content-range") == "bytes 65000-65535/65536")
+            #expect(tail.body.count == 536)
+            // Exactly the cap is not cut.
+            let exact = try await FaultWire.get(server, target, headers: ["Range": "bytes=0-1023"])
+            #expect(exact.header("content-range") == "bytes 0-1023/65536")
+            let whole = try await FaultWire.get(server, target)
+            #expect(whole.status == 200)
+            #expect(whole.body.count == 64 * 1024)
+            let entries = try await FaultWire.entries(server, target: target)
+            #expect(entries.count == 6)
+            #expect(entries.allSatisfy { $0.faults == ["range-cap=1K"] })
+        }
+    }
+
+    @Test("range-cap in a scenario step, with content-range-total=unknown over it from the query")
+    func rangeCapInAStep() async throws {
+        let scenario = """
+            {
+              "description": "The first 206 is short.",
+              "resource": "/bytes/8K?seed=34",
+              "attempts": [ { "range-cap": 100 }, {} ]
+            }
+            """
+        try await withRangeServer(configuration(scenarios: ["capped.json": scenario])) { server in
+            let target = "/scenario/capped/run1?content-range-total=unknown"
+            let first = try await FaultWire.get(server, target, headers: ["Range": "bytes=10-"])
+            #expect(first.status == 206)
+            #expect(first.header("content-range") == "bytes 10-109/*")
+            #expect(first.body == FaultWire.expected(seed: 34, offset: 10, count: 100))
+            let second = try await FaultWire.get(server, target, headers: ["Range": "bytes=110-"])
+            #expect(second.header("content-range") == "bytes 110-8191/*")
+            #expect(second.body.count == 8192 - 110)
+        }
+    }
+
+    @Test("range-cap takes a size above zero, answered 400 with one line naming it")
+    func rangeCapBadValue() async throws {
+        try await withRangeServer(configuration()) { server in
+            for value in ["0", "-1", "1Q"] {
+                let response = try await FaultWire.get(server, "/bytes/1K?range-cap=" + value)
+                #expect(response.status == 400)
+                let body = String(decoding: response.body, as: UTF8.self)
+                #expect(body.contains("range-cap=\(value): expected a size above zero"), "\(body)")
+                #expect(body.split(separator: "\n").count == 1, "\(body)")
+            }
+        }
+    }
 }

@@ -6,7 +6,7 @@ extension FaultKey {
     public static let all: [FaultKey] = [
         .delay, .status, .retryAfter, .dropAfter, .resetAfter, .tlsTruncateAfter, .stallAfter, .stallFor, .rate,
         .misalignRange, .ignoreRange, .ignoreIfRange, .noETag, .weakETag, .noLastModified, .noAcceptRanges, .chunked,
-        .etagSalt, .ifRange, .unsatisfiableShape, .contentRangeOn200, .contentRangeTotal, .head, .encoding,
+        .etagSalt, .ifRange, .unsatisfiableShape, .contentRangeOn200, .contentRangeTotal, .rangeCap, .head, .encoding,
         .lengthDelta, .garbageAfter,
         .chunkedWithLength, .badChunkAfter, .connectionCap, .probability, .faultSeed,
     ]

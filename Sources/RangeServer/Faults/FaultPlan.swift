@@ -65,6 +65,9 @@ public struct FaultPlan: Hashable, Sendable {
     public var contentRangeOn200 = false
     /// Send a single-range 206's Content-Range with an unknown complete length, `bytes FIRST-LAST/*`.
     public var contentRangeTotalUnknown = false
+    /// Cut a single-range 206 to at most this many bytes from the requested start (above zero), with a Content-Range
+    /// that describes the bytes sent.
+    public var rangeCap: UInt64?
     /// Refuse HEAD with 405 and `Allow: GET` (`head=405`); GET is served as usual.
     public var refuseHead = false
     /// Apply the other faults to a request only with this probability, in millionths (1...1_000_000); see
@@ -122,7 +125,7 @@ public struct FaultPlan: Hashable, Sendable {
             && delay == nil && status == nil && retryAfter == nil && !ignoreRange && !ignoreIfRange && !noETag
             && !weakETag && !noLastModified && !noAcceptRanges && !chunked && misalignRange == nil
             && etagSalt == nil && !ifRangeDateOnly && unsatisfiableShape == nil && !contentRangeOn200
-            && !contentRangeTotalUnknown
+            && !contentRangeTotalUnknown && rangeCap == nil
             && !refuseHead
             && probability == nil && faultSeed == nil && encoding == nil && lengthDelta == nil && garbageAfter == nil
             && !chunkedWithLength && badChunkAfter == nil && connectionCap == nil
