@@ -19,19 +19,7 @@ extension Router {
             ("/_control/reset", "clear the journal and every scenario counter (POST)"),
             ("/_control/scenarios", "the loaded scenarios"),
         ]
-        let faults: [(String, String)] = [
-            ("drop-after=SIZE", "close the connection after SIZE body bytes"),
-            ("reset-after=SIZE", "abort with a TCP RST after SIZE body bytes"),
-            ("stall-after=SIZE&stall-for=DUR", "pause after SIZE bytes for DUR (default 1h)"),
-            ("rate=SIZE", "throttle the body to SIZE bytes per second"),
-            ("delay=DUR", "wait before the status line"),
-            ("status=CODE&retry-after=N", "answer CODE instead, optionally with Retry-After"),
-            ("ignore-range=1", "answer 200 even when Range is present"),
-            ("ignore-if-range=1", "honour Range even when If-Range does not match"),
-            ("misalign-range=SIZE", "start a 206 SIZE bytes early, with a truthful Content-Range"),
-            ("no-etag=1, weak-etag=1, no-last-modified=1, no-accept-ranges=1", "drop or weaken validators"),
-            ("chunked=1", "chunked transfer coding, no Content-Length"),
-        ]
+        let faults = Self.faultListing
         let scenarioList = scenarios.keys.sorted().map { ($0, scenarios[$0]!.description) }
         if request.header("accept")?.contains("text/html") == true {
             var html = "<!doctype html><html><head><meta charset=\"utf-8\"><title>rangeserver</title>"
@@ -45,11 +33,16 @@ extension Router {
             for file in files {
                 html += "<li><a href=\"/files/\(TextEscaping.markup(file))\">\(TextEscaping.markup(file))</a></li>"
             }
-            html += "</ul><h2>Faults</h2><p>Query parameters on /bytes and /files.</p><ul>"
-            for (key, text) in faults {
-                html += "<li><code>\(TextEscaping.markup(key))</code> — \(TextEscaping.markup(text))</li>"
+            html += "</ul><h2>Faults</h2><p>Query parameters on /bytes and /files, and keys of scenario steps.</p>"
+            for (kind, keys) in faults {
+                html += "<h3>\(TextEscaping.markup(kind.title))</h3><ul>"
+                for key in keys {
+                    html +=
+                        "<li><code>\(TextEscaping.markup(key.name + "=" + key.placeholder))</code> — \(TextEscaping.markup(key.help))</li>"
+                }
+                html += "</ul>"
             }
-            html += "</ul><h2>Scenarios</h2><ul>"
+            html += "<h2>Scenarios</h2><ul>"
             for (name, text) in scenarioList {
                 html +=
                     "<li><a href=\"/scenario/\(TextEscaping.markup(name))/browser\">\(TextEscaping.markup(name))</a> — \(TextEscaping.markup(text))</li>"
@@ -63,13 +56,22 @@ extension Router {
         for (path, help) in endpoints { text += "  \(path)\n      \(help)\n" }
         text += "\nFiles:\n"
         for file in files { text += "  /files/\(file)\n" }
-        text += "\nFaults (query parameters on /bytes and /files):\n"
-        for (key, help) in faults { text += "  \(key)\n      \(help)\n" }
+        text += "\nFaults (query parameters on /bytes and /files, and keys of scenario steps):\n"
+        for (kind, keys) in faults {
+            text += "  \(kind.title):\n"
+            for key in keys { text += "    \(key.name)=\(key.placeholder)\n        \(key.help)\n" }
+        }
         text += "\nScenarios:\n"
         for (name, help) in scenarioList { text += "  /scenario/\(name)/{run}\n      \(help)\n" }
         return ResponsePlan(
             status: 200, headers: [HeaderField("Content-Type", "text/plain; charset=utf-8")],
             body: .literal(Array(text.utf8)))
+    }
+
+    /// Every fault key, grouped by kind in `FaultKey.Kind` order, in canonical order within a kind.
+    static let faultListing: [(kind: FaultKey.Kind, keys: [FaultKey])] = FaultKey.Kind.allCases.compactMap { kind in
+        let keys = FaultKey.all.filter { $0.kind == kind }
+        return keys.isEmpty ? nil : (kind, keys)
     }
 
     /// Regular files under the root, relative, sorted; bounded so a huge root cannot stall the index.

@@ -301,9 +301,15 @@ final class Router: Sendable {
             if let misalign = faults.misalignRange {
                 range = (range.lowerBound - min(misalign, range.lowerBound))...range.upperBound
             }
+            if let cap = faults.rangeCap, cap > 0, range.upperBound - range.lowerBound >= cap {
+                range = range.lowerBound...(range.lowerBound + cap - 1)
+            }
             headers.append(HeaderField("Content-Type", representation.contentType))
-            headers.append(
-                HeaderField("Content-Range", ContentRange.headerValue(range, completeLength: representation.length)))
+            let contentRange =
+                faults.contentRangeTotalUnknown
+                ? "bytes \(range.lowerBound)-\(range.upperBound)/*"
+                : ContentRange.headerValue(range, completeLength: representation.length)
+            headers.append(HeaderField("Content-Range", contentRange))
             let length = range.upperBound - range.lowerBound + 1
             plan = ResponsePlan(
                 status: 206, headers: headers,
@@ -354,30 +360,16 @@ final class Router: Sendable {
         """
 
     /// Adds the delivery faults to a 200 or 206 plan (any other status keeps only the delay) and records the
-    /// applied faults, `names`, in the plan.
+    /// applied faults, `names`, in the plan: on another status only those that need no body (`FaultKey.needsBody`).
     private func apply(_ faults: FaultPlan, named names: [String], to plan: inout ResponsePlan) {
         if plan.status == 200 || plan.status == 206 {
             plan.delivery = Delivery(
-                delay: faults.delay, dropAfter: faults.dropAfter, resetAfter: faults.resetAfter,
-                tlsTruncateAfter: faults.tlsTruncateAfter,
-                stallAfter: faults.stallAfter, stallFor: faults.stallFor, rate: faults.rate, chunked: faults.chunked,
-                lengthDelta: faults.lengthDelta, chunkedWithLength: faults.chunkedWithLength,
-                garbageAfter: faults.garbageAfter, badChunkAfter: faults.badChunkAfter
-            )
+                delay: faults.delay, chunked: faults.chunked, chunkedWithLength: faults.chunkedWithLength,
+                faults: faults.bodyFaults)
             plan.faults = names
         } else {
             plan.delivery.delay = faults.delay
-            plan.faults = names.filter { $0.hasPrefix("delay=") || !isBodyFault($0) }
-        }
-    }
-
-    private func isBodyFault(_ name: String) -> Bool {
-        [
-            "drop-after", "reset-after", "tls-truncate-after", "stall-after", "stall-for", "rate", "chunked",
-            "misalign-range",
-            "content-range-on-200", "length-delta", "garbage-after", "chunked-with-length", "bad-chunk-after",
-        ].contains {
-            name.hasPrefix($0)
+            plan.faults = names.filter { !FaultKey.needsBody(name: $0) }
         }
     }
 

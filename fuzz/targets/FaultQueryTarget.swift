@@ -3,7 +3,8 @@
 /// Invariants: only passthrough keys are passed through; a rejection is an `invalidFault` error whose
 /// message is one line without control characters (it becomes a 400 body and an access-log line); an
 /// accepted plan prints (`appliedNames`) to a query that parses back to an equal plan, and merging it
-/// over an empty plan or over itself changes nothing.
+/// over an empty plan or over itself changes nothing; every applied name is a declared `FaultKey`, and the body
+/// faults come out in the reader's order.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func faultQueryFuzzTarget(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let text = fuzzText(start, count)
@@ -20,6 +21,11 @@ public func faultQueryFuzzTarget(_ start: UnsafeRawPointer?, _ count: Int) -> CI
         fuzzCheck(plan.isEmpty == plan.appliedNames.isEmpty, "an empty plan applies no fault")
         fuzzCheck(plan.merged(over: FaultPlan()) == plan, "merging over nothing keeps \(printed)")
         fuzzCheck(plan.merged(over: plan) == plan, "merging over itself keeps \(printed)")
+        for name in plan.appliedNames {
+            fuzzCheck(FaultKey.named[String(name.prefix { $0 != "=" })] != nil, "declared key in \(name)")
+        }
+        let precedences = plan.bodyFaults.map(\.precedence)
+        fuzzCheck(precedences == precedences.sorted(), "body faults in the reader's order for \(printed)")
         if let rate = plan.rate { fuzzCheck(rate > 0, "rate above zero") }
         if let status = plan.status { fuzzCheck((200...599).contains(status), "status \(status) in range") }
     } catch let error as RangeServerError {

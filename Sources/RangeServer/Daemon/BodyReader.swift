@@ -57,51 +57,60 @@ final class BodyReader: @unchecked Sendable {
         context.bodyBytesSent = position
         if daemon.isStopping { return end(.stalled) }
         let length = body.length
-        if let badChunkAfter = delivery.badChunkAfter {
-            if position >= min(badChunkAfter, length) { return malformedChunk() }
-        }
-        if position >= length {
-            // `length-delta` longer: the body ends short of the declared length.
-            if delivery.lengthDelta != nil { context.faultFired = true }
-            // Chunked, a drop or reset exactly at the end still withholds the last chunk (the documented meaning of
-            // chunked with drop-after): the client holds every byte but cannot tell that the body is complete.
-            if delivery.chunked {
-                if delivery.dropAfter == length { return drop() }
-                if delivery.resetAfter == length { return reset() }
-                if delivery.tlsTruncateAfter == length { return truncate() }
+        let atEnd = position >= length
+        var allowed = atEnd ? 0 : min(UInt64(buffer.count), length - position)
+        if !delivery.faults.isEmpty {
+            for fault in delivery.faults {
+                if let answer = apply(fault, position: position, length: length, allowed: &allowed) { return answer }
             }
-            return cmhd_reader_end_of_stream()
         }
-        var allowed = UInt64(buffer.count)
-        allowed = min(allowed, length - position)
+        if atEnd { return cmhd_reader_end_of_stream() }
+        let count = Int(allowed)
+        let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+        guard fill(target, position: position) else { return end(.dropped) }
+        if !delivery.faults.isEmpty {
+            for fault in delivery.faults { afterFill(fault, target: target, position: position, length: length) }
+        }
+        return count
+    }
 
-        if let stallAfter = delivery.stallAfter, !stalled {
-            if position >= stallAfter {
-                stalled = true
-                context.faultFired = true
-                paceStart = nil
-                stallEnds = ContinuousClock.now + delivery.stallFor
-            } else {
-                allowed = min(allowed, stallAfter - position)
+    /// Applies one body fault before the bytes at `position` are filled in: it may end the body now (its answer to
+    /// libmicrohttpd), or lower `allowed`, the bytes this read may hand over (0 at the end of the body).
+    ///
+    /// - Returns: the read's answer when the fault ends or suspends it, nil to go on.
+    private func apply(_ fault: BodyFault, position: UInt64, length: UInt64, allowed: inout UInt64) -> Int? {
+        let atEnd = position >= length
+        switch fault {
+        case .malformedChunk(let after):
+            if position >= min(after, length) { return malformedChunk() }
+            allowed = min(allowed, after - position)
+        case .stall(let after, let duration):
+            if atEnd { return nil }
+            if !stalled {
+                if position >= after {
+                    stalled = true
+                    context.faultFired = true
+                    paceStart = nil
+                    stallEnds = ContinuousClock.now + duration
+                } else {
+                    allowed = min(allowed, after - position)
+                }
             }
-        }
-        if stallEnds != nil, let waiting = waitOutStall() { return waiting }
-        if let badChunkAfter = delivery.badChunkAfter {
-            allowed = min(allowed, badChunkAfter - position)
-        }
-        if let dropAfter = delivery.dropAfter {
-            if position >= dropAfter { return drop() }
-            allowed = min(allowed, dropAfter - position)
-        }
-        if let resetAfter = delivery.resetAfter {
-            if position >= resetAfter { return reset() }
-            allowed = min(allowed, resetAfter - position)
-        }
-        if let tlsTruncateAfter = delivery.tlsTruncateAfter {
-            if position >= tlsTruncateAfter { return truncate() }
-            allowed = min(allowed, tlsTruncateAfter - position)
-        }
-        if let rate = delivery.rate, rate > 0 {
+            if stallEnds != nil, let waiting = waitOutStall() { return waiting }
+        case .end(let after, let ending):
+            // Chunked, an end exactly at the end of the body still withholds the last chunk (the documented meaning
+            // of chunked with drop-after): the client holds every byte but cannot tell that the body is complete.
+            if atEnd && !(delivery.chunked && after == length) { return nil }
+            if position >= after {
+                switch ending {
+                case .drop: return drop()
+                case .reset: return reset()
+                case .truncate: return truncate()
+                }
+            }
+            allowed = min(allowed, after - position)
+        case .pace(let rate):
+            if atEnd { return nil }
             let now = ContinuousClock.now
             let start: ContinuousClock.Instant
             if let paceStart {
@@ -120,24 +129,34 @@ final class BodyReader: @unchecked Sendable {
                 return end(.stalled)
             }
             allowed = min(allowed, paceQuantum(rate: rate))
+        case .lengthDelta:
+            // Longer: the body ends short of the declared length.
+            if atEnd { context.faultFired = true }
+        case .garbage:
+            break
         }
-        let count = Int(allowed)
-        // `length-delta` shorter takes effect where the body passes the declared length: a client that closes before
-        // then left a response that had not lied to it yet.
-        if let delta = delivery.lengthDelta, delta < 0, position + UInt64(count) > length - min(length, UInt64(-delta))
-        {
-            context.faultFired = true
-        }
-        let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
-        guard fill(target, position: position) else { return end(.dropped) }
-        if let garbageAfter = delivery.garbageAfter, position + UInt64(count) > garbageAfter {
+        return nil
+    }
+
+    /// Applies one body fault to the bytes just filled in at `position`.
+    private func afterFill(_ fault: BodyFault, target: UnsafeMutableRawBufferPointer, position: UInt64, length: UInt64)
+    {
+        let count = UInt64(target.count)
+        switch fault {
+        case .lengthDelta(let delta):
+            // Shorter takes effect where the body passes the declared length: a client that closes before then left
+            // a response that had not lied to it yet.
+            if delta < 0, position + count > length - min(length, UInt64(-delta)) { context.faultFired = true }
+        case .garbage(let after):
+            guard position + count > after else { return }
             context.faultFired = true
             // The generator under a seed and version of its own: bytes that differ from the representation's.
-            let start = Int(min(UInt64(count), garbageAfter > position ? garbageAfter - position : 0))
+            let start = Int(min(count, after > position ? after - position : 0))
             Self.garbage.fill(
                 UnsafeMutableRawBufferPointer(rebasing: target[start...]), offset: position + UInt64(start))
+        default:
+            break
         }
-        return count
     }
 
     /// The source of `garbage-after`'s bytes.

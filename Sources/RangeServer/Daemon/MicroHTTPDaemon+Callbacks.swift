@@ -59,7 +59,7 @@ let requestCompleted:
             outcome = recorded
         } else if code == .REQUEST_TERMINATED_COMPLETED_OK {
             outcome = .complete
-        } else if code == .REQUEST_TERMINATED_DAEMON_SHUTDOWN && plan.delivery.stallAfter != nil {
+        } else if code == .REQUEST_TERMINATED_DAEMON_SHUTDOWN && plan.delivery.stalls {
             outcome = .stalled
         } else {
             outcome = .clientClosed

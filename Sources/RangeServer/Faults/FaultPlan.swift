@@ -28,7 +28,7 @@ public struct FaultPlan: Hashable, Sendable {
     ///
     /// Stored apart from `stallFor` so `merged(over:)`, the `stall-for requires stall-after` check and
     /// `appliedNames` can tell "not given" from "given as one hour".
-    public private(set) var explicitStallFor: Duration?
+    public internal(set) var explicitStallFor: Duration?
     /// Throttle the body to this many bytes per second (always greater than zero).
     public var rate: UInt64?
     /// Wait this long before sending the status line.
@@ -63,6 +63,11 @@ public struct FaultPlan: Hashable, Sendable {
     public var unsatisfiableShape: UnsatisfiableShape?
     /// Add `Content-Range: bytes 0-LAST/LENGTH` to a 200 that carries the whole representation.
     public var contentRangeOn200 = false
+    /// Send a single-range 206's Content-Range with an unknown complete length, `bytes FIRST-LAST/*`.
+    public var contentRangeTotalUnknown = false
+    /// Cut a single-range 206 to at most this many bytes from the requested start (above zero), with a Content-Range
+    /// that describes the bytes sent.
+    public var rangeCap: UInt64?
     /// Refuse HEAD with 405 and `Allow: GET` (`head=405`); GET is served as usual.
     public var refuseHead = false
     /// Apply the other faults to a request only with this probability, in millionths (1...1_000_000); see
@@ -113,61 +118,25 @@ public struct FaultPlan: Hashable, Sendable {
     /// Whether the plan injects nothing at all: the same as `self == FaultPlan()`.
     ///
     /// Field by field, as every request asks: the synthesized `==` against a new plan cost about a hundred
-    /// instructions. A new fault must be added here too (the tests set each key alone and check this).
+    /// instructions. A new fault must be added here too (the tests set each `FaultKey` alone and check this).
     public var isEmpty: Bool {
         dropAfter == nil && resetAfter == nil && tlsTruncateAfter == nil && stallAfter == nil && explicitStallFor == nil
             && rate == nil
             && delay == nil && status == nil && retryAfter == nil && !ignoreRange && !ignoreIfRange && !noETag
             && !weakETag && !noLastModified && !noAcceptRanges && !chunked && misalignRange == nil
-            && etagSalt == nil && !ifRangeDateOnly && unsatisfiableShape == nil && !contentRangeOn200 && !refuseHead
+            && etagSalt == nil && !ifRangeDateOnly && unsatisfiableShape == nil && !contentRangeOn200
+            && !contentRangeTotalUnknown && rangeCap == nil
+            && !refuseHead
             && probability == nil && faultSeed == nil && encoding == nil && lengthDelta == nil && garbageAfter == nil
             && !chunkedWithLength && badChunkAfter == nil && connectionCap == nil
-    }
-
-    /// The fault parameters, one per query key, in canonical order (the order of `Key.allCases`).
-    public enum Key: String, CaseIterable, Hashable, Sendable {
-        case delay
-        case status
-        case retryAfter = "retry-after"
-        case dropAfter = "drop-after"
-        case resetAfter = "reset-after"
-        case tlsTruncateAfter = "tls-truncate-after"
-        case stallAfter = "stall-after"
-        case stallFor = "stall-for"
-        case rate
-        case misalignRange = "misalign-range"
-        case ignoreRange = "ignore-range"
-        case ignoreIfRange = "ignore-if-range"
-        case noETag = "no-etag"
-        case weakETag = "weak-etag"
-        case noLastModified = "no-last-modified"
-        case noAcceptRanges = "no-accept-ranges"
-        case chunked
-        case etagSalt = "etag-salt"
-        case ifRange = "if-range"
-        case unsatisfiableShape = "416-shape"
-        case contentRangeOn200 = "content-range-on-200"
-        case head
-        case encoding
-        case lengthDelta = "length-delta"
-        case garbageAfter = "garbage-after"
-        case chunkedWithLength = "chunked-with-length"
-        case badChunkAfter = "bad-chunk-after"
-        case connectionCap = "connection-cap"
-        case probability
-        case faultSeed = "fault-seed"
     }
 
     /// The keys whose fault shapes the response from its first byte (its status line and headers: a 200 to a Range,
     /// a misaligned or unasked Content-Range, a changed validator behind an If-Range, an encoding, conflicting
     /// framing): a client that closes such a response did not leave a healthy one of its own accord. The other keys
     /// fire at a point of the body (`drop-after`, `stall-after`, `length-delta` once past the declared length, ...)
-    /// or change nothing a client could object to (`no-etag`, `rate`, ...).
-    public static let shapingKeys: Set<String> = [
-        Key.status.rawValue, Key.misalignRange.rawValue, Key.ignoreRange.rawValue, Key.ignoreIfRange.rawValue,
-        Key.unsatisfiableShape.rawValue, Key.contentRangeOn200.rawValue, Key.encoding.rawValue,
-        Key.chunkedWithLength.rawValue,
-    ]
+    /// or change nothing a client could object to (`no-etag`, `rate`, ...). Declared by `FaultKey.shapesResponse`.
+    public static let shapingKeys: Set<String> = Set(FaultKey.all.filter(\.shapesResponse).map(\.name))
 
     /// Whether one of `appliedNames` (`key=value`) is a shaping fault (see `shapingKeys`).
     ///
@@ -189,7 +158,7 @@ public struct FaultPlan: Hashable, Sendable {
     /// or fractional seconds, booleans as `1` (false booleans and unset faults are left out). Joining
     /// the list with `&` gives a query that parses back to an equal plan, e.g. `["drop-after=2400K"]`.
     public var appliedNames: [String] {
-        Key.allCases.compactMap { key in canonicalValue(of: key).map { "\(key.rawValue)=\($0)" } }
+        FaultKey.all.compactMap { key in key.read(self).map { "\(key.name)=\($0)" } }
     }
 
     /// Parses the fault parameters out of a request's query.
@@ -207,16 +176,16 @@ public struct FaultPlan: Hashable, Sendable {
     ) throws -> (plan: FaultPlan, passthrough: [(key: String, value: String)]) {
         var plan = FaultPlan()
         var passthrough: [(key: String, value: String)] = []
-        var seen: Set<Key> = []
+        var seen: Set<String> = []
         for (rawKey, value) in query {
             if passthroughKeys.contains(rawKey) {
                 passthrough.append((key: rawKey, value: value))
                 continue
             }
-            guard let key = Key(rawValue: rawKey) else {
+            guard let key = FaultKey.named[rawKey] else {
                 throw RangeServerError.invalidFault("unknown query parameter \(quoted(rawKey, value))")
             }
-            guard seen.insert(key).inserted else {
+            guard seen.insert(rawKey).inserted else {
                 throw RangeServerError.invalidFault("repeated query parameter \(quoted(rawKey, value))")
             }
             do {
@@ -246,49 +215,9 @@ public struct FaultPlan: Hashable, Sendable {
     /// - Returns: the combined plan.
     public func merged(over base: FaultPlan) -> FaultPlan {
         var result = base
-        if dropAfter != nil || resetAfter != nil || tlsTruncateAfter != nil {
-            result.dropAfter = dropAfter
-            result.resetAfter = resetAfter
-            result.tlsTruncateAfter = tlsTruncateAfter
+        for unit in FaultKey.mergeUnits where unit.triggers.contains(where: { $0.isSet(self) }) {
+            for key in unit.members { key.copy(&result, self) }
         }
-        if stallAfter != nil {
-            result.stallAfter = stallAfter
-            result.explicitStallFor = explicitStallFor
-        }
-        if status != nil {
-            result.status = status
-            result.retryAfter = retryAfter
-        } else if let retryAfter {
-            // With `connection-cap` (a status moves with its own Retry-After, or none).
-            result.retryAfter = retryAfter
-        }
-        if noETag || weakETag {
-            result.noETag = noETag
-            result.weakETag = weakETag
-        }
-        result.rate = rate ?? base.rate
-        result.delay = delay ?? base.delay
-        result.misalignRange = misalignRange ?? base.misalignRange
-        result.ignoreRange = ignoreRange || base.ignoreRange
-        result.ignoreIfRange = ignoreIfRange || base.ignoreIfRange
-        result.noLastModified = noLastModified || base.noLastModified
-        result.noAcceptRanges = noAcceptRanges || base.noAcceptRanges
-        result.chunked = chunked || base.chunked
-        if probability != nil {
-            result.probability = probability
-            result.faultSeed = faultSeed
-        }
-        result.etagSalt = etagSalt ?? base.etagSalt
-        result.ifRangeDateOnly = ifRangeDateOnly || base.ifRangeDateOnly
-        result.unsatisfiableShape = unsatisfiableShape ?? base.unsatisfiableShape
-        result.contentRangeOn200 = contentRangeOn200 || base.contentRangeOn200
-        result.refuseHead = refuseHead || base.refuseHead
-        result.encoding = encoding ?? base.encoding
-        result.lengthDelta = lengthDelta ?? base.lengthDelta
-        result.garbageAfter = garbageAfter ?? base.garbageAfter
-        result.chunkedWithLength = chunkedWithLength || base.chunkedWithLength
-        result.badChunkAfter = badChunkAfter ?? base.badChunkAfter
-        result.connectionCap = connectionCap ?? base.connectionCap
         return result
     }
 }
@@ -303,75 +232,10 @@ struct FaultValueError: Error {
 
 extension FaultPlan {
     /// Sets one fault from its textual value, the same way for query parameters and scenario steps.
-    mutating func set(_ key: Key, from value: String) throws(FaultValueError) {
-        func bad(_ expected: String) -> FaultValueError {
-            let shown = FaultPlan.quoted(key.rawValue, value)
-            return FaultValueError(key: key.rawValue, message: "\(shown): expected \(expected)")
-        }
-        func need<T>(_ parsed: T?, _ expected: String) throws(FaultValueError) -> T {
-            guard let parsed else { throw bad(expected) }
-            return parsed
-        }
-        let sizeHelp = "a size: decimal bytes with an optional K/M/G/T suffix, like 2400K"
-        let durationHelp = "a duration like 250ms, 1.5s or 2"
-        let flagHelp = "1, true, 0 or false"
-        switch key {
-        case .dropAfter: dropAfter = try need(ByteSize.parse(value), sizeHelp)
-        case .resetAfter: resetAfter = try need(ByteSize.parse(value), sizeHelp)
-        case .tlsTruncateAfter: tlsTruncateAfter = try need(ByteSize.parse(value), sizeHelp)
-        case .stallAfter: stallAfter = try need(ByteSize.parse(value), sizeHelp)
-        case .stallFor: stallFor = try need(FaultDuration.parse(value), durationHelp)
-        case .delay: delay = try need(FaultDuration.parse(value), durationHelp)
-        case .misalignRange: misalignRange = try need(ByteSize.parse(value), sizeHelp)
-        case .rate:
-            guard let bytes = ByteSize.parse(value), bytes > 0 else { throw bad("a size above zero, like 512K") }
-            rate = bytes
-        case .status:
-            guard let code = Self.decimalInt(value), (200...599).contains(code) else {
-                throw bad("a status code from 200 to 599")
-            }
-            status = code
-        case .retryAfter:
-            guard let seconds = Self.decimalInt(value) else { throw bad("a whole number of seconds") }
-            retryAfter = seconds
-        case .ignoreRange: ignoreRange = try need(Self.flag(value), flagHelp)
-        case .ignoreIfRange: ignoreIfRange = try need(Self.flag(value), flagHelp)
-        case .noETag: noETag = try need(Self.flag(value), flagHelp)
-        case .weakETag: weakETag = try need(Self.flag(value), flagHelp)
-        case .noLastModified: noLastModified = try need(Self.flag(value), flagHelp)
-        case .noAcceptRanges: noAcceptRanges = try need(Self.flag(value), flagHelp)
-        case .chunked: chunked = try need(Self.flag(value), flagHelp)
-        case .etagSalt:
-            guard Self.isSaltToken(value) else {
-                throw bad("a token of 1 to 32 letters, digits, '.', '_' or '-', like edge2")
-            }
-            etagSalt = value
-        case .ifRange:
-            guard value == "date-only" else { throw bad("date-only") }
-            ifRangeDateOnly = true
-        case .unsatisfiableShape:
-            unsatisfiableShape = try need(UnsatisfiableShape(rawValue: value), "no-content-range or html-body")
-        case .contentRangeOn200: contentRangeOn200 = try need(Self.flag(value), flagHelp)
-        case .head:
-            guard value == "405" else { throw bad("405") }
-            refuseHead = true
-        case .lengthDelta:
-            lengthDelta = try need(Self.signedSize(value), "a size with an optional sign, like -100, 1K or +16")
-        case .garbageAfter: garbageAfter = try need(ByteSize.parse(value), sizeHelp)
-        case .chunkedWithLength: chunkedWithLength = try need(Self.flag(value), flagHelp)
-        case .badChunkAfter: badChunkAfter = try need(ByteSize.parse(value), sizeHelp)
-        case .connectionCap:
-            guard let cap = Self.decimalInt(value), (1...10_000).contains(cap) else {
-                throw bad("an integer from 1 to 10000")
-            }
-            connectionCap = cap
-        case .encoding:
-            encoding = try need(ContentEncodingFault(rawValue: value), "gzip, gzip-ignores-range or gzip-always")
-        case .probability:
-            probability = try need(FaultChance.parseMillionths(value), "a probability above 0 and at most 1, like 0.5")
-        case .faultSeed:
-            let digitsOnly = value.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-            faultSeed = try need(digitsOnly ? UInt64(value) : nil, "a non-negative integer below 2^64")
+    mutating func set(_ key: FaultKey, from value: String) throws(FaultValueError) {
+        guard key.assign(&self, value) else {
+            let shown = FaultPlan.quoted(key.name, value)
+            throw FaultValueError(key: key.name, message: "\(shown): expected \(key.expected)")
         }
     }
 
@@ -455,45 +319,13 @@ extension FaultPlan {
         }
     }
 
-    private func conflict(_ key: Key, _ reason: String, _ value: String) -> FaultValueError {
-        FaultValueError(key: key.rawValue, message: "\(key.rawValue)=\(value) \(reason)")
+    private func conflict(_ key: FaultKey, _ reason: String, _ value: String) -> FaultValueError {
+        FaultValueError(key: key.name, message: "\(key.name)=\(value) \(reason)")
     }
 
     /// The canonical text of one fault's value, or `nil` when the fault is not applied.
-    func canonicalValue(of key: Key) -> String? {
-        switch key {
-        case .dropAfter: dropAfter.map(ByteSize.format)
-        case .resetAfter: resetAfter.map(ByteSize.format)
-        case .tlsTruncateAfter: tlsTruncateAfter.map(ByteSize.format)
-        case .stallAfter: stallAfter.map(ByteSize.format)
-        case .stallFor: explicitStallFor.map(FaultDuration.format)
-        case .rate: rate.map(ByteSize.format)
-        case .delay: delay.map(FaultDuration.format)
-        case .status: status.map(String.init)
-        case .retryAfter: retryAfter.map(String.init)
-        case .misalignRange: misalignRange.map(ByteSize.format)
-        case .ignoreRange: ignoreRange ? "1" : nil
-        case .ignoreIfRange: ignoreIfRange ? "1" : nil
-        case .noETag: noETag ? "1" : nil
-        case .weakETag: weakETag ? "1" : nil
-        case .noLastModified: noLastModified ? "1" : nil
-        case .noAcceptRanges: noAcceptRanges ? "1" : nil
-        case .chunked: chunked ? "1" : nil
-        case .etagSalt: etagSalt.map { $0 }
-        case .ifRange: ifRangeDateOnly ? "date-only" : nil
-        case .unsatisfiableShape: unsatisfiableShape?.rawValue
-        case .contentRangeOn200: contentRangeOn200 ? "1" : nil
-        case .head: refuseHead ? "405" : nil
-        case .encoding: encoding?.rawValue
-        case .lengthDelta:
-            lengthDelta.map { $0 < 0 ? "-" + ByteSize.format($0.magnitude) : ByteSize.format($0.magnitude) }
-        case .garbageAfter: garbageAfter.map(ByteSize.format)
-        case .chunkedWithLength: chunkedWithLength ? "1" : nil
-        case .badChunkAfter: badChunkAfter.map(ByteSize.format)
-        case .connectionCap: connectionCap.map(String.init)
-        case .probability: probability.map(FaultChance.formatMillionths)
-        case .faultSeed: faultSeed.map { String($0) }
-        }
+    func canonicalValue(of key: FaultKey) -> String? {
+        key.read(self)
     }
 
     /// A size with an optional leading `-` or `+` (`-100`, `+1K`); `nil` beyond ±2^63.

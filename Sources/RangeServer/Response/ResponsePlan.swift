@@ -48,47 +48,54 @@ enum ResponseBody: Hashable, Sendable {
     }
 }
 
-/// How a body is delivered: the faults that change timing and connection fate, never the bytes.
+/// How a body is delivered: its framing, and the faults that change its timing, its bytes past a point, and the
+/// connection's fate.
 struct Delivery: Hashable, Sendable {
     /// Wait this long before the status line.
     var delay: Duration?
-    /// Close the connection after this many body bytes.
-    var dropAfter: UInt64?
-    /// Abort the connection with a TCP RST after this many body bytes.
-    var resetAfter: UInt64?
-    /// Close the TCP connection without TLS's close_notify after this many body bytes (a plain close on HTTP).
-    var tlsTruncateAfter: UInt64?
-    /// Pause once after this many body bytes, for `stallFor`.
-    var stallAfter: UInt64?
-    /// How long a stall lasts.
-    var stallFor: Duration = .seconds(3600)
-    /// Throttle the body to this many bytes per second.
-    var rate: UInt64?
     /// Send with chunked transfer coding instead of Content-Length.
     var chunked = false
-    /// Declare a Content-Length this far off the body's length, and close after the body.
-    var lengthDelta: Int64?
     /// Send the body chunked and declare its length in Content-Length too.
     var chunkedWithLength = false
-    /// Replace the body's bytes from this position on with pseudo-random ones, and close after the body.
-    var garbageAfter: UInt64?
-    /// Send this many body bytes in chunks, then a malformed chunk-size line, then close.
-    var badChunkAfter: UInt64?
+    /// What the body reader does at points of the body, in the order it applies them (see `BodyFault.precedence`).
+    var faults: [BodyFault] = []
 
     /// Whether the body can go out through sendfile: nothing watches or paces it.
-    var isPlain: Bool {
-        delay == nil && dropAfter == nil && resetAfter == nil && tlsTruncateAfter == nil && stallAfter == nil
-            && rate == nil && !chunked
-            && lengthDelta == nil && garbageAfter == nil && !chunkedWithLength && badChunkAfter == nil
+    var isPlain: Bool { delay == nil && faults.isEmpty && !chunked && !chunkedWithLength }
+
+    /// The declared Content-Length's distance from the body's length (`length-delta`), if it lies.
+    var lengthDelta: Int64? {
+        for case .lengthDelta(let delta) in faults { return delta }
+        return nil
+    }
+
+    /// Whether the body stalls at some point (`stall-after`).
+    var stalls: Bool {
+        faults.contains { if case .stall = $0 { true } else { false } }
     }
 
     /// Whether the connection must close after this response (a framing or content fault: the next response on
     /// it could not be told apart from the fault).
-    var closesConnection: Bool { lengthDelta != nil || garbageAfter != nil }
+    var closesConnection: Bool {
+        faults.contains { fault in
+            switch fault {
+            case .lengthDelta, .garbage: true
+            default: false
+            }
+        }
+    }
 
     /// Whether libmicrohttpd is told the body's size is unknown: it then chunks the body, unless the response's
     /// flags ask for a body delimited by closing the connection (`length-delta`).
-    var hasUnknownSize: Bool { chunked || chunkedWithLength || lengthDelta != nil || badChunkAfter != nil }
+    var hasUnknownSize: Bool {
+        chunked || chunkedWithLength
+            || faults.contains { fault in
+                switch fault {
+                case .lengthDelta, .malformedChunk: true
+                default: false
+                }
+            }
+    }
 }
 
 /// Scenario bookkeeping carried into the journal.

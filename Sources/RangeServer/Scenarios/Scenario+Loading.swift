@@ -97,7 +97,7 @@ private struct ScenarioReader {
     private static let requiredTopLevelKeys = ["description", "resource", "attempts"]
     private static let routeKeys = ["resource", "attempts"]
     private static let stepKeys =
-        FaultPlan.Key.allCases.map(\.rawValue) + ["version", "redirect", "redirect-code", "redirect-host"]
+        FaultKey.all.map(\.name) + ["version", "redirect", "redirect-code", "redirect-host"]
 
     let source: String
 
@@ -270,7 +270,7 @@ private struct ScenarioReader {
                 default:
                     // checkKeys guarantees every other key is a fault key.
                     do {
-                        try step.faults.set(FaultPlan.Key(rawValue: key)!, from: text)
+                        try step.faults.set(FaultKey.named[key]!, from: text)
                     } catch {
                         throw fail(member.value.location, "\(stepPath): \(error.message)")
                     }

@@ -1,0 +1,6 @@
+extension FaultKey {
+    /// `ignore-range=1`: answer 200 with the whole body whatever Range asks.
+    static let ignoreRange = flag(
+        "ignore-range", kind: .headers, help: "answer 200 even when Range is present", shapesResponse: true,
+        field: \.ignoreRange)
+}

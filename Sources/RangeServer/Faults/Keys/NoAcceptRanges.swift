@@ -1,0 +1,6 @@
+extension FaultKey {
+    /// `no-accept-ranges=1`: omit `Accept-Ranges: bytes` (ranges are still honoured).
+    static let noAcceptRanges = flag(
+        "no-accept-ranges", kind: .headers, help: "omit Accept-Ranges: bytes (ranges are still honoured)",
+        field: \.noAcceptRanges)
+}

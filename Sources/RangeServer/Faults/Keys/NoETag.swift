@@ -1,0 +1,5 @@
+extension FaultKey {
+    /// `no-etag=1`: omit ETag; moves with `weak-etag` when a query is merged over a step.
+    static let noETag = flag(
+        "no-etag", kind: .headers, help: "omit ETag", merge: .together("etag"), field: \.noETag)
+}

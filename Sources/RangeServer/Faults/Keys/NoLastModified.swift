@@ -1,0 +1,5 @@
+extension FaultKey {
+    /// `no-last-modified=1`: omit Last-Modified.
+    static let noLastModified = flag(
+        "no-last-modified", kind: .headers, help: "omit Last-Modified", field: \.noLastModified)
+}

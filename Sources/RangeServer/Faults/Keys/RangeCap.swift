@@ -1,0 +1,9 @@
+extension FaultKey {
+    /// `range-cap=SIZE`: a single-range 206 carries at most SIZE bytes from the requested start, with a Content-Range
+    /// that describes them: a short answer, honestly described, as servers that cap a response send.
+    static let rangeCap = FaultKey(
+        "range-cap", kind: .headers, valueForm: "size above 0", placeholder: "SIZE", example: "1K",
+        help: "a 206 carries at most SIZE bytes from the requested start, with a Content-Range saying so",
+        expected: "a size above zero, like 64K", needsBody: true, shapesResponse: true, field: \.rangeCap,
+        parse: { ByteSize.parse($0).flatMap { $0 > 0 ? $0 : nil } }, format: { ByteSize.format($0) })
+}

@@ -1,0 +1,9 @@
+extension FaultKey {
+    /// `status=CODE`: answer this status with a short text body instead of the resource.
+    static let status = FaultKey(
+        "status", kind: .status, valueForm: "200–599", placeholder: "CODE", example: "503",
+        help: "answer CODE with a short text body instead of the resource", expected: "a status code from 200 to 599",
+        shapesResponse: true, field: \.status,
+        parse: { text in FaultPlan.decimalInt(text).flatMap { (200...599).contains($0) ? $0 : nil } },
+        format: { String($0) })
+}

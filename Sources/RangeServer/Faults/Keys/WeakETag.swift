@@ -1,0 +1,6 @@
+extension FaultKey {
+    /// `weak-etag=1`: send the ETag as weak, which If-Range never matches.
+    static let weakETag = flag(
+        "weak-etag", kind: .headers, help: "send the ETag as weak (W/\"...\")", merge: .together("etag"),
+        field: \.weakETag)
+}
