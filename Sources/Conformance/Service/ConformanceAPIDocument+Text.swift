@@ -92,7 +92,7 @@ extension ConformanceAPIDocument {
                     "$ref": "#/components/responses/TooLarge"
                   }
                 },
-                "description": "400 for a body the schema refuses (an unknown property, a null, a label with a control character), or `scheme: https` on a server without a TLS port, or a scenario whose URL must resolve to a dead IPv6 address beside the server (`entry: dead-ipv6`, which only `rangecheck run` can arrange); 404 for a scenario not in the catalogue."
+                "description": "400 for a body the schema refuses (an unknown property, a null, a label with a control character), or `scheme: https` on a server without a TLS port; 404 for a scenario not in the catalogue (which leaves out `dead-ipv6` rows: their URL must resolve to a dead IPv6 address beside the server, which only `rangecheck run` can arrange)."
               }
             },
             "/_conformance/runs/{run}": {

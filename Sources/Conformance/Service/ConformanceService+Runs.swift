@@ -156,13 +156,6 @@ extension ConformanceService {
     )
         throws(ConformanceError) -> String
     {
-        if entry.expectation.entry == .deadIPv6 {
-            // The name's addresses are the tester's own resolver's business, on another machine: only
-            // `rangecheck run` can give a client a hosts file of its own.
-            throw .invalidReport(
-                "scenario: \(entry.name) needs a name that resolves to a dead ::1 beside the server, which only "
-                    + "rangecheck run can arrange; it is not handed out")
-        }
         if entry.expectation.entry == .blackhole {
             guard let port = server.blackholePort else {
                 throw .notFound("this server has no blackhole listener for \(entry.name)")

@@ -96,8 +96,12 @@ public final class ConformanceService: Sendable {
     ///   results file.
     public init(_ configuration: Configuration) throws {
         self.configuration = configuration
+        // A `dead-ipv6` row's name must resolve to a dead ::1 beside the server, which only `rangecheck run` can
+        // arrange (a hosts file in its own mount namespace): a remote tester's resolver is its own, so the service
+        // neither lists nor hands out such a row.
         catalogue = try CatalogueEntry.load(
-            directory: configuration.scenariosDirectory, root: configuration.filesRoot)
+            directory: configuration.scenariosDirectory, root: configuration.filesRoot
+        ).filter { $0.expectation.entry != .deadIPv6 }
         entries = Dictionary(catalogue.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         if let problem = configuration.runRetention.problem() { throw ConformanceError.invalidArgument(problem) }
         guard Retention.limitRange.contains(configuration.reportLimit) else {
