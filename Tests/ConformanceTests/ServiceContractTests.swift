@@ -207,7 +207,8 @@ struct ServiceContractTests {
                     as? [String: Any])?["enum"] as? [String])
             let catalogue = try CatalogueEntry.load(
                 directory: repositoryPath("fixtures/scenarios"), root: repositoryPath("fixtures/files"))
-            #expect(scenarioEnum == catalogue.map(\.name).sorted())
+            // The service leaves out the rows it cannot hand out (`dead-ipv6`).
+            #expect(scenarioEnum == catalogue.filter { $0.expectation.entry != .deadIPv6 }.map(\.name).sorted())
             let routeEnum = try #require(
                 (((schemas["ReportedOutput"] as? [String: Any])?["properties"] as? [String: Any])?["route"]
                     as? [String: Any])?["enum"] as? [String])
