@@ -116,7 +116,6 @@ struct JournalAnalysis {
                 let sawOther =
                     segmented
                     && state.received.keys.contains { key in view.last.map { $0.key != key } ?? true }
-                // A probe is no download: a GET from 0 that only looks is not a restart.
                 // A segmented client learns a validator from a response's header, which its other connections can
                 // act on while that response still streams: an If-Range naming one is no stale guess (a splice it
                 // caused would show in the output).
@@ -126,6 +125,7 @@ struct JournalAnalysis {
                         ordered.filter { $0.arrival < entry.arrival && keyOf($0) == fileKey }.flatMap {
                             [$0.responseHeaders["etag"], $0.responseHeaders["last-modified"]].compactMap { $0 }
                         }) : []
+                // A probe is no download: a GET from 0 that only looks is not a restart.
                 checkRequest(
                     entry, state: view, prefilled: prefilled, rangeRule: rangeRule, ifRangeRule: ifRangeRule,
                     segmented: segmented, sawOtherRepresentation: sawOther || probes.contains(entry.seq),
