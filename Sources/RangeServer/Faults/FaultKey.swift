@@ -93,25 +93,18 @@ public struct FaultKey: Sendable {
         parse: @escaping @Sendable (String) -> Value?, format: @escaping @Sendable (Value) -> String,
         bodyFault: (@Sendable (FaultPlan) -> BodyFault?)? = nil
     ) {
-        self.name = name
-        self.kind = kind
-        self.valueForm = valueForm
-        self.placeholder = placeholder
-        self.example = example
-        self.help = help
-        self.expected = expected
-        self.merge = merge
-        self.needsBody = needsBody
-        self.shapesResponse = shapesResponse
-        self.assign = { plan, text in
-            guard let value = parse(text) else { return false }
-            plan[keyPath: field] = value
-            return true
-        }
-        self.read = { plan in plan[keyPath: field].map(format) }
-        self.isSet = { plan in plan[keyPath: field] != nil }
-        self.copy = { target, source in target[keyPath: field] = source[keyPath: field] }
-        self.bodyFault = bodyFault
+        self.init(
+            name: name, kind: kind, valueForm: valueForm, placeholder: placeholder, example: example, help: help,
+            expected: expected, merge: merge, needsBody: needsBody, shapesResponse: shapesResponse,
+            assign: { plan, text in
+                guard let value = parse(text) else { return false }
+                plan[keyPath: field] = value
+                return true
+            },
+            read: { plan in plan[keyPath: field].map(format) },
+            isSet: { plan in plan[keyPath: field] != nil },
+            copy: { target, source in target[keyPath: field] = source[keyPath: field] },
+            bodyFault: bodyFault)
     }
 
     /// A key whose value is one of a `RawRepresentable` type's raw values (`encoding=gzip`).
