@@ -4,61 +4,6 @@ import RangeServer
 import TestSupport
 import Testing
 
-/// A deliberately naive downloader written for these tests, in Python with the standard library only: `URL OUTPUT`.
-///
-/// It appends to its output from the output's size with `Range: bytes=SIZE-`, sends no `If-Range` and keeps no
-/// validator, retrying by itself up to ten times; a 200 starts the file again. This is what `curl -C -` does, and
-/// what the grades exist to tell apart: right bytes that were fetched unsafely, and wrong bytes reported as success.
-struct NaiveDownloader {
-    static let script = #"""
-        import http.client, os, sys, time, urllib.parse
-
-        url, output = sys.argv[1:3]
-        parts = urllib.parse.urlsplit(url)
-        path = parts.path + ("?" + parts.query if parts.query else "")
-
-        for attempt in range(10):
-            size = os.path.getsize(output) if os.path.exists(output) else 0
-            headers = {"Range": f"bytes={size}-"} if size else {}
-            try:
-                connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)
-                connection.request("GET", path, headers=headers)
-                response = connection.getresponse()
-                if response.status not in (200, 206):
-                    print(f"HTTP {response.status}", file=sys.stderr)
-                    sys.exit(22)
-                with open(output, "ab" if response.status == 206 else "wb") as out:
-                    while True:
-                        chunk = response.read(65536)
-                        if not chunk:
-                            break
-                        out.write(chunk)
-                        out.flush()
-                # http.client ends a body cut short quietly: what it still expected says so.
-                if response.length:
-                    raise http.client.IncompleteRead(b"", response.length)
-                sys.exit(0)
-            except (http.client.HTTPException, OSError) as error:
-                print(f"attempt {attempt + 1}: {error!r}", file=sys.stderr)
-                time.sleep(0.2)
-        sys.exit(28)
-        """#
-
-    let directory: String
-
-    init() throws {
-        directory = NSTemporaryDirectory() + "naive-client-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try Data(Self.script.utf8).write(to: URL(fileURLWithPath: directory + "/downloader.py"))
-    }
-
-    func client() throws -> SubprocessClient {
-        try SubprocessClient.command("naive=python3 \(directory)/downloader.py {url} {output}")
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: directory) }
-}
-
 /// The grades on a real run: the naive downloader splices two versions and reports success on `version-change`
 /// (`corrupt`), and gets `drop-then-resume` right by luck, with a resume that would splice them (`unsafe`, naming
 /// `version-change`).
@@ -66,9 +11,9 @@ struct NaiveDownloader {
 struct GradedVerdictTests {
     @Test("a naive downloader is graded corrupt on version-change")
     func naiveIsCorruptOnVersionChange() async throws {
-        let downloader = try NaiveDownloader()
+        let downloader = try TestDownloader()
         defer { downloader.remove() }
-        let cell = try await HarnessClientTests.run("version-change", try downloader.client())
+        let cell = try await HarnessClientTests.run("version-change", try downloader.client("naive"))
         #expect(cell.result.isFailure)
         #expect(cell.grade == .corrupt, "\(cell.label): \(cell.result.reason) \(cell.reasons)")
         #expect(cell.label == "CORRUPT")
@@ -78,9 +23,9 @@ struct GradedVerdictTests {
 
     @Test("a naive downloader is graded unsafe on drop-then-resume, naming version-change")
     func naiveIsUnsafeOnDropThenResume() async throws {
-        let downloader = try NaiveDownloader()
+        let downloader = try TestDownloader()
         defer { downloader.remove() }
-        let cell = try await HarnessClientTests.run("drop-then-resume", try downloader.client())
+        let cell = try await HarnessClientTests.run("drop-then-resume", try downloader.client("naive"))
         #expect(cell.grade == .unsafe, "\(cell.label): \(cell.result.reason) \(cell.reasons)")
         #expect(cell.reasons.allSatisfy { $0.grade == .unsafe }, "\(cell.reasons)")
         #expect(cell.reasons.first?.sibling == "version-change")
@@ -96,14 +41,14 @@ struct BaselineTests {
     @Test("a baseline: the same run exits 0, a row made worse exits 1 naming it, a row it lacks is new and exits 0")
     func baselineRuns() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: BuiltProducts.rangecheck), "build rangecheck first")
-        let downloader = try NaiveDownloader()
+        let downloader = try TestDownloader()
         defer { downloader.remove() }
         let baseline = downloader.directory + "/baseline.json"
         func run(_ extra: [String]) async throws -> ChildProcess {
             let child = try await ChildProcess.start(
                 BuiltProducts.rangecheck,
                 [
-                    "--client-command", "naive=python3 \(downloader.directory)/downloader.py {url} {output}",
+                    "--client-command", downloader.specification("naive", mode: "naive"),
                     "--client", "naive", "--gate", "naive", "--scenario", "plain,drop-then-resume", "--quiet",
                 ] + extra)
             _ = await child.wait(limit: .seconds(120))

@@ -5,74 +5,6 @@ import Subprocess
 import TestSupport
 import Testing
 
-/// A small downloader written for these tests, in Python with the standard library only: `MODE URL OUTPUT LOG`.
-///
-/// Every start appends its PID to LOG, so a test counts how often the harness started it. Modes:
-/// - `once`: GET the URL (2 s timeout) into OUTPUT; an HTTP error removes OUTPUT and exits 22, a connection error or
-///   timeout exits 28.
-/// - `flaky`: on its first start, asks for bytes 0-65535 only, writes them and exits 7 ("run me again"); on later
-///   starts, as `once` (a plain GET from 0: the first 64 KiB fetched twice).
-/// - `hang`: starts a `sleep 300` in its process group (its PID in LOG.child), then sleeps itself.
-private struct Downloader {
-    static let script = #"""
-        import os, socket, subprocess, sys, time, urllib.error, urllib.request
-
-        mode, url, output, log = sys.argv[1:5]
-        with open(log, "a") as f:
-            f.write(f"{os.getpid()}\n")
-        with open(log) as f:
-            starts = len(f.read().split())
-
-        if mode == "hang":
-            child = subprocess.Popen(["sleep", "300"])
-            with open(log + ".child", "w") as f:
-                f.write(f"{child.pid}\n")
-            time.sleep(300)
-            sys.exit(0)
-        try:
-            if mode == "flaky" and starts == 1:
-                request = urllib.request.Request(url, headers={"Range": "bytes=0-65535"})
-                with urllib.request.urlopen(request, timeout=2) as response, open(output, "wb") as out:
-                    out.write(response.read())
-                print("stopped after 64 KiB; run me again", file=sys.stderr)
-                sys.exit(7)
-            with urllib.request.urlopen(url, timeout=2) as response:
-                body = response.read()
-            with open(output, "wb") as out:
-                out.write(body)
-        except urllib.error.HTTPError as error:
-            if os.path.exists(output):
-                os.remove(output)
-            print(f"HTTP {error.code}", file=sys.stderr)
-            sys.exit(22)
-        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as error:
-            print(f"failed: {error}", file=sys.stderr)
-            sys.exit(28)
-        """#
-
-    let directory: String
-
-    init() throws {
-        directory = NSTemporaryDirectory() + "harness-client-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try Data(Self.script.utf8).write(to: URL(fileURLWithPath: directory + "/downloader.py"))
-    }
-
-    var log: String { directory + "/starts.log" }
-
-    /// `NAME=python3 downloader.py MODE {url} {output} LOG`, for `--client-command`.
-    func specification(_ name: String, mode: String) -> String {
-        "\(name)=python3 \(directory)/downloader.py \(mode) {url} {output} \(log)"
-    }
-
-    /// The PIDs of every start so far.
-    var starts: [Int32] {
-        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: directory) }
-}
-
 /// The runner and `rangecheck run` end to end with downloaders written for the test: a client owns its retries, every
 /// column asked for runs, and stopping is clean.
 @Suite(.serialized, .enabled(if: BuiltProducts.onPath("python3") != nil, "needs python3"))
@@ -94,7 +26,7 @@ struct HarnessClientTests {
 
     @Test("a downloader that exits non-zero once on a 404 passes not-found-404, started once")
     func notFoundIsNotRerun() async throws {
-        let downloader = try Downloader()
+        let downloader = try TestDownloader()
         defer { downloader.remove() }
         let cell = try await Self.run(
             "not-found-404", try SubprocessClient.command(downloader.specification("once", mode: "once")))
@@ -105,7 +37,7 @@ struct HarnessClientTests {
 
     @Test("a downloader whose connect hangs on the blackhole gives up on its own and is started once")
     func blackholeIsNotRerun() async throws {
-        let downloader = try Downloader()
+        let downloader = try TestDownloader()
         defer { downloader.remove() }
         let cell = try await Self.run(
             "blackhole-direct", try SubprocessClient.command(downloader.specification("once", mode: "once")))
@@ -115,7 +47,7 @@ struct HarnessClientTests {
 
     @Test("an undeclared exit is final: the flaky downloader fails plain after one start")
     func undeclaredExitIsFinal() async throws {
-        let downloader = try Downloader()
+        let downloader = try TestDownloader()
         defer { downloader.remove() }
         let cell = try await Self.run(
             "plain", try SubprocessClient.command(downloader.specification("flaky", mode: "flaky")))
@@ -128,7 +60,7 @@ struct HarnessClientTests {
 
     @Test("a declared transient exit is re-run; the cell says so, and the re-run's request and bytes are not counted")
     func declaredExitIsRerunAndNotCounted() async throws {
-        let downloader = try Downloader()
+        let downloader = try TestDownloader()
         defer { downloader.remove() }
         let client = try SubprocessClient.command(downloader.specification("flaky", mode: "flaky"), transient: [7])
         let cell = try await Self.run("plain", client)
@@ -145,7 +77,7 @@ struct HarnessClientTests {
     @Test("--client X --client-command 'Y=...' runs both columns; naming Y with --client too runs it once")
     func everyColumnAskedForRuns() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: BuiltProducts.rangecheck), "build rangecheck first")
-        let downloader = try Downloader()
+        let downloader = try TestDownloader()
         defer { downloader.remove() }
         let json = downloader.directory + "/matrix.json"
         let both = try await ChildProcess.start(
@@ -203,7 +135,7 @@ struct HarnessClientTests {
     @Test("SIGTERM to rangecheck run: no client process left, no temporary directory, an interrupted report, exit 130")
     func stoppingIsClean() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: BuiltProducts.rangecheck), "build rangecheck first")
-        let downloader = try Downloader()
+        let downloader = try TestDownloader()
         defer { downloader.remove() }
         let temporary = downloader.directory + "/tmp"
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)

@@ -29,7 +29,7 @@ struct ReproducerEndToEndTests {
 
     @Test("a naive downloader's corrupt version-change cell, reproduced by hand from its reproducer")
     func naiveVersionChangeByHand() async throws {
-        let downloader = try NaiveDownloader()
+        let downloader = try TestDownloader()
         defer { downloader.remove() }
         let scratch = NSTemporaryDirectory() + "reproducer-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -45,7 +45,7 @@ struct ReproducerEndToEndTests {
         var options = MatrixRunner.Options()
         options.serverProgram = BuiltProducts.path(of: "rangeserver")
         options.reproductionDirectory = scratch
-        let client = try downloader.client()
+        let client = try downloader.client("naive")
         let cell = try await withRangeServer(configuration) { server in
             await MatrixRunner.runPair(entry, client: client, server: server, options: options)
         }
