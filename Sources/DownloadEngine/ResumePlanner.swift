@@ -14,6 +14,9 @@ enum ResumePlanner {
         var lastModified: String?
         /// The complete length, when known.
         var totalLength: Int64?
+        /// The `Content-Type` of that response, as received: a resume answered with an HTML page where another type
+        /// was being downloaded is a login or error page, not the file (see ``isPageInPlaceOfFile(_:recorded:)``).
+        var contentType: String?
 
         /// The `If-Range` value: the strong ETag, else the Last-Modified date, else `nil`. Never a weak ETag.
         var ifRange: String? {
@@ -72,11 +75,13 @@ enum ResumePlanner {
         var location: String?
         /// `Content-Encoding`, raw.
         var contentEncoding: String?
+        /// `Content-Type`, raw.
+        var contentType: String?
 
         init(
             status: Int, contentRange: String? = nil, contentLength: String? = nil, etag: String? = nil,
             lastModified: String? = nil, retryAfter: String? = nil, location: String? = nil,
-            contentEncoding: String? = nil
+            contentEncoding: String? = nil, contentType: String? = nil
         ) {
             self.status = status
             self.contentRange = contentRange
@@ -86,6 +91,7 @@ enum ResumePlanner {
             self.retryAfter = retryAfter
             self.location = location
             self.contentEncoding = contentEncoding
+            self.contentType = contentType
         }
     }
 
@@ -119,6 +125,9 @@ enum ResumePlanner {
         case reresolve
         /// Retry from the current offset, after the server's `Retry-After` when it sent one.
         case retry(after: Duration?)
+        /// Discard this response and keep the partial file: ask again from the current offset, spending a retry, and
+        /// end with this error when the retries run out (an HTML page where the file was being resumed).
+        case refuse(DownloadError)
         /// Give up on the task.
         case fail(DownloadError)
     }
@@ -152,6 +161,15 @@ enum ResumePlanner {
         }
         switch head.status {
         case 200:
+            // A 200 replaces what was kept, as HTTP has it, except an HTML page in place of a file of another type:
+            // a login, captive-portal or error page sent with 200 (aria2/aria2#1828). Writing it over the partial file
+            // would end the download with the page as the file.
+            if request != .full, isPageInPlaceOfFile(head.contentType, recorded: validators.contentType) {
+                return .refuse(
+                    .unexpectedResponse(
+                        "HTTP 200 from \(url) is an HTML page (Content-Type: \(head.contentType ?? "")) where"
+                            + " \(validators.contentType ?? "") was being downloaded; the partial file is kept"))
+            }
             return .restartWithBody(total: head.contentLength.flatMap { HeaderValues.digits($0) })
         case 206:
             guard let raw = head.contentRange, let range = ContentRange(parsing: raw), let first = range.first,
@@ -231,6 +249,24 @@ extension ResumePlanner {
             throw DownloadError.unsupportedScheme(target.absoluteString)
         }
         return target.absoluteString
+    }
+}
+
+extension ResumePlanner {
+    /// Whether `contentType` names an HTML page while `recorded`, the type the partial file's bytes came with, names
+    /// something else: the page is then not a new version of the file. Media types compare by their essence
+    /// (type/subtype, case-insensitive, parameters left out); without a recorded type nothing is refused.
+    static func isPageInPlaceOfFile(_ contentType: String?, recorded: String?) -> Bool {
+        guard let page = contentType.map(mediaTypeEssence), let file = recorded.map(mediaTypeEssence), !file.isEmpty
+        else { return false }
+        let html: Set<String> = ["text/html", "application/xhtml+xml"]
+        return html.contains(page) && !html.contains(file)
+    }
+
+    /// `text/html; charset=utf-8` → `text/html`.
+    private static func mediaTypeEssence(_ value: String) -> String {
+        (value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces)
+            .lowercased()
     }
 }
 

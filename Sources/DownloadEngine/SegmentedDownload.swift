@@ -285,6 +285,9 @@ final class SegmentedDownload: @unchecked Sendable {
                 response.body.abandon()
                 if let after { board.holdRequests(for: after) }
                 throw Retry(error: .retryableHTTPStatus(head.status, url: url), after: after)
+            case .refuse(let error):
+                response.body.abandon()
+                throw Retry(error: error, after: nil)
             case .fail(let error):
                 response.body.abandon()
                 throw error

@@ -36,6 +36,8 @@ struct TaskRecord: Codable, Hashable, Sendable {
     var etag: String?
     var lastModified: String?
     var totalLength: Int64?
+    /// The `Content-Type` the partial file's bytes came with; `nil` in records written before it was stored.
+    var contentType: String?
     var reprDigestSHA256: String?
     var state: DownloadState
     /// Informational only; never trusted over the partial file's length.
@@ -64,11 +66,12 @@ struct TaskRecord: Codable, Hashable, Sendable {
     }
 
     var validators: ResumePlanner.Validators {
-        get { .init(etag: etag, lastModified: lastModified, totalLength: totalLength) }
+        get { .init(etag: etag, lastModified: lastModified, totalLength: totalLength, contentType: contentType) }
         set {
             etag = newValue.etag
             lastModified = newValue.lastModified
             totalLength = newValue.totalLength
+            contentType = newValue.contentType
         }
     }
 }

@@ -367,6 +367,8 @@ final class Transfer: @unchecked Sendable {
             return .reresolve
         case .retry(let after):
             return .retry(.retryableHTTPStatus(response.status, url: url), after: after)
+        case .refuse(let error):
+            return .retry(error, after: nil)
         case .fail(let error):
             throw error
         case .restart(let reason):
@@ -376,7 +378,8 @@ final class Transfer: @unchecked Sendable {
         case .restartWithBody(let total):
             try truncate()
             let neverLogged = !recordOnDisk && record.validators == .init()
-            record.validators = .init(etag: head.etag, lastModified: head.lastModified, totalLength: total)
+            record.validators = .init(
+                etag: head.etag, lastModified: head.lastModified, totalLength: total, contentType: head.contentType)
             record.reprDigestSHA256 = reprDigest
             if segmentable(response, total: total) {
                 record.segments = []
@@ -399,6 +402,7 @@ final class Transfer: @unchecked Sendable {
             if let total { validators.totalLength = total }
             if let etag = head.etag { validators.etag = etag }
             if let lastModified = head.lastModified { validators.lastModified = lastModified }
+            if let contentType = head.contentType { validators.contentType = contentType }
             let changed = validators != record.validators || record.reprDigestSHA256 != reprDigest
             record.validators = validators
             record.reprDigestSHA256 = reprDigest

@@ -71,6 +71,7 @@ extension ResumePlanner.ResponseHead {
             status: response.status, contentRange: response.header("content-range"),
             contentLength: response.header("content-length"), etag: response.header("etag"),
             lastModified: response.header("last-modified"), retryAfter: response.header("retry-after"),
-            location: response.header("location"), contentEncoding: response.header("content-encoding"))
+            location: response.header("location"), contentEncoding: response.header("content-encoding"),
+            contentType: response.header("content-type"))
     }
 }

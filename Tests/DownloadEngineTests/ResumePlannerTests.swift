@@ -68,6 +68,29 @@ struct ResumePlannerTests {
         #expect(ResumePlanner.request(offset: 10, validators: V()) == .full)
     }
 
+    @Test("an HTML page sent with 200 where a file of another type was being resumed is refused, the bytes kept")
+    func htmlPageInPlaceOfTheFileIsRefused() {
+        let file = V(etag: "\"e1\"", totalLength: 1000, contentType: "application/octet-stream")
+        let page = Head(status: 200, contentLength: "120", contentType: "text/html; charset=UTF-8")
+        guard case .refuse(let error) = decide(page, offset: 100, file) else {
+            Issue.record("an HTML page replaced a partial application/octet-stream")
+            return
+        }
+        #expect(error.description.contains("HTML page"), "\(error)")
+        #expect(error.description.contains("application/octet-stream"), "\(error)")
+        // A new version of the same type, an HTML file being downloaded, a fresh download and a record without a
+        // type are a 200 like any other.
+        let newVersion = Head(status: 200, contentLength: "900", contentType: "Application/Octet-Stream")
+        #expect(decide(newVersion, offset: 100, file) == .restartWithBody(total: 900))
+        let htmlFile = V(etag: "\"e1\"", totalLength: 1000, contentType: "text/html")
+        #expect(decide(page, offset: 100, htmlFile) == .restartWithBody(total: 120))
+        #expect(decide(page, offset: 0, file) == .restartWithBody(total: 120))
+        #expect(decide(page, offset: 100, V(etag: "\"e1\"", totalLength: 1000)) == .restartWithBody(total: 120))
+        #expect(ResumePlanner.isPageInPlaceOfFile("application/xhtml+xml", recorded: "video/mp4"))
+        #expect(!ResumePlanner.isPageInPlaceOfFile("text/plain", recorded: "video/mp4"))
+        #expect(!ResumePlanner.isPageInPlaceOfFile("text/html", recorded: ""))
+    }
+
     @Test func partialContentContinuesAtTheOffset() {
         let head = Head(status: 206, contentRange: "bytes 100-999/1000", etag: "\"e1\"")
         #expect(decide(head, offset: 100) == .append(total: 1000))
