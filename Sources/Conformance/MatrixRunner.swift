@@ -229,8 +229,7 @@ public enum MatrixRunner {
         var job = ClientJob(
             transfers: transfers, stateDirectory: stateDirectory, logDirectory: "\(work)/logs",
             concurrency: expectation.concurrency ?? 1, idleTimeout: options.idleTimeout, attempts: options.attempts)
-        job.connectTimeout = expectation.connectTimeout ?? job.connectTimeout
-        job.retries = expectation.retries
+        job.configure(for: expectation)
         job.certificateAuthorityFile = server.certificateAuthorityPath
         let total = entry.reference.length * UInt64(transfers.count)
 

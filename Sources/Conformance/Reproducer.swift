@@ -123,8 +123,7 @@ public struct Reproducer: Codable, Hashable, Sendable {
             transfers: entry.transfers(base: "\(origin)/scenario/\(entry.name)/\(run)", outputs: "\(directory)/out"),
             stateDirectory: "\(directory)/state", logDirectory: "\(directory)/logs",
             concurrency: expectation.concurrency ?? 1, idleTimeout: idleTimeout, attempts: attempts)
-        job.connectTimeout = expectation.connectTimeout ?? job.connectTimeout
-        job.retries = expectation.retries
+        job.configure(for: expectation)
         if server.certificateAuthority { job.certificateAuthorityFile = "\(directory)/tls/ca.pem" }
         return job
     }

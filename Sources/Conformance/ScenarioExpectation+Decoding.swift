@@ -17,6 +17,7 @@ extension ScenarioExpectation: Decodable {
         case entry
         case connectTimeout = "connect-timeout"
         case retries
+        case authorization
     }
 
     /// Decodes an `expect` object, strictly: unknown keys and bad values are errors at the key.
@@ -121,6 +122,13 @@ extension ScenarioExpectation: Decodable {
         }
         connectTimeout = try decodeDuration(c, .connectTimeout)
         retries = try integer(.retries, minimum: 0)
+        if let value = try string(.authorization) {
+            // Printable ASCII only: a header value as every client's header option takes it, never a line break.
+            guard !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+                throw bad(.authorization, "must be a non-empty header value of printable ASCII")
+            }
+            authorization = value
+        }
         if c.contains(.steps) {
             guard var items = try? c.nestedUnkeyedContainer(forKey: .steps) else {
                 throw bad(.steps, "must be an array of step objects")

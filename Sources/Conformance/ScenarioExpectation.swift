@@ -136,6 +136,10 @@ public struct ScenarioExpectation: Hashable, Sendable {
     public var connectTimeout: Duration?
     /// The retries clients are configured with where they take a number; nil: each client's own setting.
     public var retries: Int?
+    /// The `Authorization` value clients are configured to send, as their users configure a token (`authorization`):
+    /// a row whose redirect leaves the origin sees whether they forward it there. Clients that cannot be given one
+    /// are n/a.
+    public var authorization: String?
 
     /// Where a scenario's URL points.
     public enum Entry: String, Hashable, Sendable {
@@ -201,6 +205,7 @@ public struct ScenarioExpectation: Hashable, Sendable {
         var needed: ClientCapabilities = []
         for step in steps { needed.insert(step.capability) }
         if files.count > 1 { needed.insert(.multipleFiles) }
+        if authorization != nil { needed.insert(.authorization) }
         return needed
     }
 

@@ -46,7 +46,8 @@ struct RunMatrix: AsyncParsableCommand {
     @Option(
         name: .customLong("client-command"),
         help: ArgumentHelp(
-            "Add a client column from a template, NAME=TEMPLATE, with {url}, {output}, {state} and {cafile} "
+            "Add a client column from a template, NAME=TEMPLATE, with {url}, {output}, {state}, {cafile} and "
+                + "{authorization} "
                 + "(repeatable); it always runs."))
     var clientCommands: [String] = []
 

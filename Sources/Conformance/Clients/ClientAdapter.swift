@@ -22,6 +22,8 @@ public struct ClientCapabilities: OptionSet, Hashable, Sendable {
     /// It fetches one file over several connections at once, each asking for its own segment, so a Range
     /// that starts past the bytes received so far is a new segment, not a skipped gap.
     public static let segmented = ClientCapabilities(rawValue: 1 << 5)
+    /// It sends an `Authorization` header it is given, as its users configure a token (``ClientJob/authorization``).
+    public static let authorization = ClientCapabilities(rawValue: 1 << 6)
 }
 
 /// One download (or set of downloads) a client is asked to perform.
@@ -66,6 +68,9 @@ public struct ClientJob: Hashable, Sendable {
     /// server serves no TLS. Given whenever the server has TLS (a `--tls` run, or a row redirecting to `https:` or
     /// a TLS fault), so a certificate row fails for the fault it is about, not for an unknown CA.
     public var certificateAuthorityFile: String?
+    /// The `Authorization` value the client is configured to send, as its users configure a token; nil for none. A
+    /// row whose redirect leaves the origin sets it, to see whether the client forwards it there.
+    public var authorization: String?
 
     /// Makes a job.
     ///
@@ -86,6 +91,17 @@ public struct ClientJob: Hashable, Sendable {
         self.concurrency = concurrency
         self.idleTimeout = idleTimeout
         self.attempts = attempts
+    }
+
+    /// Applies what a row's `expect` section says about how clients are configured: its connect timeout, retries
+    /// and Authorization.
+    ///
+    /// - Parameters:
+    ///   - expectation: the row's expectation.
+    public mutating func configure(for expectation: ScenarioExpectation) {
+        connectTimeout = expectation.connectTimeout ?? connectTimeout
+        retries = expectation.retries
+        authorization = expectation.authorization
     }
 }
 

@@ -15,6 +15,16 @@ extension SubprocessClient {
         job.certificateAuthorityFile.map { [flag, $0] } ?? []
     }
 
+    /// `[flag, "Authorization: VALUE"]` when the job has an Authorization, else nothing.
+    static func authorization(_ job: ClientJob, _ flag: String) -> [String] {
+        job.authorization.map { [flag, "Authorization: \($0)"] } ?? []
+    }
+
+    /// `[flag=Authorization: VALUE]` when the job has an Authorization, else nothing.
+    static func authorization(_ job: ClientJob, joined flag: String) -> [String] {
+        job.authorization.map { ["\(flag)=Authorization: \($0)"] } ?? []
+    }
+
     /// `[flag=FILE]` when the job has a CA file, else nothing.
     static func trust(_ job: ClientJob, joined flag: String) -> [String] {
         job.certificateAuthorityFile.map { ["\(flag)=\($0)"] } ?? []
@@ -26,9 +36,10 @@ extension SubprocessClient {
     /// Re-run on exit 28 (operation timeout) only: curl's manual calls "a timeout" transient (`--retry`); of its exit
     /// codes that is the one that never stands for a permanent error too.
     public static let curl = SubprocessClient(
-        name: "curl", program: "curl", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
+        name: "curl", program: "curl",
+        capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles, .authorization],
         invocation: "curl -sS -f -L --max-redirs 10 -C - --retry 3 --connect-timeout 5 --speed-limit 1 "
-            + "--speed-time 5 [--cacert CA] -o OUTPUT URL; re-run on exit 28; a row's connect-timeout and "
+            + "--speed-time 5 [--cacert CA] [-H 'Authorization: AUTH'] -o OUTPUT URL; re-run on exit 28; a row's connect-timeout and "
             + "retries replace 5 and 3",
         transientExitCodes: [28]
     ) { job in
@@ -38,7 +49,7 @@ extension SubprocessClient {
             "--speed-limit", "1", "--speed-time",
             String(seconds(job.idleTimeout)),
         ]
-        arguments += trust(job, "--cacert")
+        arguments += trust(job, "--cacert") + authorization(job, "--header")
         if job.transfers.count > 1 { arguments += ["--parallel", "--parallel-max", String(job.concurrency)] }
         for transfer in job.transfers { arguments += ["--output", transfer.output, transfer.url] }
         return arguments
@@ -49,9 +60,10 @@ extension SubprocessClient {
     /// fetched one after the other). Re-run on exit 4 ("Network failure" in wget's manual), whose `--continue` is
     /// documented for finishing "a download started by a previous instance of Wget".
     public static let wget = SubprocessClient(
-        name: "wget", program: "wget", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
+        name: "wget", program: "wget",
+        capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles, .authorization],
         invocation: "wget -nv -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
-            + "--retry-on-http-error=429,500,502,503,504 [--ca-certificate=CA] -O OUTPUT URL; re-run on exit 4; a row's "
+            + "--retry-on-http-error=429,500,502,503,504 [--ca-certificate=CA] [--header='Authorization: AUTH'] -O OUTPUT URL; re-run on exit 4; a row's "
             + "connect-timeout replaces 5, its retries N give N + 1 tries",
         transientExitCodes: [4]
     ) { job in
@@ -60,7 +72,8 @@ extension SubprocessClient {
             "--timeout=\(seconds(job.idleTimeout))", "--connect-timeout=\(seconds(job.connectTimeout))",
             "--max-redirect=10", "--retry-on-http-error=429,500,502,503,504",
         ]
-        return arguments + trust(job, joined: "--ca-certificate") + wgetOutputs(job)
+        return arguments + trust(job, joined: "--ca-certificate") + authorization(job, joined: "--header")
+            + wgetOutputs(job)
     }
 
     /// wget's and wget2's tail: `-O OUTPUT URL` for one file, `-P DIR URL...` for several (named by the URL).
@@ -84,13 +97,13 @@ extension SubprocessClient {
     /// An aria2c column fetching each file over `connections` connections.
     static func aria2c(name: String, connections: Int) -> SubprocessClient {
         let split = connections == 1 ? "-x1 -s1" : "-x\(connections) -s\(connections) -k1M"
-        var capabilities: ClientCapabilities = [.killAndRestart, .prefilledOutput, .multipleFiles]
+        var capabilities: ClientCapabilities = [.killAndRestart, .prefilledOutput, .multipleFiles, .authorization]
         if connections > 1 { capabilities.insert(.segmented) }
         return SubprocessClient(
             name: name, program: "aria2c", capabilities: capabilities,
             invocation: "aria2c -c \(split) --file-allocation=none --auto-file-renaming=false --max-tries=3 "
                 + "--retry-wait=1 --timeout=5 --connect-timeout=5 --max-file-not-found=1 [--ca-certificate=CA] "
-                + "-d DIR -o NAME URL; "
+                + "[--header='Authorization: AUTH'] -d DIR -o NAME URL; "
                 + "re-run on exit 2/6/29; a row's connect-timeout replaces 5, its retries N give N + 1 tries",
             transientExitCodes: [2, 6, 29],
             inputFiles: { job in
@@ -105,7 +118,7 @@ extension SubprocessClient {
                 "--summary-interval=0", "--console-log-level=warn", "--download-result=hide",
             ]
             if connections > 1 { arguments.append("--min-split-size=1M") }
-            arguments += trust(job, joined: "--ca-certificate")
+            arguments += trust(job, joined: "--ca-certificate") + authorization(job, joined: "--header")
             if job.transfers.count == 1 {
                 let output = job.transfers[0].output as NSString
                 arguments += [
@@ -134,9 +147,10 @@ extension SubprocessClient {
     /// (with several files: `-P DIR` and the URLs). wget2 1.99 has no `--retry-on-http-error`. Re-run on exit 4
     /// ("Network failure" in wget2's manual, as in wget's).
     public static let wget2 = SubprocessClient(
-        name: "wget2", program: "wget2", capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles],
+        name: "wget2", program: "wget2",
+        capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles, .authorization],
         invocation: "wget2 -q -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
-            + "[--ca-certificate=CA] -O OUTPUT URL; re-run on exit 4; a row's connect-timeout replaces 5, its retries "
+            + "[--ca-certificate=CA] [--header='Authorization: AUTH'] -O OUTPUT URL; re-run on exit 4; a row's connect-timeout replaces 5, its retries "
             + "N give N + 1 tries",
         transientExitCodes: [4]
     ) { job in
@@ -145,7 +159,8 @@ extension SubprocessClient {
             "--timeout=\(seconds(job.idleTimeout))", "--connect-timeout=\(seconds(job.connectTimeout))",
             "--max-redirect=10",
         ]
-        return arguments + trust(job, joined: "--ca-certificate") + wgetOutputs(job)
+        return arguments + trust(job, joined: "--ca-certificate") + authorization(job, joined: "--header")
+            + wgetOutputs(job)
     }
 
     /// `axel -q -n 1 -T IDLE --max-redirect=10 -o OUTPUT URL`. axel resumes only from its own `OUTPUT.st` state
@@ -163,16 +178,18 @@ extension SubprocessClient {
     static func axel(name: String, connections: Int) -> SubprocessClient {
         SubprocessClient(
             name: name, program: "axel",
-            capabilities: connections > 1 ? [.killAndRestart, .segmented] : [.killAndRestart],
-            invocation: "[SSL_CERT_FILE=CA] axel -q -n \(connections) -T 5 --max-redirect=10 -o OUTPUT URL; never "
+            capabilities: connections > 1
+                ? [.killAndRestart, .segmented, .authorization] : [.killAndRestart, .authorization],
+            invocation: "[SSL_CERT_FILE=CA] axel -q -n \(connections) -T 5 --max-redirect=10 "
+                + "[--header='Authorization: AUTH'] -o OUTPUT URL; never "
                 + "re-run",
             transientExitCodes: [],
             environment: { job in job.certificateAuthorityFile.map { ["SSL_CERT_FILE": $0] } ?? [:] }
         ) { job in
             [
                 "--quiet", "--num-connections=\(connections)", "--timeout=\(seconds(job.idleTimeout))",
-                "--max-redirect=10", "--output=\(job.transfers[0].output)", job.transfers[0].url,
-            ]
+                "--max-redirect=10",
+            ] + authorization(job, joined: "--header") + ["--output=\(job.transfers[0].output)", job.transfers[0].url]
         }
     }
 
@@ -186,7 +203,7 @@ extension SubprocessClient {
     /// - Returns: the client.
     ///   - connections: `-x`: above 1 the column is `rangefetch-xN` and segmented.
     public static func rangefetch(nextTo directory: String?, connections: Int = 1) -> SubprocessClient {
-        var capabilities: ClientCapabilities = [.killAndRestart, .pauseAndResume, .multipleFiles]
+        var capabilities: ClientCapabilities = [.killAndRestart, .pauseAndResume, .multipleFiles, .authorization]
         if connections > 1 { capabilities.insert(.segmented) }
         let split = connections > 1 ? "-x \(connections) " : ""
         return SubprocessClient(
@@ -194,7 +211,7 @@ extension SubprocessClient {
             preferredDirectories: directory.map { [$0] } ?? [],
             capabilities: capabilities,
             invocation: "rangefetch \(split)--output OUTPUT --state STATE --idle-timeout 5s --connect-timeout 5s "
-                + "[--cacert CA] URL (its own retries; SIGINT pauses, exit 130); a row's connect-timeout replaces 5s, its retries "
+                + "[--cacert CA] [-H 'Authorization: AUTH'] URL (its own retries; SIGINT pauses, exit 130); a row's connect-timeout replaces 5s, its retries "
                 + "add --retries N",
             transientExitCodes: [], pausedExitCode: 130,
             probe: { path in
@@ -211,7 +228,7 @@ extension SubprocessClient {
             ]
             if let retries = job.retries { arguments += ["--retries", String(retries)] }
             if connections > 1 { arguments += ["-x", String(connections)] }
-            arguments += trust(job, "--cacert")
+            arguments += trust(job, "--cacert") + authorization(job, "--header")
             if job.transfers.count == 1 {
                 arguments += ["--output", job.transfers[0].output, job.transfers[0].url]
             } else {
@@ -225,8 +242,10 @@ extension SubprocessClient {
     /// A downloader the user brings, from `NAME=TEMPLATE` (`mytool=mytool --out {output} {url}`).
     ///
     /// The template is split into words like a shell would (single and double quotes, backslash), then
-    /// `{url}`, `{output}`, `{state}` and `{cafile}` (the server's CA file, empty when the server has no TLS) are
-    /// replaced in each word; no shell runs it. A template without `{cafile}` is n/a for every row over TLS. It runs
+    /// `{url}`, `{output}`, `{state}`, `{cafile}` (the server's CA file, empty when the server has no TLS) and
+    /// `{authorization}` (a row's Authorization value, empty when it has none) are replaced in each word; no shell runs
+    /// it. A template without `{cafile}` is n/a for every row over TLS, one without `{authorization}` for the rows
+    /// that hand out an Authorization. It runs
     /// once per start: only an exit in `transient` is re-run, one second apart, up to the job's attempts (none by
     /// default: a client owns its retries). One URL per run, so several-file scenarios are n/a.
     ///
@@ -255,6 +274,7 @@ extension SubprocessClient {
         }
         var capabilities: ClientCapabilities = [.killAndRestart]
         if template.contains("{output}") { capabilities.insert(.prefilledOutput) }
+        if template.contains("{authorization}") { capabilities.insert(.authorization) }
         return SubprocessClient(
             name: name, program: program, capabilities: capabilities,
             invocation: template
@@ -267,6 +287,7 @@ extension SubprocessClient {
                     .replacingOccurrences(of: "{output}", with: job.transfers[0].output)
                     .replacingOccurrences(of: "{state}", with: job.stateDirectory)
                     .replacingOccurrences(of: "{cafile}", with: job.certificateAuthorityFile ?? "")
+                    .replacingOccurrences(of: "{authorization}", with: job.authorization ?? "")
             }
         }
     }

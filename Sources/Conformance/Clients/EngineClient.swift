@@ -34,13 +34,14 @@ public struct EngineClient: ClientAdapter {
         name = segmented ? "engine-x\(connectionsPerFile)" : "engine"
         capabilities =
             segmented
-            ? [.pauseAndResume, .cancel, .multipleFiles, .segmented] : [.pauseAndResume, .cancel, .multipleFiles]
+            ? [.pauseAndResume, .cancel, .multipleFiles, .segmented, .authorization]
+            : [.pauseAndResume, .cancel, .multipleFiles, .authorization]
         invocation =
             "DownloadEngine(stateDirectory: STATE, configuration: concurrency N, "
             + (segmented ? "connectionsPerFile \(connectionsPerFile), " : "")
             + "idle timeout 5s, connect 5s, "
             + "a row's connect-timeout and retries, tls: TLSTrust(additionalCertificateFiles: [CA])) "
-            + "in process; add(DownloadRequest(url:destination:)), result(of:)"
+            + "in process; add(DownloadRequest(url:destination:headers: [a row's Authorization])), result(of:)"
     }
 
     /// Always available: it is linked in.
@@ -78,7 +79,10 @@ public struct EngineClient: ClientAdapter {
         let engine = try DownloadEngine(stateDirectory: job.stateDirectory, configuration: configuration)
         var ids: [DownloadTaskID] = []
         for transfer in job.transfers {
-            ids.append(try await engine.add(DownloadRequest(url: transfer.url, destination: transfer.output)))
+            let headers = job.authorization.map { [(name: "Authorization", value: $0)] } ?? []
+            ids.append(
+                try await engine.add(DownloadRequest(url: transfer.url, destination: transfer.output, headers: headers))
+            )
         }
         return EngineRun(engine: engine, ids: ids)
     }

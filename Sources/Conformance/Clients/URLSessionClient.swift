@@ -16,12 +16,13 @@ import NIOConcurrencyHelpers
 public struct URLSessionClient: ClientAdapter {
     /// `urlsession`.
     public let name = "urlsession"
-    /// Several files, with the job's concurrency.
-    public let capabilities: ClientCapabilities = [.multipleFiles]
+    /// Several files, with the job's concurrency; an Authorization set on each request.
+    public let capabilities: ClientCapabilities = [.multipleFiles, .authorization]
     /// How it downloads.
     public let invocation =
         "URLSession.download(for:) per attempt, timeoutIntervalForRequest = idle timeout; retry transport "
-        + "errors after 1s, 408/429/5xx after Retry-After (default 1s); no resume"
+        + "errors after 1s, 408/429/5xx after Retry-After (default 1s); no resume; a row's Authorization on each "
+        + "request"
 
     /// Why it is n/a over TLS.
     public let tlsLimitation: String? =
@@ -80,7 +81,11 @@ public struct URLSessionClient: ClientAdapter {
             if Task.isCancelled { return "cancelled" }
             var wait: Duration = .seconds(1)
             do {
-                let (temporary, response) = try await session.download(for: URLRequest(url: url))
+                var request = URLRequest(url: url)
+                if let authorization = job.authorization {
+                    request.setValue(authorization, forHTTPHeaderField: "Authorization")
+                }
+                let (temporary, response) = try await session.download(for: request)
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
                 if (200...299).contains(status) {
                     try? FileManager.default.removeItem(atPath: transfer.output)

@@ -136,6 +136,9 @@ public enum ConformanceAPI {
         public var steps: [StepSpec]
         /// The CA certificate (PEM) an https run's client must trust; absent for http.
         public var ca: String?
+        /// The `Authorization` value the client must send with its requests, as its users configure a token; absent
+        /// for rows without one (a row whose redirect leaves the origin sees whether the client forwards it there).
+        public var authorization: String?
         /// Where to report the result.
         public var result: String
     }

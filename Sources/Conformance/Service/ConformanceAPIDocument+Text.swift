@@ -788,6 +788,10 @@ extension ConformanceAPIDocument {
                     "type": "string",
                     "description": "The CA certificate (PEM) to trust, when the run reaches https."
                   },
+                  "authorization": {
+                    "type": "string",
+                    "description": "The Authorization header value to send with every request, as a user configures a token; present only for rows that have one (a redirect that leaves the origin sees whether the client forwards it)."
+                  },
                   "result": {
                     "type": "string",
                     "description": "Where to POST the result."

@@ -115,7 +115,7 @@ extension ConformanceService {
         let needsCA = scheme == "https" || entry.redirectsToTLS
         return ConformanceAPI.RunCreated(
             run: token, scenario: entry.name, client: label, scheme: scheme, urls: urls, steps: steps,
-            ca: needsCA ? server.certificateAuthorityPEM : nil,
+            ca: needsCA ? server.certificateAuthorityPEM : nil, authorization: entry.expectation.authorization,
             result: "\(apiOrigin)\(Self.prefix)runs/\(token)/result")
     }
 
