@@ -90,7 +90,7 @@ struct FaultKeyTests {
         #expect(merged.status == 500 && merged.retryAfter == nil)
         // A follower alone (retry-after with connection-cap) moves alone, keeping the step's leader.
         let capped = try parse("connection-cap=2&retry-after=7").merged(over: step)
-        #expect(capped.status == 503 && capped.retryAfter == 7)
+        #expect(capped.status == 503 && capped.retryAfter == .seconds(7))
     }
 
     @Test("the journal lists on a response without a body only the keys that need none")
