@@ -99,7 +99,7 @@ final class Router: Sendable {
     /// Serves `/bytes/...` or `/files/...` with the faults in `query` layered over `base`.
     func serveResource(
         _ request: IncomingRequest, resource: ResourcePath, query: Substring, base: FaultPlan = FaultPlan(),
-        versionOverride: UInt64? = nil, scenario: ScenarioContext? = nil
+        versionOverride: UInt64? = nil, sizeOverride: UInt64? = nil, scenario: ScenarioContext? = nil
     ) -> ResponsePlan {
         var effective: FaultPlan
         let passthrough: [(key: String, value: String)]
@@ -126,7 +126,8 @@ final class Router: Sendable {
         }
         var representation: Representation
         do {
-            representation = try resolve(resource, passthrough: passthrough, versionOverride: versionOverride)
+            representation = try resolve(
+                resource, passthrough: passthrough, versionOverride: versionOverride, sizeOverride: sizeOverride)
         } catch {
             var plan = error.plan
             plan.scenario = scenario
@@ -199,8 +200,12 @@ final class Router: Sendable {
     }
 
     /// The representation `resource` names, or the error response when it names none.
+    ///
+    /// - Parameters:
+    ///   - sizeOverride: the length a scenario step gives a `/bytes/` resource instead of its path's.
     private func resolve(
-        _ resource: ResourcePath, passthrough: [(key: String, value: String)], versionOverride: UInt64?
+        _ resource: ResourcePath, passthrough: [(key: String, value: String)], versionOverride: UInt64?,
+        sizeOverride: UInt64? = nil
     ) throws(ResponsePlanFailure) -> Representation {
         let path = resource.path
         if resource.kind == .bytes {
@@ -226,7 +231,7 @@ final class Router: Sendable {
                     throw .init(.text(400, "bad request: unknown parameter '\(key)' for /bytes"))
                 }
             }
-            return .generated(length: size, seed: seed, version: versionOverride ?? version)
+            return .generated(length: sizeOverride ?? size, seed: seed, version: versionOverride ?? version)
         }
         if let key = passthrough.first?.key {
             throw .init(.text(400, "bad request: unknown parameter '\(key)' for /files"))

@@ -8,7 +8,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 /// The keys a scenario step takes besides the fault keys.
-private let scenarioOnlyStepKeys = ["version", "redirect", "redirect-code", "redirect-host"]
+private let scenarioOnlyStepKeys = ["version", "size", "redirect", "redirect-code", "redirect-host"]
 
 /// The fault keys' descriptors, and every list that must agree with them: docs/faults.md's key table, the scenario
 /// schema's step keys, the index page, the journal's names, the merge and the body reader's faults.

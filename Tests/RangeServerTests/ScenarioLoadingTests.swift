@@ -98,7 +98,7 @@ struct ScenarioLoadingTests {
         #expect(
             stepKeys
                 == Set(
-                    FaultKey.all.map(\.name) + ["version", "redirect", "redirect-code", "redirect-host"]))
+                    FaultKey.all.map(\.name) + ["version", "size", "redirect", "redirect-code", "redirect-host"]))
         let expect = try #require((schema["properties"] as? [String: Any])?["expect"] as? [String: Any])
         #expect(expect["type"] as? String == "object")
 
