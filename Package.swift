@@ -90,6 +90,7 @@ let package = Package(
             dependencies: [
                 "RangeServer",
                 "DownloadEngine",
+                "HTTPVocabulary",
                 "SystemCalls",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

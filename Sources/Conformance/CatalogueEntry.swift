@@ -7,8 +7,25 @@ public struct CatalogueEntry: Sendable {
     public var scenario: Scenario
     /// Its `expect` section.
     public var expectation: ScenarioExpectation
-    /// The resource's reference bytes.
+    /// The resource's reference bytes, at the length its path gives (the first attempt's).
     public var reference: ReferenceContent
+    /// The length each version was last served with, by version: a step's `size` shrinks or grows the resource.
+    public var versionLengths: [Int: UInt64]
+    /// The length a successful output must have: that of `expectedVersion` as last served.
+    public var expectedLength: UInt64
+    /// The expected version's bytes at `expectedLength`: what a successful output must equal.
+    public var expectedContent: ReferenceContent { reference.resized(to: expectedLength) }
+    /// The length `version` was last served with (the path's length for a version no step names).
+    public func length(ofVersion version: Int) -> UInt64 { versionLengths[version] ?? reference.length }
+    /// The bytes of `version` at the length it was last served with.
+    public func content(ofVersion version: Int) -> ReferenceContent {
+        reference.resized(to: length(ofVersion: version))
+    }
+    /// The reference at the longest length any attempt serves, so every byte any version was served with can be
+    /// attributed to its version (a stale tail of a longer version included).
+    public var attributionContent: ReferenceContent {
+        reference.resized(to: versionLengths.values.reduce(reference.length, max))
+    }
     /// Every version the scenario can serve, so outputs can be attributed (spliced versions).
     public var versions: [Int]
     /// The version a successful output must equal: `expect.version`, else the latest the scenario serves.
@@ -46,9 +63,33 @@ public struct CatalogueEntry: Sendable {
         }
         self.versions = versions.sorted()
         expectedVersion = expectation.version ?? self.versions.last ?? base
+        versionLengths = Self.versionLengths(of: scenario, base: base, length: reference.length)
+        expectedLength = versionLengths[expectedVersion] ?? reference.length
         for route in expectation.files where scenario.routes[route] == nil {
             throw .invalidExpectation("\(scenario.name): expect.files: no route named \"\(route)\"")
         }
+    }
+
+    /// The length each version is last served with: the steps' `size` in effect at each attempt, walked in attempt
+    /// order, the other routes first and the scenario's own URL last (the one a download ends on).
+    ///
+    /// - Parameters:
+    ///   - base: the version the resource path names.
+    ///   - length: the length the resource path names.
+    /// - Returns: the lengths by version; every version the scenario serves has one.
+    static func versionLengths(of scenario: Scenario, base: Int, length: UInt64) -> [Int: UInt64] {
+        var lengths: [Int: UInt64] = [base: length]
+        // Routes serving another resource (a redirect target of its own) say nothing of this one's lengths.
+        let routes = scenario.routes.filter { $0.value.resource == scenario.resource }.sorted {
+            ($0.key == Scenario.mainRoute ? 1 : 0, $0.key) < ($1.key == Scenario.mainRoute ? 1 : 0, $1.key)
+        }
+        for (_, route) in routes where !route.attempts.isEmpty {
+            for attempt in 1...route.attempts.count {
+                let version = route.effectiveVersion(forAttempt: attempt, base: base)
+                lengths[version] = route.effectiveSize(forAttempt: attempt) ?? length
+            }
+        }
+        return lengths
     }
 
     /// The transfers of a run whose scenario URL is `base`: the URL itself to `OUTPUTS/NAME.bin`, or each of

@@ -47,7 +47,8 @@ struct JournalAnalysis {
         /// cost, never "restarted instead of resuming".
         var leftByClient = false
         var lastTime: Int64?
-        var retryAfter: Int?
+        /// The last answer's `Retry-After`: the wait it asks for in milliseconds (see `RetryAfterRule`), and as sent.
+        var retryAfter: (wait: Int64, value: String)?
 
         func kept(prefilled: UInt64) -> UInt64 {
             let prefix = last.map { JournalAnalysis.prefix(received[$0.key] ?? []) } ?? 0
@@ -101,13 +102,15 @@ struct JournalAnalysis {
             if let retryAfter = state.retryAfter, let previous = state.lastTime,
                 let arrived = Self.milliseconds(entry.arrivalTime) ?? time,
                 segmented ? arrived > previous + Self.segmentGrace : arrived >= previous,
-                arrived - previous < Int64(retryAfter) * 1000 - 150
+                arrived - previous < retryAfter.wait - 150
             {
                 // RFC 9110 §10.2.3 says a client "ought to" wait: impolite, not wrong, and what gets clients banned.
+                let asked = Int64(retryAfter.value) == nil ? " (a wait of \(retryAfter.wait)ms)" : ""
                 violate(
                     Violation(
-                        "retried after \(arrived - previous)ms despite Retry-After: \(retryAfter) (RFC 9110 §10.2.3; "
-                            + "retrying sooner is how clients get banned and retry storms start)", grade: .costly))
+                        "retried after \(arrived - previous)ms despite Retry-After: \(retryAfter.value)\(asked) "
+                            + "(RFC 9110 §10.2.3; retrying sooner is how clients get banned and retry storms start)",
+                        grade: .costly))
             }
             let view = segmented ? known(before: entry) : state
             if !(300...399).contains(entry.status) {
@@ -160,7 +163,11 @@ struct JournalAnalysis {
                 rewoundBytes += min(view.kept(prefilled: prefilled) - start, Self.rewindAllowance, twice)
             }
             if entry.status == 200 || entry.status == 206 { state.leftByClient = leftByClient.contains(entry.seq) }
-            state.retryAfter = entry.responseHeaders["retry-after"].flatMap { Int($0) }
+            state.retryAfter = entry.responseHeaders["retry-after"].flatMap { value in
+                RetryAfterRule.wait(value, responseDate: entry.responseHeaders["date"], responseTime: time).map {
+                    (wait: $0, value: value)
+                }
+            }
             state.lastTime = time
             files[fileKey] = state
         }

@@ -296,7 +296,7 @@ public enum MatrixRunner {
         // the one most worth seeing.
         let outputs = transfers.map { inspect($0.output, entry: entry, digest: expectation.sha256 != nil) }
         var facts = RunFacts(
-            entries: entries, outputs: outputs, resourceLength: entry.reference.length,
+            entries: entries, outputs: outputs, resourceLength: entry.expectedLength,
             expectedVersion: entry.expectedVersion, exit: watch.exit ?? .failure("no exit"), elapsed: elapsed,
             observedPeakConnections: watch.peak, prefilledBytes: prefilled,
             segmented: client.capabilities.contains(.segmented), launches: launches)
@@ -348,7 +348,8 @@ public enum MatrixRunner {
             entry: entry, run: run, server: settings, directory: directory, idleTimeout: options.idleTimeout,
             attempts: options.attempts)
         let command = client.command(for: job).map { Reproducer.Client.command($0) }
-        let digest = entry.reference.length <= 1 << 30 ? entry.reference.sha256(version: entry.expectedVersion) : nil
+        let expected = entry.expectedContent
+        let digest = expected.length <= 1 << 30 ? expected.sha256(version: entry.expectedVersion) : nil
         return Reproducer.make(
             entry: entry, run: run, job: job,
             client: command ?? .invocation(name: client.name, invocation: client.invocation), server: settings,
@@ -382,7 +383,8 @@ public enum MatrixRunner {
 
     private static func inspect(_ path: String, entry: CatalogueEntry, digest: Bool) -> OutputFacts {
         OutputInspector.inspect(
-            path: path, reference: entry.reference, versions: entry.versions, expectedVersion: entry.expectedVersion,
+            path: path, reference: entry.attributionContent, versions: entry.versions,
+            expectedVersion: entry.expectedVersion,
             computeDigest: digest)
     }
 

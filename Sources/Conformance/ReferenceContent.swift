@@ -16,6 +16,19 @@ public enum ReferenceContent: Hashable, Sendable {
         }
     }
 
+    /// The same content at another length: a generated resource shrunk or grown by a scenario step's `size` (its
+    /// bytes at each offset are unchanged); a file keeps its own (the loader refuses `size` on one).
+    ///
+    /// - Parameters:
+    ///   - length: the new length.
+    /// - Returns: the content at that length.
+    public func resized(to length: UInt64) -> ReferenceContent {
+        switch self {
+        case .generated(_, let seed): .generated(length: length, seed: seed)
+        case .file: self
+        }
+    }
+
     /// Reads a resource path the way the server does.
     ///
     /// - Parameters:

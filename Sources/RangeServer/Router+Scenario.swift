@@ -60,7 +60,7 @@ extension Router {
         counters.giveBack(scenario: context.scenario, run: context.run, route: context.route, attempt: attempt)
     }
 
-    /// `/scenario/{name}/{run}[/{route}]`: the attempt's step decides the faults, version or redirect.
+    /// `/scenario/{name}/{run}[/{route}]`: the attempt's step decides the faults, version, size or redirect.
     func serveScenario(_ request: IncomingRequest, segments: [Substring]) -> ResponsePlan {
         let name = String(segments[0])
         let run = String(segments[1])
@@ -129,7 +129,9 @@ extension Router {
         let query = question.map { resource[resource.index(after: $0)...] } ?? ""
         return serveResource(
             request, resource: ResourcePath(path), query: query, base: requestFaults.merged(over: step.faults),
-            versionOverride: version > 0 ? UInt64(version) : nil, scenario: context
+            versionOverride: version > 0 ? UInt64(version) : nil,
+            sizeOverride: route.effectiveSize(forAttempt: attempt),
+            scenario: context
         )
     }
 }

@@ -99,7 +99,7 @@ final class Router: Sendable {
     /// Serves `/bytes/...` or `/files/...` with the faults in `query` layered over `base`.
     func serveResource(
         _ request: IncomingRequest, resource: ResourcePath, query: Substring, base: FaultPlan = FaultPlan(),
-        versionOverride: UInt64? = nil, scenario: ScenarioContext? = nil
+        versionOverride: UInt64? = nil, sizeOverride: UInt64? = nil, scenario: ScenarioContext? = nil
     ) -> ResponsePlan {
         var effective: FaultPlan
         let passthrough: [(key: String, value: String)]
@@ -126,7 +126,8 @@ final class Router: Sendable {
         }
         var representation: Representation
         do {
-            representation = try resolve(resource, passthrough: passthrough, versionOverride: versionOverride)
+            representation = try resolve(
+                resource, passthrough: passthrough, versionOverride: versionOverride, sizeOverride: sizeOverride)
         } catch {
             var plan = error.plan
             plan.scenario = scenario
@@ -139,13 +140,28 @@ final class Router: Sendable {
             faultsApplied = applies
             if !applies { effective = effective.chanceOnly }
         }
+        if effective.lastModifiedCollides {
+            guard case .generated(let generator) = representation.source else {
+                var plan = ResponsePlan.text(
+                    400,
+                    "bad request: parameter 'lm-collide=1' works on /bytes/ resources only (a file has one version)")
+                plan.scenario = scenario
+                return plan
+            }
+            representation = .generated(
+                length: representation.length, seed: generator.seed, version: generator.version,
+                lastModifiedVersion: max(1, generator.version - 1))
+        }
         var capSlot: String?
         if let cap = effective.connectionCap {
             let key = ConnectionCapCounter.key(peerAddress: request.peerAddress, target: request.target)
             guard connectionCaps.acquire(key, limit: cap) else {
                 var plan = ResponsePlan.text(
                     503, "503 Service Unavailable (injected: connection-cap=\(cap), all taken for this client and URL)",
-                    headers: [HeaderField("Retry-After", String(effective.retryAfter ?? 1))])
+                    headers: [
+                        HeaderField(
+                            "Retry-After", (effective.retryAfter ?? .seconds(1)).headerValue(now: Int64(time(nil))))
+                    ])
                 plan.faults = effective.appliedNames
                 if let scenario { plan.scenario = scenario }
                 if let faultsApplied { plan.faultsApplied = faultsApplied }
@@ -184,8 +200,12 @@ final class Router: Sendable {
     }
 
     /// The representation `resource` names, or the error response when it names none.
+    ///
+    /// - Parameters:
+    ///   - sizeOverride: the length a scenario step gives a `/bytes/` resource instead of its path's.
     private func resolve(
-        _ resource: ResourcePath, passthrough: [(key: String, value: String)], versionOverride: UInt64?
+        _ resource: ResourcePath, passthrough: [(key: String, value: String)], versionOverride: UInt64?,
+        sizeOverride: UInt64? = nil
     ) throws(ResponsePlanFailure) -> Representation {
         let path = resource.path
         if resource.kind == .bytes {
@@ -211,7 +231,7 @@ final class Router: Sendable {
                     throw .init(.text(400, "bad request: unknown parameter '\(key)' for /bytes"))
                 }
             }
-            return .generated(length: size, seed: seed, version: versionOverride ?? version)
+            return .generated(length: sizeOverride ?? size, seed: seed, version: versionOverride ?? version)
         }
         if let key = passthrough.first?.key {
             throw .init(.text(400, "bad request: unknown parameter '\(key)' for /files"))
@@ -253,15 +273,19 @@ final class Router: Sendable {
         let faultNames = hasFaults ? faults.appliedNames : []
         if let status = faults.status {
             var headers: [HeaderField] = []
-            if let retryAfter = faults.retryAfter { headers.append(HeaderField("Retry-After", String(retryAfter))) }
+            if let retryAfter = faults.retryAfter {
+                headers.append(HeaderField("Retry-After", retryAfter.headerValue(now: Int64(time(nil)))))
+            }
             var plan = ResponsePlan.text(status, "\(status) \(reasonPhrase(status)) (injected)", headers: headers)
             plan.faults = faultNames
             plan.delivery.delay = faults.delay
             return plan
         }
-        if faults.refuseHead && request.method == "HEAD" {
-            var plan = ResponsePlan.text(
-                405, "method HEAD not allowed (injected)", headers: [HeaderField("Allow", "GET")])
+        if let head = faults.head, head != .stall, request.method == "HEAD" {
+            var plan =
+                head == .refuse405
+                ? ResponsePlan.text(405, "method HEAD not allowed (injected)", headers: [HeaderField("Allow", "GET")])
+                : ResponsePlan.text(403, "HEAD forbidden (injected)")
             plan.faults = faultNames
             plan.delivery.delay = faults.delay
             return plan
@@ -328,8 +352,22 @@ final class Router: Sendable {
         if let want = fields.wantReprDigest, plan.status == 200 || plan.status == 206 {
             plan.pendingDigest = addDigest(want, representation, to: &plan.headers)
         }
-        if hasFaults { apply(faults, named: faultNames, to: &plan) }
+        if hasFaults {
+            apply(faults, named: faultNames, to: &plan)
+            if request.method == "HEAD" { applyHeadFaults(faults, to: &plan) }
+        }
         return plan
+    }
+
+    /// The faults that make HEAD disagree with GET, on the plan HEAD would otherwise get: `head=stall` withholds the
+    /// answer, `head-length-delta` moves the Content-Length libmicrohttpd declares from the body's length (the body
+    /// of a HEAD is never read, so the length is all that changes).
+    private func applyHeadFaults(_ faults: FaultPlan, to plan: inout ResponsePlan) {
+        if faults.head == .stall { plan.delivery.silence = FaultPlan.defaultStallDuration }
+        if let delta = faults.headLengthDelta, case .content(let source, let offset, let length) = plan.body {
+            let declared = delta < 0 ? length - min(length, delta.magnitude) : length &+ delta.magnitude
+            plan.body = .content(source, offset: offset, length: declared)
+        }
     }
 
     /// A 416 for `representation`: `Content-Range: bytes */LENGTH` and a text body, or the `416-shape` fault's.

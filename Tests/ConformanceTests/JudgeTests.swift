@@ -400,6 +400,31 @@ import Testing
         #expect(Judge.violations(of: expectation, in: Self.facts(patient, elapsed: .milliseconds(2400))) == [])
     }
 
+    @Test func retryingBeforeARetryAfterDateIsCaught() {
+        // Entry 1 ends at second 1_800_000_000 exactly; its Retry-After is a date 2 s later.
+        let date = FaultPlan.RetryAfter.date(secondsAhead: 2).headerValue(now: 1_800_000_000)
+        let entries = [
+            Self.entry(1, status: 503, sent: 20, response: ["retry-after": date]),
+            Self.entry(2, millisecond: 900),
+        ]
+        let expectation = ScenarioExpectation(outcome: .success)
+        #expect(
+            Judge.violations(of: expectation, in: Self.facts(entries)) == [
+                "retried after 900ms despite Retry-After: \(date) (a wait of 2000ms) (RFC 9110 §10.2.3; retrying "
+                    + "sooner is how clients get banned and retry storms start)"
+            ])
+        let patient = [entries[0], Self.entry(2, millisecond: 2000)]
+        #expect(Judge.violations(of: expectation, in: Self.facts(patient)) == [])
+        // Measured from the response's Date when the entry has one: a Date 1 s earlier asks for 3 s.
+        var dated = patient
+        dated[0].responseHeaders["date"] = FaultPlan.RetryAfter.date(secondsAhead: -1).headerValue(now: 1_800_000_000)
+        #expect(Judge.violations(of: expectation, in: Self.facts(dated)).count == 1)
+        // A date already past asks for no wait.
+        var past = entries
+        past[0].responseHeaders["retry-after"] = "Sun, 06 Nov 1994 08:49:37 GMT"
+        #expect(Judge.violations(of: expectation, in: Self.facts(past)) == [])
+    }
+
     @Test func tooManyConnectionsAreCaughtFromTheJournalAndFromSampling() {
         // Connection 1 is open from 0 to 1000ms (two responses), 2 and 3 end inside that span.
         let entries = [

@@ -8,7 +8,7 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 /// The keys a scenario step takes besides the fault keys.
-private let scenarioOnlyStepKeys = ["version", "redirect", "redirect-code", "redirect-host"]
+private let scenarioOnlyStepKeys = ["version", "size", "redirect", "redirect-code", "redirect-host"]
 
 /// The fault keys' descriptors, and every list that must agree with them: docs/faults.md's key table, the scenario
 /// schema's step keys, the index page, the journal's names, the merge and the body reader's faults.
@@ -90,7 +90,7 @@ struct FaultKeyTests {
         #expect(merged.status == 500 && merged.retryAfter == nil)
         // A follower alone (retry-after with connection-cap) moves alone, keeping the step's leader.
         let capped = try parse("connection-cap=2&retry-after=7").merged(over: step)
-        #expect(capped.status == 503 && capped.retryAfter == 7)
+        #expect(capped.status == 503 && capped.retryAfter == .seconds(7))
     }
 
     @Test("the journal lists on a response without a body only the keys that need none")

@@ -100,7 +100,7 @@ struct FaultPlanTests {
         #expect(plan.rate == 524_288)
         #expect(plan.delay == .milliseconds(250))
         #expect(plan.status == 503)
-        #expect(plan.retryAfter == 1)
+        #expect(plan.retryAfter == .seconds(1))
         #expect(plan.ignoreRange && plan.ignoreIfRange && plan.noETag && plan.noLastModified)
         #expect(plan.noAcceptRanges && plan.chunked)
         #expect(!plan.weakETag)

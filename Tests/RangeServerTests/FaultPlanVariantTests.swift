@@ -30,7 +30,7 @@ struct FaultPlanVariantTests {
         #expect(parsed.ifRangeDateOnly)
         #expect(parsed.unsatisfiableShape == .noContentRange)
         #expect(parsed.contentRangeOn200)
-        #expect(parsed.refuseHead)
+        #expect(parsed.head == .refuse405)
         #expect(
             parsed.appliedNames == [
                 "etag-salt=edge-2", "if-range=date-only", "416-shape=no-content-range", "content-range-on-200=1",
@@ -107,7 +107,7 @@ struct FaultPlanVariantTests {
         #expect(merged.faultSeed == nil, "the query's probability brings its own (default) seed")
         #expect(merged.etagSalt == "a")
         #expect(merged.unsatisfiableShape == .htmlBody)
-        #expect(merged.refuseHead)
+        #expect(merged.head == .refuse405)
         #expect(try plan("etag-salt=b").merged(over: step).etagSalt == "b")
     }
 

@@ -123,8 +123,8 @@ extension ConformanceService {
         return Reproducer.make(
             entry: entry, run: pending.run, job: job, client: .remote(label: pending.client), server: settings,
             directory: directory,
-            expectedSHA256: entry.reference.length <= 1 << 30
-                ? entry.reference.sha256(version: entry.expectedVersion) : nil,
+            expectedSHA256: entry.expectedLength <= 1 << 30
+                ? entry.expectedContent.sha256(version: entry.expectedVersion) : nil,
             observed: observed)
     }
 
@@ -138,7 +138,7 @@ extension ConformanceService {
         // restarted one, and would read as a second connection.
         let segmented = pending.segmented ?? false
         return RunFacts(
-            entries: journal, outputs: outputs, resourceLength: entry.reference.length,
+            entries: journal, outputs: outputs, resourceLength: entry.expectedLength,
             expectedVersion: entry.expectedVersion, exit: exit,
             // Without a request (a connect that never completed) the server saw nothing: from the hand-out instead.
             elapsed: span(journal).map { .milliseconds($0) } ?? (ContinuousClock.now - pending.created),

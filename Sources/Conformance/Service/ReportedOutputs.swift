@@ -38,15 +38,17 @@ final class ReportedOutputs: Sendable {
                         + "(one SHA-256 per 64 KiB block)")
             }
             var segments: [ContentSegment] = []
-            let references = candidates.map { (version: $0, blocks: blockDigests(entry, version: $0)) }
+            let references = candidates.map {
+                (version: $0, blocks: blockDigests(entry, version: $0), length: entry.length(ofVersion: $0))
+            }
             for (index, digest) in blocks.enumerated() {
                 let lower = UInt64(index) * blockSize
                 let range = lower..<min(size, lower + blockSize)
                 // A block is judged only where the reference has a whole block of that length (a short last block
                 // of a longer output matches nothing).
                 let matched = references.first { reference in
-                    index < reference.blocks.count && range.upperBound <= entry.reference.length
-                        && (range.count == Int(blockSize) || range.upperBound == entry.reference.length)
+                    index < reference.blocks.count && range.upperBound <= reference.length
+                        && (range.count == Int(blockSize) || range.upperBound == reference.length)
                         && reference.blocks[index] == digest.lowercased()
                 }
                 ContentSegment.append(range, version: matched?.version, to: &segments)
@@ -58,9 +60,9 @@ final class ReportedOutputs: Sendable {
             throw .invalidReport("output '\(output.route)': give blocks (a SHA-256 per 64 KiB block) or sha256")
         }
         // Without blocks: the whole file is one version or none.
-        let version =
-            size == entry.reference.length
-            ? candidates.first { fullDigest(entry, version: $0) == sha256 } : nil
+        let version = candidates.first {
+            size == entry.length(ofVersion: $0) && fullDigest(entry, version: $0) == sha256
+        }
         let segments = size == 0 ? [] : [ContentSegment(range: 0..<size, version: version)]
         return OutputFacts(name: name, exists: true, size: size, sha256: sha256, segments: segments)
     }
@@ -79,7 +81,7 @@ final class ReportedOutputs: Sendable {
         if let known = cache.withLockedValue({ $0[key] }) { return known }
         var blocks: [String] = []
         var whole = SHA256()
-        entry.reference.forEachBlock(version: version, size: OutputInspector.blockSize) { block in
+        entry.content(ofVersion: version).forEachBlock(version: version, size: OutputInspector.blockSize) { block in
             whole.update(bufferPointer: block)
             blocks.append(Self.hex(SHA256.hash(data: block)))
         }

@@ -236,6 +236,7 @@ func handleAccess(
                 return .YES
             }
         }
+        if context.plan!.delivery.silence != nil { return endSilence(context) }
         return queue(context: context, connection: connection, daemon: daemon)
     case .queued:
         return .YES
@@ -272,13 +273,25 @@ extension UnsafePointer<CChar> {
 /// Waits out a `delay` fault, or queues the response at once.
 func delayOrQueue(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon) -> MHD_Result {
     // Read in place: a copy of the plan would retain and release every field of it.
-    if let delay = context.plan!.delivery.delay, delay > .zero {
+    let silence = context.plan!.delivery.silence
+    if let delay = silence ?? context.plan!.delivery.delay, delay > .zero {
         context.phase = .delaying
         context.delayEnds = ContinuousClock.now + delay
+        // Withheld from the start: a client that gives up on it did not leave a healthy response.
+        if silence != nil { context.faultFired = true }
         // In slices, looking at the socket between them (see the `.delaying` phase).
         if daemon.suspend(connection, for: min(delay, MicroHTTPDaemon.watchInterval)) { return .YES }
     }
+    if silence != nil { return endSilence(context) }
     return queue(context: context, connection: connection, daemon: daemon)
+}
+
+/// Ends a response that was never to be answered (`head=stall`) when its silence is over or the server stops: the
+/// connection closes without a byte, journaled as stalled.
+func endSilence(_ context: RequestContext) -> MHD_Result {
+    context.faultFired = true
+    context.outcome = .stalled
+    return .NO
 }
 
 /// Carries a request context to the worker that completes its plan's digest; the connection is suspended

@@ -9,6 +9,8 @@ extension FaultKey {
         .etagSalt, .ifRange, .unsatisfiableShape, .contentRangeOn200, .contentRangeTotal, .rangeCap, .head, .encoding,
         .lengthDelta, .garbageAfter,
         .chunkedWithLength, .badChunkAfter, .connectionCap, .probability, .faultSeed,
+        // Issue 28: HEAD, Retry-After dates, Last-Modified collisions.
+        .headLengthDelta, .lastModifiedCollide,
     ]
 
     /// The keys by name, for the parser.

@@ -35,8 +35,8 @@ public struct FaultPlan: Hashable, Sendable {
     public var delay: Duration?
     /// Answer with this status (200...599) and a short text body instead of the resource.
     public var status: Int?
-    /// With `status`, add `Retry-After` with this many seconds.
-    public var retryAfter: Int?
+    /// With `status` (or `connection-cap`), add this `Retry-After`: seconds, or a date some seconds ahead.
+    public var retryAfter: RetryAfter?
     /// Ignore the `Range` header and answer 200 with the full body.
     public var ignoreRange = false
     /// Ignore `If-Range` and serve the range even when the validator does not match.
@@ -68,8 +68,6 @@ public struct FaultPlan: Hashable, Sendable {
     /// Cut a single-range 206 to at most this many bytes from the requested start (above zero), with a Content-Range
     /// that describes the bytes sent.
     public var rangeCap: UInt64?
-    /// Refuse HEAD with 405 and `Allow: GET` (`head=405`); GET is served as usual.
-    public var refuseHead = false
     /// Apply the other faults to a request only with this probability, in millionths (1...1_000_000); see
     /// `FaultChance`.
     public var probability: UInt32?
@@ -89,6 +87,14 @@ public struct FaultPlan: Hashable, Sendable {
     /// Serve at most this many responses at once to one peer address for one target (path and query); answer the
     /// others 503 with `Retry-After` (``retryAfter``, default 1).
     public var connectionCap: Int?
+
+    // Issue 28's HEAD, Retry-After and Last-Modified keys, kept together.
+    /// How HEAD is answered (`head=405`, `403`, `stall`); GET is served as usual.
+    public var head: HeadFault?
+    /// HEAD's Content-Length this many bytes off GET's (negative: shorter); GET is served as usual.
+    public var headLengthDelta: Int64?
+    /// Version N of a generated resource keeps version N-1's Last-Modified: new bytes and ETag under the same date.
+    public var lastModifiedCollides = false
 
     /// How `encoding` serves the representation.
     ///
@@ -126,9 +132,9 @@ public struct FaultPlan: Hashable, Sendable {
             && !weakETag && !noLastModified && !noAcceptRanges && !chunked && misalignRange == nil
             && etagSalt == nil && !ifRangeDateOnly && unsatisfiableShape == nil && !contentRangeOn200
             && !contentRangeTotalUnknown && rangeCap == nil
-            && !refuseHead
             && probability == nil && faultSeed == nil && encoding == nil && lengthDelta == nil && garbageAfter == nil
             && !chunkedWithLength && badChunkAfter == nil && connectionCap == nil
+            && head == nil && headLengthDelta == nil && !lastModifiedCollides
     }
 
     /// The keys whose fault shapes the response from its first byte (its status line and headers: a 200 to a Range,
@@ -272,7 +278,7 @@ extension FaultPlan {
             throw conflict(.stallFor, "requires stall-after", FaultDuration.format(explicitStallFor))
         }
         if let retryAfter, status == nil, connectionCap == nil {
-            throw conflict(.retryAfter, "requires status or connection-cap", String(retryAfter))
+            throw conflict(.retryAfter, "requires status or connection-cap", retryAfter.text)
         }
         if let resetAfter, dropAfter != nil {
             throw conflict(.resetAfter, "cannot be combined with drop-after", ByteSize.format(resetAfter))

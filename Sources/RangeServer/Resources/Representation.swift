@@ -50,10 +50,17 @@ final class Representation: Sendable {
     }
 
     /// The representation of `/bytes/{length}?seed=&version=`.
-    static func generated(length: UInt64, seed: UInt64, version: UInt64) -> Representation {
+    ///
+    /// - Parameters:
+    ///   - lastModifiedVersion: the version whose Last-Modified it carries; `version` when nil (`lm-collide` gives
+    ///     an older one).
+    static func generated(
+        length: UInt64, seed: UInt64, version: UInt64, lastModifiedVersion: UInt64? = nil
+    ) -> Representation {
         // Fixed per (seed, version) and well in the past, so If-Modified-Since and If-Range dates are stable
         // across restarts and never in the future.
-        let lastModified = 1_609_459_200 + Int64(version % 10_000) * 86_400 + Int64(seed % 1_440) * 60
+        let dated = lastModifiedVersion ?? version
+        let lastModified = 1_609_459_200 + Int64(dated % 10_000) * 86_400 + Int64(seed % 1_440) * 60
         let tag = "b" + String(length, radix: 16) + "-" + String(seed, radix: 16) + "-v" + String(version)
         return Representation(
             source: .generated(ContentGenerator(seed: seed, version: version)),

@@ -59,9 +59,12 @@ struct Delivery: Hashable, Sendable {
     var chunkedWithLength = false
     /// What the body reader does at points of the body, in the order it applies them (see `BodyFault.precedence`).
     var faults: [BodyFault] = []
+    /// Send no answer at all: the connection stays silent this long (unless the client closes it or the server
+    /// stops first), then is closed without a byte (`head=stall`).
+    var silence: Duration?
 
     /// Whether the body can go out through sendfile: nothing watches or paces it.
-    var isPlain: Bool { delay == nil && faults.isEmpty && !chunked && !chunkedWithLength }
+    var isPlain: Bool { delay == nil && faults.isEmpty && !chunked && !chunkedWithLength && silence == nil }
 
     /// The declared Content-Length's distance from the body's length (`length-delta`), if it lies.
     var lengthDelta: Int64? {
@@ -69,9 +72,9 @@ struct Delivery: Hashable, Sendable {
         return nil
     }
 
-    /// Whether the body stalls at some point (`stall-after`).
+    /// Whether the response stalls at some point (`stall-after`), or never comes (`head=stall`).
     var stalls: Bool {
-        faults.contains { if case .stall = $0 { true } else { false } }
+        silence != nil || faults.contains { if case .stall = $0 { true } else { false } }
     }
 
     /// Whether the connection must close after this response (a framing or content fault: the next response on

@@ -97,7 +97,7 @@ private struct ScenarioReader {
     private static let requiredTopLevelKeys = ["description", "resource", "attempts"]
     private static let routeKeys = ["resource", "attempts"]
     private static let stepKeys =
-        FaultKey.all.map(\.name) + ["version", "redirect", "redirect-code", "redirect-host"]
+        FaultKey.all.map(\.name) + ["version", "size", "redirect", "redirect-code", "redirect-host"]
 
     let source: String
 
@@ -116,7 +116,8 @@ private struct ScenarioReader {
         var routes: [String: Scenario.Route] = [:]
         routes[Scenario.mainRoute] = Scenario.Route(
             resource: resource,
-            attempts: try steps(members["attempts"]!, path: "attempts", redirects: &pendingRedirects)
+            attempts: try steps(
+                members["attempts"]!, path: "attempts", resource: resource, redirects: &pendingRedirects)
         )
 
         if let routesValue = members["routes"] {
@@ -135,7 +136,8 @@ private struct ScenarioReader {
                 routes[member.key] = Scenario.Route(
                     resource: routeResource ?? resource,
                     attempts: try steps(
-                        routeMembers["attempts"]!, path: "\(path).attempts", redirects: &pendingRedirects)
+                        routeMembers["attempts"]!, path: "\(path).attempts", resource: routeResource ?? resource,
+                        redirects: &pendingRedirects)
                 )
             }
         }
@@ -206,9 +208,11 @@ private struct ScenarioReader {
         }
     }
 
+    /// The steps of one route, whose resource is `resource`.
     private func steps(
         _ value: LocatedJSON,
         path: String,
+        resource: String,
         redirects: inout [(target: String, location: SourceLocation, path: String)]
     ) throws -> [ScenarioStep] {
         guard case .array(let items) = value.kind else {
@@ -250,6 +254,20 @@ private struct ScenarioReader {
                             member.value.location, "\(stepPath): version=\(text): expected an integer of at least 1")
                     }
                     step.version = version
+                case "size":
+                    guard let size = ByteSize.parse(text) else {
+                        throw fail(
+                            member.value.location,
+                            "\(stepPath): size=\(text): expected a size: decimal bytes with an optional K/M/G/T "
+                                + "suffix, like 3M")
+                    }
+                    // A file's length is the file's: only a generated representation can be made another length.
+                    guard resource.hasPrefix("/bytes/") else {
+                        throw fail(
+                            member.value.location,
+                            "\(stepPath): size works on /bytes/ resources only, and this route serves \(resource)")
+                    }
+                    step.size = size
                 case "redirect-code":
                     guard let code = FaultPlan.decimalInt(text), ScenarioStep.redirectCodes.contains(code) else {
                         throw fail(

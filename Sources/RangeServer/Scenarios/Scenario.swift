@@ -110,6 +110,18 @@ public struct Scenario: Hashable, Sendable {
             let upTo = min(max(k, 1), attempts.count)
             return attempts.prefix(upTo).last(where: { $0.version != nil })?.version ?? base
         }
+
+        /// The length in bytes of the representation for one attempt, when a step has set one.
+        ///
+        /// Like `version`, a step's `size` holds from that attempt on: the latest one set at or before attempt `k`.
+        ///
+        /// - Parameters:
+        ///   - k: the 1-based attempt number; values below 1 are treated as 1.
+        /// - Returns: the size to serve, or nil for the resource's own.
+        public func effectiveSize(forAttempt k: Int) -> UInt64? {
+            let upTo = min(max(k, 1), attempts.count)
+            return attempts.prefix(upTo).last(where: { $0.size != nil })?.size
+        }
     }
 
     /// The route with this name, or `nil`.
@@ -131,6 +143,9 @@ public struct ScenarioStep: Hashable, Sendable {
     public var faults: FaultPlan
     /// From this attempt on, serve this version of the resource (new bytes, ETag and Last-Modified).
     public var version: Int?
+    /// From this attempt on, the representation is this many bytes long (a `/bytes/` resource only): the file shrank
+    /// or grew between attempts. Its bytes at each offset stay those of its version.
+    public var size: UInt64?
     /// Answer with a redirect to this route name, or to this absolute path when it starts with `/`.
     public var redirect: String?
     /// The redirect status as written; `nil` means `defaultRedirectCode`.
@@ -147,12 +162,14 @@ public struct ScenarioStep: Hashable, Sendable {
     ///   - redirect: a route name or an absolute path to redirect to.
     ///   - redirectCode: the redirect status.
     ///   - redirectHost: the host of an absolute redirect Location, on the server's own port.
+    ///   - size: the representation's length from this attempt on.
     public init(
         faults: FaultPlan = FaultPlan(), version: Int? = nil, redirect: String? = nil, redirectCode: Int? = nil,
-        redirectHost: String? = nil
+        redirectHost: String? = nil, size: UInt64? = nil
     ) {
         self.faults = faults
         self.version = version
+        self.size = size
         self.redirect = redirect
         self.redirectCode = redirectCode
         self.redirectHost = redirectHost

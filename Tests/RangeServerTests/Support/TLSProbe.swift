@@ -46,12 +46,12 @@ struct TLSProbe {
     }
 
     /// Connects to `127.0.0.1:port`, checks the server's certificate against `trustPEM` for `serverName`, sends a GET
-    /// for `target` with `Connection: close` and `headers`, and reads until the connection ends or `limit` passes. Without a
-    /// `limit`, 10 s stretched by the time scale (a deadline); a `limit` given is the test's own timing (leaving a
-    /// response early) and is taken as it is.
+    /// (or `method`) for `target` with `Connection: close` and `headers`, and reads until the connection ends or
+    /// `limit` passes. Without a `limit`, 10 s stretched by the time scale (a deadline); a `limit` given is the test's
+    /// own timing (leaving a response early) and is taken as it is.
     static func get(
         port: Int, target: String, trustPEM: String, serverName: String = "localhost", limit: TimeAmount? = nil,
-        headers: [String: String] = [:]
+        headers: [String: String] = [:], method: String = "GET"
     ) async throws -> Result {
         let limit = limit ?? TimeAmount(scaled(.seconds(10)))
         var configuration = TLSConfiguration.makeClientConfiguration()
@@ -72,7 +72,7 @@ struct TLSProbe {
             }
         let channel = try await bootstrap.connect(host: "127.0.0.1", port: port).get()
         let fields = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)\r\n" }.joined()
-        let request = "GET \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\(fields)\r\n"
+        let request = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\(fields)\r\n"
         // The limit runs from the connect: a stalled handshake holds the request in NIOSSL's buffer, so its write
         // would never complete. A failed handshake closes the channel before the request is written; the ending
         // says why.
