@@ -8,7 +8,9 @@ extension FaultKey {
         .misalignRange, .ignoreRange, .ignoreIfRange, .noETag, .weakETag, .noLastModified, .noAcceptRanges, .chunked,
         .etagSalt, .ifRange, .unsatisfiableShape, .contentRangeOn200, .contentRangeTotal, .rangeCap, .head, .encoding,
         .lengthDelta, .garbageAfter,
-        .chunkedWithLength, .badChunkAfter, .connectionCap, .probability, .faultSeed,
+        .chunkedWithLength, .badChunkAfter, .connectionCap,
+        .contentRange, .multipart, .unsolicited206, .htmlPage, .contentType, .contentDisposition, .rejectHeader,
+        .probability, .faultSeed,
     ]
 
     /// The keys by name, for the parser.
