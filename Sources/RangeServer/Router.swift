@@ -163,6 +163,7 @@ final class Router: Sendable {
                             "Retry-After", (effective.retryAfter ?? .seconds(1)).headerValue(now: Int64(time(nil))))
                     ])
                 plan.faults = effective.appliedNames
+                plan.setFields(of: effective)
                 if let scenario { plan.scenario = scenario }
                 if let faultsApplied { plan.faultsApplied = faultsApplied }
                 return plan
@@ -192,6 +193,7 @@ final class Router: Sendable {
         if !encodingFields.isEmpty, plan.status == 200 || plan.status == 206 || plan.status == 304 {
             plan.headers += encodingFields
         }
+        if effective.contentType != nil || effective.contentDisposition != nil { plan.setFields(of: effective) }
         // Assigned only when there is one: overwriting the empty field costs an outlined destroy of it.
         if let scenario { plan.scenario = scenario }
         if let faultsApplied { plan.faultsApplied = faultsApplied }
@@ -271,6 +273,9 @@ final class Router: Sendable {
         // Most requests carry no fault: skip listing the sixteen keys' canonical values.
         let hasFaults = !faults.isEmpty
         let faultNames = hasFaults ? faults.appliedNames : []
+        if let name = faults.rejectHeader, request.header(name) != nil {
+            return rejection(of: name, faults: faults, named: faultNames)
+        }
         if let status = faults.status {
             var headers: [HeaderField] = []
             if let retryAfter = faults.retryAfter {
@@ -290,6 +295,7 @@ final class Router: Sendable {
             plan.delivery.delay = faults.delay
             return plan
         }
+        if faults.htmlPage { return htmlPage(faults: faults, named: faultNames) }
         let options = DecisionOptions(
             maxRanges: configuration.maxRanges, ignoreRange: faults.ignoreRange || ignoringRange,
             ignoreIfRange: faults.ignoreIfRange,
@@ -303,7 +309,13 @@ final class Router: Sendable {
         if let date = representation.lastModifiedHeader { headers.append(HeaderField("Last-Modified", date)) }
 
         var plan: ResponsePlan
-        switch RequestDecision.outcome(fields.conditional, representation: representation.metadata, options: options) {
+        var outcome = RequestDecision.outcome(
+            fields.conditional, representation: representation.metadata, options: options)
+        if faults.unsolicited206, case .full = outcome, fields.conditional.range == nil, representation.length > 0 {
+            // As if the request had asked for bytes=0-, so the faults that shape a single-range 206 apply to it too.
+            outcome = .singleRange(0...representation.length - 1)
+        }
+        switch outcome {
         case .notModified:
             plan = ResponsePlan(status: 304, headers: headers)
         case .preconditionFailed:
@@ -328,24 +340,23 @@ final class Router: Sendable {
             if let cap = faults.rangeCap, cap > 0, range.upperBound - range.lowerBound >= cap {
                 range = range.lowerBound...(range.lowerBound + cap - 1)
             }
+            if faults.multipartAlways {
+                plan = multipartPlan(request, [range], of: representation, headers: headers)
+                break
+            }
             headers.append(HeaderField("Content-Type", representation.contentType))
             let contentRange =
-                faults.contentRangeTotalUnknown
-                ? "bytes \(range.lowerBound)-\(range.upperBound)/*"
-                : ContentRange.headerValue(range, completeLength: representation.length)
+                faults.contentRangeRaw
+                ?? (faults.contentRangeTotalUnknown
+                    ? "bytes \(range.lowerBound)-\(range.upperBound)/*"
+                    : ContentRange.headerValue(range, completeLength: representation.length))
             headers.append(HeaderField("Content-Range", contentRange))
             let length = range.upperBound - range.lowerBound + 1
             plan = ResponsePlan(
                 status: 206, headers: headers,
                 body: .content(representation.source, offset: range.lowerBound, length: length))
         case .multipleRanges(let ranges):
-            let multipart = MultipartByteranges(
-                ranges: ranges, completeLength: representation.length, contentType: representation.contentType,
-                boundary: MultipartByteranges.makeBoundary(
-                    seed: UInt64(truncatingIfNeeded: request.connectionID) &* 0x9E37_79B9 &+ UInt64(ranges.count))
-            )
-            headers.append(HeaderField("Content-Type", multipart.contentTypeHeader))
-            plan = ResponsePlan(status: 206, headers: headers, body: .multipart(multipart, representation.source))
+            plan = multipartPlan(request, ranges, of: representation, headers: headers)
         }
         // Only a 200 or 206 carries the representation, so only they get a digest, as the last field; asked for only
         // when the request wants one (passing the fields inout on every request cost about 500 instructions).

@@ -4,7 +4,7 @@
 /// message is one line without control characters (it becomes a 400 body and an access-log line); an
 /// accepted plan prints (`appliedNames`) to a query that parses back to an equal plan, and merging it
 /// over an empty plan or over itself changes nothing; every applied name is a declared `FaultKey`, and the body
-/// faults come out in the reader's order.
+/// faults come out in the reader's order; a value sent as a header field holds no control character.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func faultQueryFuzzTarget(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let text = fuzzText(start, count)
@@ -28,6 +28,11 @@ public func faultQueryFuzzTarget(_ start: UnsafeRawPointer?, _ count: Int) -> CI
         fuzzCheck(precedences == precedences.sorted(), "body faults in the reader's order for \(printed)")
         if let rate = plan.rate { fuzzCheck(rate > 0, "rate above zero") }
         if let status = plan.status { fuzzCheck((200...599).contains(status), "status \(status) in range") }
+        for value in [plan.contentRangeRaw, plan.contentType, plan.contentDisposition, plan.rejectHeader] {
+            guard let value else { continue }
+            let hasControl = value.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+            fuzzCheck(!hasControl, "a header value without control characters: \(value.debugDescription)")
+        }
     } catch let error as RangeServerError {
         fuzzCheck(RangeServerError.invalidFault("") ~= error, "rejections are invalidFault: \(error)")
         let hasControl = error.message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }

@@ -8,9 +8,10 @@ extension FaultKey {
         .misalignRange, .ignoreRange, .ignoreIfRange, .noETag, .weakETag, .noLastModified, .noAcceptRanges, .chunked,
         .etagSalt, .ifRange, .unsatisfiableShape, .contentRangeOn200, .contentRangeTotal, .rangeCap, .head, .encoding,
         .lengthDelta, .garbageAfter,
-        .chunkedWithLength, .badChunkAfter, .connectionCap, .probability, .faultSeed,
-        // Issue 28: HEAD, Retry-After dates, Last-Modified collisions.
+        .chunkedWithLength, .badChunkAfter, .connectionCap,
+        .contentRange, .multipart, .unsolicited206, .htmlPage, .contentType, .contentDisposition, .rejectHeader,
         .headLengthDelta, .lastModifiedCollide,
+        .probability, .faultSeed,
     ]
 
     /// The keys by name, for the parser.

@@ -87,6 +87,23 @@ public struct FaultPlan: Hashable, Sendable {
     /// Serve at most this many responses at once to one peer address for one target (path and query); answer the
     /// others 503 with `Retry-After` (``retryAfter``, default 1).
     public var connectionCap: Int?
+    /// Send this value verbatim as a single-part 206's Content-Range (`content-range=RAW`), malformed or not, over the
+    /// body of the range asked for.
+    public var contentRangeRaw: String?
+    /// Answer a request for one range with a `multipart/byteranges` 206 holding one part (`multipart=always`).
+    public var multipartAlways = false
+    /// Answer a GET or HEAD without Range with 206, `Content-Range: bytes 0-LAST/LENGTH` and the whole representation
+    /// (`unsolicited-206=1`).
+    public var unsolicited206 = false
+    /// Answer 200 with a short HTML page (`Content-Type: text/html`) instead of the representation (`html-page=1`).
+    public var htmlPage = false
+    /// Give every answer this `Content-Type` instead of its own (`content-type=VALUE`).
+    public var contentType: String?
+    /// Give every answer this `Content-Disposition` (`content-disposition=VALUE`).
+    public var contentDisposition: String?
+    /// Answer 400 with one line when the request carries this header field, named in lower case
+    /// (`reject-header=NAME`).
+    public var rejectHeader: String?
 
     // Issue 28's HEAD, Retry-After and Last-Modified keys, kept together.
     /// How HEAD is answered (`head=405`, `403`, `stall`); GET is served as usual.
@@ -135,6 +152,8 @@ public struct FaultPlan: Hashable, Sendable {
             && probability == nil && faultSeed == nil && encoding == nil && lengthDelta == nil && garbageAfter == nil
             && !chunkedWithLength && badChunkAfter == nil && connectionCap == nil
             && head == nil && headLengthDelta == nil && !lastModifiedCollides
+            && contentRangeRaw == nil && !multipartAlways && !unsolicited206 && !htmlPage && contentType == nil
+            && contentDisposition == nil && rejectHeader == nil
     }
 
     /// The keys whose fault shapes the response from its first byte (its status line and headers: a 200 to a Range,
@@ -175,7 +194,8 @@ public struct FaultPlan: Hashable, Sendable {
     /// - Throws: `RangeServerError.invalidFault` for an unknown key, a repeated fault key, a bad value,
     ///   or an inconsistent combination (`stall-for` without `stall-after`, `retry-after` without
     ///   `status` or `connection-cap`, `drop-after` with `reset-after` or `tls-truncate-after`, `no-etag` with `weak-etag` or `etag-salt`, `if-range` with
-    ///   `ignore-if-range`, `fault-seed` without `probability`, `probability` alone). The one-line message
+    ///   `ignore-if-range`, `fault-seed` without `probability`, `probability` alone, and those of `content-range`,
+    ///   `multipart` and `html-page` that `checkCombination` lists). The one-line message
     ///   names the key and the value, and is meant to be the body of a 400.
     public static func parse(
         query: [(key: String, value: String)]
@@ -316,12 +336,42 @@ extension FaultPlan {
             throw conflict(
                 .chunkedWithLength, "cannot be combined with encoding=\(encoding.rawValue)", "1")
         }
+        try checkAnswerShapes()
         if let faultSeed, probability == nil {
             throw conflict(.faultSeed, "requires probability", String(faultSeed))
         }
         if let probability, withoutChance.isEmpty {
             throw conflict(
                 .probability, "requires another fault to apply", FaultChance.formatMillionths(probability))
+        }
+    }
+
+    /// The combinations of the keys that shape a 206 or replace the answer (`content-range`, `multipart`,
+    /// `html-page`) that have no single meaning.
+    private func checkAnswerShapes() throws(FaultValueError) {
+        if let contentRangeRaw {
+            let value = HeaderText.queryForm(contentRangeRaw)
+            if contentRangeTotalUnknown {
+                throw conflict(.contentRange, "cannot be combined with content-range-total (one Content-Range)", value)
+            }
+            if rangeCap != nil || misalignRange != nil {
+                let other = rangeCap != nil ? "range-cap" : "misalign-range"
+                throw conflict(
+                    .contentRange, "cannot be combined with \(other) (its body is the range asked for)", value)
+            }
+        }
+        if multipartAlways {
+            if contentRangeRaw != nil || contentRangeTotalUnknown || rangeCap != nil {
+                let other =
+                    contentRangeRaw != nil
+                    ? "content-range" : contentRangeTotalUnknown ? "content-range-total" : "range-cap"
+                throw conflict(
+                    .multipart, "cannot be combined with \(other) (it shapes a single-part 206)", "always")
+            }
+        }
+        if htmlPage, let replaced = FaultKey.htmlPageReplaces.first(where: { $0.isSet(self) }) {
+            throw conflict(
+                .htmlPage, "cannot be combined with \(replaced.name) (the page replaces the answer it shapes)", "1")
         }
     }
 

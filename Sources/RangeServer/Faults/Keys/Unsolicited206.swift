@@ -1,0 +1,9 @@
+extension FaultKey {
+    /// `unsolicited-206=1`: a request without Range (GET or HEAD) gets 206 with `Content-Range: bytes 0-LAST/LENGTH`
+    /// and the whole representation, as if it had asked for `bytes=0-`: a partial answer nobody asked for, which a
+    /// client must still take for the whole file only because the Content-Range says so.
+    static let unsolicited206 = flag(
+        "unsolicited-206", kind: .headers,
+        help: "a request without Range gets 206 with Content-Range bytes 0-LAST/LENGTH and the whole body",
+        needsBody: true, shapesResponse: true, field: \.unsolicited206)
+}
