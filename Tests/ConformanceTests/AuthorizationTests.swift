@@ -26,7 +26,9 @@ import Testing
 
     @Test(
         "a bad authorization is one line naming the key",
-        arguments: [#"{"outcome": "success", "authorization": ""}"#, #"{"outcome": "success", "authorization": "a\nb"}"#])
+        arguments: [
+            #"{"outcome": "success", "authorization": ""}"#, #"{"outcome": "success", "authorization": "a\nb"}"#,
+        ])
     func aBadValueIsRefused(json: String) {
         do {
             _ = try ExpectationTests.parse(json)
@@ -49,7 +51,8 @@ import Testing
             #expect(client.capabilities.contains(.authorization), "\(client.name)")
             let with = try #require(client.command(for: Self.job(authorization: Self.value)), "\(client.name)")
             #expect(
-                with.arguments.contains { $0.hasSuffix("Authorization: \(Self.value)") }, "\(client.name): \(with.line)")
+                with.arguments.contains { $0.hasSuffix("Authorization: \(Self.value)") }, "\(client.name): \(with.line)"
+            )
             let without = try #require(client.command(for: Self.job(authorization: nil)), "\(client.name)")
             #expect(!without.arguments.contains { $0.contains("Authorization") }, "\(client.name): \(without.line)")
         }

@@ -77,7 +77,8 @@ struct ServerRetryAfterDateTests {
     func capDate() async throws {
         try await withRangeServer(configuration()) { server in
             let port = server.port
-            let target = "/bytes/1M?rate=256K&connection-cap=1&retry-after=date:%2B5s"
+            // Slow enough (16 s) that the held answer is still going when the second request arrives on a loaded machine.
+            let target = "/bytes/1M?rate=64K&connection-cap=1&retry-after=date:%2B5s"
             let held = try await FaultWire.blocking {
                 let connection = try RawHTTPConnection(port: port)
                 try connection.request("GET", target)
