@@ -263,6 +263,9 @@ final class Transfer: @unchecked Sendable {
     private func restartFromZero(_ reason: ResumePlanner.RestartReason, restarts: inout Int) throws {
         restarts += 1
         if reason == .digestMismatch { bypassesCaches = true }
+        // A server whose 206s cannot be read (no Content-Range, or a multipart answer to one range) would answer the
+        // next probe and every segment the same way: the rest comes over one connection, asked for without a range.
+        if reason == .malformedContentRange { segmentsDisabled = true }
         if restarts > 3 {
             let detail = "restarted from zero \(restarts - 1) times (\(reason.rawValue))"
             if reason == .digestMismatch {

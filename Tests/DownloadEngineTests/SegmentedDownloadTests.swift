@@ -140,6 +140,24 @@ struct SegmentedDownloadTests {
         }
     }
 
+    @Test("multipart answers to every Range: one restart, then the whole file over one connection without a range")
+    func multipartToEveryRangeFallsBackToOneConnection() async throws {
+        try await withEngine(segmentedConfiguration(4)) { server, engine, dir in
+            let target = "/bytes/8M?seed=505&multipart=always"
+            let id = try await engine.add(.init(url: server.baseURL + target, destination: dir + "/out"))
+            let result = await engine.result(of: id)
+            #expect(
+                result
+                    == .completed(
+                        path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 505), bytes: 8 << 20))
+            let gets = await settledRequests(server, target).sorted { $0.arrival < $1.arrival }
+            // The probe's multipart 206 was refused; the next request asked for everything, and nothing after.
+            #expect(gets.count == 2, "\(gets.map { ($0.status, $0.requestHeaders["range"] ?? "-") })")
+            #expect(gets.first?.status == 206 && gets.last?.status == 200)
+            #expect(gets.last?.requestHeaders["range"] == nil)
+        }
+    }
+
     @Test("a connection cap answered with 503 shrinks the connections instead of failing")
     func connectionCapShrinks() async throws {
         try await withEngine(segmentedConfiguration(4)) { server, engine, dir in
