@@ -21,7 +21,11 @@ final class ProxyConnection: Sendable {
     func send(_ head: HTTPRequestHead, into stream: ResponseBodyStream, ended: @escaping @Sendable (Bool) -> Void) {
         let exchange = self.exchange
         let eventLoop = channel.eventLoop
-        stream.attach(eventLoop: eventLoop) {
+        // The stream keeps its cancel action for as long as it lives: capturing the stream strongly here made a
+        // cycle (stream → action → stream) that kept every proxied response, and what it held, alive for good
+        // (LeakSanitizer found them at rangefetch's exit).
+        stream.attach(eventLoop: eventLoop) { [weak stream] in
+            guard let stream else { return }
             eventLoop.execute { exchange.value.cancel(stream) }
         }
         eventLoop.execute { exchange.value.start(head, into: stream, ended: ended) }
