@@ -144,7 +144,7 @@ private func get(_ transport: HTTPTransport, _ url: String) async throws -> (Int
     // The body's end reaches this task before AsyncHTTPClient's event loop has put the connection back in its pool;
     // a request sent in between opens a second connection. The tests count connections, so the next request waits a
     // moment (stretched by the time scale: under TSAN and a loaded machine the event loop's turn came late).
-    try await Task.sleep(for: scaled(.milliseconds(20)))
+    try await Task.sleep(for: scaled(.milliseconds(50)))
     return (response.status, sink.received)
 }
 
