@@ -8,19 +8,7 @@ import Testing
 /// The faults that make HEAD disagree with GET (`head=403`, `head=stall`, `head-length-delta`), over plain HTTP and
 /// TLS, in a query and in a scenario step, read with raw clients; `head=405` has its test in `ServerVariantFaultTests`.
 @Suite("HEAD faults")
-struct ServerHeadFaultTests {
-    /// A server with the TLS port open and scenarios from `files` (name → JSON).
-    private func configuration(scenarios files: [String: String] = [:]) throws -> RangeServer.Configuration {
-        let directory = try FaultWire.temporaryDirectory("head-scenarios")
-        for (name, text) in files {
-            try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
-        }
-        return Fixtures.configuration {
-            $0.tlsPort = 0
-            $0.scenariosDirectory = directory
-        }
-    }
-
+struct ServerHeadFaultTests: TLSWireSuite {
     /// One request over TLS: the status (0 when nothing came), the header fields (lower-case names), the bytes and
     /// how the connection ended.
     private func tlsRequest(

@@ -9,19 +9,7 @@ import Testing
 /// `retry-after=date:+Ns`: Retry-After as an IMF-fixdate N seconds ahead, over plain HTTP and TLS, in a query and in a
 /// scenario step, read with raw clients.
 @Suite("Retry-After dates")
-struct ServerRetryAfterDateTests {
-    /// A server with the TLS port open and scenarios from `files` (name → JSON).
-    private func configuration(scenarios files: [String: String] = [:]) throws -> RangeServer.Configuration {
-        let directory = try FaultWire.temporaryDirectory("retry-after-scenarios")
-        for (name, text) in files {
-            try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
-        }
-        return Fixtures.configuration {
-            $0.tlsPort = 0
-            $0.scenariosDirectory = directory
-        }
-    }
-
+struct ServerRetryAfterDateTests: TLSWireSuite {
     /// The seconds a Retry-After date lies after the response's Date, both parsed as HTTP-dates.
     private func secondsAhead(_ retryAfter: String?, date: String?) throws -> Int64 {
         let retry = try #require(retryAfter.flatMap { HTTPDate(parsing: $0) }, "\(retryAfter ?? "none")")
