@@ -166,7 +166,9 @@ struct RequestHeaderEngineTests {
         }
     }
 
-    /// Starts `request` (a paced download), pauses it once bytes arrived, and returns the records' text.
+    /// Starts `request` (a download whose first response stalls, ``stalledOnce(_:after:)``, so the pause lands mid-body
+    /// however late this task wakes: a paced body ended before the pause on a loaded CI machine), pauses it once bytes
+    /// arrived, and returns the records' text.
     func pauseMidway(_ engine: DownloadEngine, _ request: DownloadRequest, state: String) async throws -> String {
         let id = try await engine.add(request)
         try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 50_000 }
@@ -181,7 +183,7 @@ struct RequestHeaderEngineTests {
         try await withRangeServer(fixturesServerConfiguration) { server in
             let dir = makeTemporaryDirectory()
             let state = dir + "/.rangefetch"
-            let url = server.baseURL + "/bytes/1M?seed=531&rate=\(paced(512))"
+            let url = server.baseURL + stalledOnce("/bytes/1M?seed=531", after: 200 << 10)
             let headers: [(name: String, value: String)] = [("Authorization", "Bearer s3cret"), ("X-A", "stored")]
             let text = try await withEngine(on: server, testConfiguration(), directory: dir) { _, engine, _ in
                 try await pauseMidway(engine, .init(url: url, destination: dir + "/a", headers: headers), state: state)
@@ -223,7 +225,7 @@ struct RequestHeaderEngineTests {
 
             // Opted in: the credential is on disk and the restart needs nothing.
             let other = makeTemporaryDirectory()
-            let otherURL = server.baseURL + "/bytes/1M?seed=532&rate=\(paced(512))"
+            let otherURL = server.baseURL + stalledOnce("/bytes/1M?seed=532", after: 200 << 10)
             let stored = try await withEngine(on: server, testConfiguration(), directory: other) { _, engine, _ in
                 try await pauseMidway(
                     engine,
