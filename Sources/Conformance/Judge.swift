@@ -52,6 +52,10 @@ public enum Judge {
         var reasons: [Violation] = []
         let diskFull = diskFullFindings(facts)
         reasons += diskFull.reasons
+        // Where a client put its file comes before what the file holds: "saved under another name" explains a
+        // missing output.
+        let serverNamed = serverNamedFindings(facts)
+        reasons += serverNamed.reasons
         reasons += outcomeViolations(expectation, facts)
         // Without launches (a client judged by the service, whose tester performs the steps) the harness cannot
         // tell when a kill or pause came: in a row with such a step, a response left past the probe limit is taken
@@ -111,7 +115,8 @@ public enum Judge {
                 reasons.append(Violation("\(peak) connections at once, at most \(maximum) allowed", grade: .costly))
             }
         }
-        var notes = diskFull.notes + deadIPv6Notes(facts) + launchNotes(facts, rerunRequests: rerun.count)
+        var notes =
+            diskFull.notes + serverNamed.notes + deadIPv6Notes(facts) + launchNotes(facts, rerunRequests: rerun.count)
         if !probes.isEmpty {
             let bytes = probes.reduce(0) { $0 + $1.bodyBytesSent }
             notes.append(

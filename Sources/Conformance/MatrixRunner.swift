@@ -294,13 +294,23 @@ public enum MatrixRunner {
         }
         // Inspected even when the run is already lost (timed out, a step failed): the picture of a failed run is
         // the one most worth seeing.
-        let outputs = transfers.map { inspect($0.output, entry: entry, digest: expectation.sha256 != nil) }
+        var outputs = transfers.map { inspect($0.output, entry: entry, digest: expectation.sha256 != nil) }
+        // A client that names its output: the output is found in the directory it was given.
+        let serverNamed = expectation.outputNames.map { names in
+            ServerNamedOutput.resolve(
+                inspectDirectory(outDirectory, entry: entry, digest: expectation.sha256 != nil), names: names
+            ) {
+                ServerNamedOutput.isComplete($0, length: entry.expectedLength, version: entry.expectedVersion)
+            }
+        }
+        if let serverNamed { outputs = [serverNamed.output] }
         var facts = RunFacts(
             entries: entries, outputs: outputs, resourceLength: entry.expectedLength,
             expectedVersion: entry.expectedVersion, exit: watch.exit ?? .failure("no exit"), elapsed: elapsed,
             observedPeakConnections: watch.peak, prefilledBytes: prefilled,
             segmented: client.capabilities.contains(.segmented), launches: launches)
         facts.diskFull = diskFull
+        facts.serverNamed = serverNamed
         facts.ipv6Attempts = watch.deadIPv6Port.map { _ in watch.ipv6Attempts.count }
         let trace = RunTrace(entry: entry, facts: facts)
         var judged = expectation
@@ -388,6 +398,16 @@ public enum MatrixRunner {
             computeDigest: digest)
     }
 
+    /// Every regular file directly in `directory`, inspected, in name order.
+    private static func inspectDirectory(_ directory: String, entry: CatalogueEntry, digest: Bool) -> [OutputFacts] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.sorted().compactMap { name in
+            var status = stat()
+            guard lstat("\(directory)/\(name)", &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+            return inspect("\(directory)/\(name)", entry: entry, digest: digest)
+        }
+    }
+
     static func perform(_ step: ScenarioExpectation.Step, on run: any ClientRun) async throws {
         switch step {
         case .killAndRestart: try await run.killAndRestart()
@@ -436,6 +456,8 @@ public enum MatrixRunner {
         if capabilities.contains(.cancel) { words.append("cancel") }
         if capabilities.contains(.prefilledOutput) { words.append("continue a prefilled output file") }
         if capabilities.contains(.multipleFiles) { words.append("download several files at once") }
+        if capabilities.contains(.authorization) { words.append("be configured with an Authorization header") }
+        if capabilities.contains(.serverNamedOutput) { words.append("name its output from Content-Disposition") }
         return words.joined(separator: " or ")
     }
 

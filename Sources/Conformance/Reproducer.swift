@@ -298,7 +298,7 @@ public struct Reproducer: Codable, Hashable, Sendable {
             : expectation.sha256 == nil ? " (version \(entry.expectedVersion) of \(entry.scenario.resource))" : ""
         let target = (digest == nil ? "that of the representation" : "the one below") + version
         let leaves = expectation.leavesNoOutput ? ", and leaves no output file (an empty one is allowed)" : ""
-        let expected: String
+        var expected: String
         var sha256: String? = digest
         switch expectation.outcome {
         case .success:
@@ -314,10 +314,20 @@ public struct Reproducer: Codable, Hashable, Sendable {
             expected = "the client reports the download cancelled\(leaves)"
             sha256 = nil
         }
+        // A client that names its output: either allowed name may hold it, and no other copy may be left under one.
+        var outputs = job.transfers.map(\.output)
+        if let names = expectation.outputNames, let directory = job.transfers.first?.directory {
+            outputs = names.map { "\(directory)/\($0)" }
+            if sha256 != nil {
+                expected =
+                    "the client exits 0 and one of \(names.joined(separator: ", ")) in \(directory) has the SHA-256 "
+                    + "\(target), with no partial copy left under another of those names"
+            }
+        }
         let query = "run=\(percentEncoded(run))&settled=2s"
         let journal = ShellQuoting.line(["curl", "-sS", "\(controlOrigin(server))/_control/journal?\(query)"])
         return Comparison(
-            expected: expected, sha256: sha256, outputs: job.transfers.map(\.output), rules: rules(expectation),
+            expected: expected, sha256: sha256, outputs: outputs, rules: rules(expectation),
             journal: journal, observed: observed)
     }
 

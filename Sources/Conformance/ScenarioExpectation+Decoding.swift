@@ -18,6 +18,13 @@ extension ScenarioExpectation: Decodable {
         case connectTimeout = "connect-timeout"
         case retries
         case authorization
+        case outputNames = "output-names"
+    }
+
+    /// Whether `name` names a file in a directory, nothing above or beside it: what `output-names` may hold.
+    static func isPlainFileName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && name.utf8.count <= 255
+            && !name.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 < 0x20 || $0 == 0x7F })
     }
 
     /// Decodes an `expect` object, strictly: unknown keys and bad values are errors at the key.
@@ -128,6 +135,17 @@ extension ScenarioExpectation: Decodable {
                 throw bad(.authorization, "must be a non-empty header value of printable ASCII")
             }
             authorization = value
+        }
+        if c.contains(.outputNames) {
+            guard let names = try? c.decode([String].self, forKey: .outputNames), !names.isEmpty else {
+                throw bad(.outputNames, "must be a non-empty array of file names")
+            }
+            if let name = names.first(where: { !Self.isPlainFileName($0) }) {
+                throw bad(
+                    .outputNames, "\"\(name)\" is not a plain file name (no '/', not '.' or '..', at most 255 bytes)")
+            }
+            guard files.count <= 1 else { throw bad(.outputNames, "cannot be combined with several files") }
+            outputNames = names
         }
         if c.contains(.steps) {
             guard var items = try? c.nestedUnkeyedContainer(forKey: .steps) else {

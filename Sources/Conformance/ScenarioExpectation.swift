@@ -140,6 +140,10 @@ public struct ScenarioExpectation: Hashable, Sendable {
     /// a row whose redirect leaves the origin sees whether they forward it there. Clients that cannot be given one
     /// are n/a.
     public var authorization: String?
+    /// The names a client may save the download under when it takes the name from the server (`output-names`): the
+    /// `Content-Disposition` file names the row's attempts give, in order. Set, the client is given a directory and no
+    /// name, and the judge looks for the output there; clients that cannot name their output from the server are n/a.
+    public var outputNames: [String]?
 
     /// Where a scenario's URL points.
     public enum Entry: String, Hashable, Sendable {
@@ -206,6 +210,7 @@ public struct ScenarioExpectation: Hashable, Sendable {
         for step in steps { needed.insert(step.capability) }
         if files.count > 1 { needed.insert(.multipleFiles) }
         if authorization != nil { needed.insert(.authorization) }
+        if outputNames != nil { needed.insert(.serverNamedOutput) }
         return needed
     }
 

@@ -47,7 +47,7 @@ struct RunMatrix: AsyncParsableCommand {
         name: .customLong("client-command"),
         help: ArgumentHelp(
             "Add a client column from a template, NAME=TEMPLATE, with {url}, {output}, {state}, {cafile} and "
-                + "{authorization} "
+                + "{authorization}, or {output-dir} instead of {output} for a client that names its file "
                 + "(repeatable); it always runs."))
     var clientCommands: [String] = []
 

@@ -105,6 +105,33 @@ struct ServeReferenceClientTests {
         }
     }
 
+    @Test(
+        "scripts/conformance-client with a command that names its file: name-change-on-resume judged from its directory",
+        .enabled(if: BuiltProducts.onPath("python3") != nil))
+    func pythonClientNamingItsFile() async throws {
+        try await withServe { base in
+            for (mode, verdict) in [
+                ("named-keep", "pass name-change-on-resume"),
+                (
+                    "named-follow",
+                    "fail name-change-on-resume: left a partial report-1.bin (768K of 2M) beside report-2.bin"
+                ),
+            ] {
+                let client = try await ChildProcess.start(
+                    BuiltProducts.repositoryRoot + "/scripts/conformance-client",
+                    [
+                        "--server", base, "--client-label", mode, "--command",
+                        "python3 \(TestDownloader.script) \(mode) {url} {output-dir}",
+                        "--scenario", "name-change-on-resume,plain",
+                    ])
+                let run = try await ClientRun(client)
+                #expect(run.verdicts["name-change-on-resume"] == verdict, "\(run.output)")
+                // plain gives its client a name, which this command has no place for.
+                #expect(run.verdicts["plain"] == "n/a  plain: the row needs a command with {output}", "\(run.output)")
+            }
+        }
+    }
+
     @Test("scripts/conformance-client: an unreachable server is one line and exit 2")
     func pythonClientUnreachable() async throws {
         let client = try await ChildProcess.start(

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a client can be asked to do beyond a plain download; a scenario needing more is `n/a` for it.
 public struct ClientCapabilities: OptionSet, Hashable, Sendable {
     /// The raw bits.
@@ -24,6 +26,9 @@ public struct ClientCapabilities: OptionSet, Hashable, Sendable {
     public static let segmented = ClientCapabilities(rawValue: 1 << 5)
     /// It sends an `Authorization` header it is given, as its users configure a token (``ClientJob/authorization``).
     public static let authorization = ClientCapabilities(rawValue: 1 << 6)
+    /// It saves a download in a directory it is given, under the name the server gives in `Content-Disposition`
+    /// (curl `-OJ`, wget `--content-disposition`), as its users let it name files (``ClientJob/namesFromServer``).
+    public static let serverNamedOutput = ClientCapabilities(rawValue: 1 << 7)
 }
 
 /// One download (or set of downloads) a client is asked to perform.
@@ -32,8 +37,12 @@ public struct ClientJob: Hashable, Sendable {
     public struct Transfer: Hashable, Sendable {
         /// The absolute URL.
         public var url: String
-        /// The absolute path of the output file.
+        /// The absolute path of the output file; when the job ``ClientJob/namesFromServer``, only its directory is
+        /// given to the client.
         public var output: String
+
+        /// The output's directory: where a client that names its output from the server saves it.
+        public var directory: String { (output as NSString).deletingLastPathComponent }
 
         /// Makes a transfer.
         ///
@@ -71,6 +80,9 @@ public struct ClientJob: Hashable, Sendable {
     /// The `Authorization` value the client is configured to send, as its users configure a token; nil for none. A
     /// row whose redirect leaves the origin sets it, to see whether the client forwards it there.
     public var authorization: String?
+    /// Whether the client is given only the output's directory and names the file from the server's
+    /// `Content-Disposition` (a row's `output-names`); subprocess clients then run in that directory.
+    public var namesFromServer = false
 
     /// Makes a job.
     ///
@@ -93,8 +105,8 @@ public struct ClientJob: Hashable, Sendable {
         self.attempts = attempts
     }
 
-    /// Applies what a row's `expect` section says about how clients are configured: its connect timeout, retries
-    /// and Authorization.
+    /// Applies what a row's `expect` section says about how clients are configured: its connect timeout, retries,
+    /// Authorization, and whether the client names its output.
     ///
     /// - Parameters:
     ///   - expectation: the row's expectation.
@@ -102,6 +114,14 @@ public struct ClientJob: Hashable, Sendable {
         connectTimeout = expectation.connectTimeout ?? connectTimeout
         retries = expectation.retries
         authorization = expectation.authorization
+        namesFromServer = expectation.outputNames != nil
+    }
+
+    /// The directory a subprocess client runs in: the output's when it names the output itself (a client that writes
+    /// the name it was given relative to where it runs, as wget2 does with `--content-disposition`, then writes it
+    /// beside the others), else the state directory.
+    public var workingDirectory: String {
+        namesFromServer ? transfers.first?.directory ?? stateDirectory : stateDirectory
     }
 }
 

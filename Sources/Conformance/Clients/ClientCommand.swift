@@ -18,6 +18,9 @@ public struct ClientCommand: Hashable, Sendable {
     /// For a column that is not this program (the in-process engine): what the command stands in for; nil when it is
     /// the column's own command.
     public var standsFor: String?
+    /// The directory it must run in, when that matters: the output directory of a client that names its output
+    /// from the server. Nil: anywhere (every path it is given is absolute).
+    public var directory: String?
 
     /// Makes a command.
     ///
@@ -29,10 +32,12 @@ public struct ClientCommand: Hashable, Sendable {
     ///   - rerunOn: the exit statuses the harness runs it again after.
     ///   - pausesOnInterrupt: whether SIGINT pauses it.
     ///   - standsFor: what it stands in for, when it is not the column's own program.
+    ///   - directory: the directory it must run in, if any.
     public init(
         program: String, arguments: [String], environment: [String: String] = [:], files: [String: String] = [:],
-        rerunOn: [Int32] = [], pausesOnInterrupt: Bool = false, standsFor: String? = nil
+        rerunOn: [Int32] = [], pausesOnInterrupt: Bool = false, standsFor: String? = nil, directory: String? = nil
     ) {
+        self.directory = directory
         self.rerunOn = rerunOn
         self.program = program
         self.arguments = arguments
@@ -42,9 +47,11 @@ public struct ClientCommand: Hashable, Sendable {
         self.standsFor = standsFor
     }
 
-    /// The command as one shell line: `VAR=value program 'arg' ...`, each word quoted only when it needs it.
+    /// The command as one shell line: `[cd DIR && ]VAR=value program 'arg' ...`, each word quoted only when it
+    /// needs it.
     public var line: String {
         let assignments = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\(ShellQuoting.quoted($0.value))" }
-        return (assignments + ([program] + arguments).map(ShellQuoting.quoted)).joined(separator: " ")
+        let command = (assignments + ([program] + arguments).map(ShellQuoting.quoted)).joined(separator: " ")
+        return directory.map { "cd \(ShellQuoting.quoted($0)) && \(command)" } ?? command
     }
 }

@@ -35,23 +35,34 @@ extension SubprocessClient {
     /// per file).
     /// Re-run on exit 28 (operation timeout) only: curl's manual calls "a timeout" transient (`--retry`); of its exit
     /// codes that is the one that never stands for a permanent error too.
+    ///
+    /// A row whose client names its output from the server (`output-names`) gets `-O -J --output-dir DIR URL`
+    /// instead of `-o OUTPUT URL`, and no `-C -`: curl refuses to combine `--continue-at` with
+    /// `--remote-header-name`, so it cannot resume such a download.
     public static let curl = SubprocessClient(
         name: "curl", program: "curl",
-        capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles, .authorization],
+        capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles, .authorization, .serverNamedOutput],
         invocation: "curl -sS -f -L --max-redirs 10 -C - --retry 3 --connect-timeout 5 --speed-limit 1 "
-            + "--speed-time 5 [--cacert CA] [-H 'Authorization: AUTH'] -o OUTPUT URL; re-run on exit 28; a row's connect-timeout and "
+            + "--speed-time 5 [--cacert CA] [-H 'Authorization: AUTH'] -o OUTPUT URL (named by the server: "
+            + "-O -J --output-dir DIR URL, without -C -); re-run on exit 28; a row's connect-timeout and "
             + "retries replace 5 and 3",
         transientExitCodes: [28]
     ) { job in
-        var arguments = [
-            "--silent", "--show-error", "--fail", "--location", "--max-redirs", "10", "--continue-at", "-",
+        var arguments = ["--silent", "--show-error", "--fail", "--location", "--max-redirs", "10"]
+        if !job.namesFromServer { arguments += ["--continue-at", "-"] }
+        arguments += [
             "--retry", String(job.retries ?? 3), "--connect-timeout", String(seconds(job.connectTimeout)),
             "--speed-limit", "1", "--speed-time",
             String(seconds(job.idleTimeout)),
         ]
         arguments += trust(job, "--cacert") + authorization(job, "--header")
         if job.transfers.count > 1 { arguments += ["--parallel", "--parallel-max", String(job.concurrency)] }
-        for transfer in job.transfers { arguments += ["--output", transfer.output, transfer.url] }
+        for transfer in job.transfers {
+            arguments +=
+                job.namesFromServer
+                ? ["--remote-name", "--remote-header-name", "--output-dir", transfer.directory, transfer.url]
+                : ["--output", transfer.output, transfer.url]
+        }
         return arguments
     }
 
@@ -61,9 +72,10 @@ extension SubprocessClient {
     /// documented for finishing "a download started by a previous instance of Wget".
     public static let wget = SubprocessClient(
         name: "wget", program: "wget",
-        capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles, .authorization],
+        capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles, .authorization, .serverNamedOutput],
         invocation: "wget -nv -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
-            + "--retry-on-http-error=429,500,502,503,504 [--ca-certificate=CA] [--header='Authorization: AUTH'] -O OUTPUT URL; re-run on exit 4; a row's "
+            + "--retry-on-http-error=429,500,502,503,504 [--ca-certificate=CA] [--header='Authorization: AUTH'] -O OUTPUT URL (named by the server: "
+            + "--content-disposition -P DIR URL); re-run on exit 4; a row's "
             + "connect-timeout replaces 5, its retries N give N + 1 tries",
         transientExitCodes: [4]
     ) { job in
@@ -76,8 +88,12 @@ extension SubprocessClient {
             + wgetOutputs(job)
     }
 
-    /// wget's and wget2's tail: `-O OUTPUT URL` for one file, `-P DIR URL...` for several (named by the URL).
+    /// wget's and wget2's tail: `-O OUTPUT URL` for one file, `-P DIR URL...` for several (named by the URL), and
+    /// `--content-disposition -P DIR URL` for a file the server names.
     static func wgetOutputs(_ job: ClientJob) -> [String] {
+        if job.namesFromServer {
+            return ["--content-disposition", "--directory-prefix", job.transfers[0].directory, job.transfers[0].url]
+        }
         if job.transfers.count == 1 { return ["--output-document", job.transfers[0].output, job.transfers[0].url] }
         let directory = (job.transfers[0].output as NSString).deletingLastPathComponent
         return ["--directory-prefix", directory] + job.transfers.map(\.url)
@@ -97,13 +113,15 @@ extension SubprocessClient {
     /// An aria2c column fetching each file over `connections` connections.
     static func aria2c(name: String, connections: Int) -> SubprocessClient {
         let split = connections == 1 ? "-x1 -s1" : "-x\(connections) -s\(connections) -k1M"
-        var capabilities: ClientCapabilities = [.killAndRestart, .prefilledOutput, .multipleFiles, .authorization]
+        var capabilities: ClientCapabilities = [
+            .killAndRestart, .prefilledOutput, .multipleFiles, .authorization, .serverNamedOutput,
+        ]
         if connections > 1 { capabilities.insert(.segmented) }
         return SubprocessClient(
             name: name, program: "aria2c", capabilities: capabilities,
             invocation: "aria2c -c \(split) --file-allocation=none --auto-file-renaming=false --max-tries=3 "
                 + "--retry-wait=1 --timeout=5 --connect-timeout=5 --max-file-not-found=1 [--ca-certificate=CA] "
-                + "[--header='Authorization: AUTH'] -d DIR -o NAME URL; "
+                + "[--header='Authorization: AUTH'] -d DIR -o NAME URL (named by the server: no -o); "
                 + "re-run on exit 2/6/29; a row's connect-timeout replaces 5, its retries N give N + 1 tries",
             transientExitCodes: [2, 6, 29],
             inputFiles: { job in
@@ -119,7 +137,10 @@ extension SubprocessClient {
             ]
             if connections > 1 { arguments.append("--min-split-size=1M") }
             arguments += trust(job, joined: "--ca-certificate") + authorization(job, joined: "--header")
-            if job.transfers.count == 1 {
+            if job.namesFromServer {
+                // Without --out aria2c takes the name from Content-Disposition, else from the URL.
+                arguments += ["--dir", job.transfers[0].directory, job.transfers[0].url]
+            } else if job.transfers.count == 1 {
                 let output = job.transfers[0].output as NSString
                 arguments += [
                     "--dir", output.deletingLastPathComponent, "--out", output.lastPathComponent, job.transfers[0].url,
@@ -148,10 +169,11 @@ extension SubprocessClient {
     /// ("Network failure" in wget2's manual, as in wget's).
     public static let wget2 = SubprocessClient(
         name: "wget2", program: "wget2",
-        capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles, .authorization],
+        capabilities: [.killAndRestart, .prefilledOutput, .multipleFiles, .authorization, .serverNamedOutput],
         invocation: "wget2 -q -c --tries=3 --waitretry=1 --timeout=5 --connect-timeout=5 --max-redirect=10 "
-            + "[--ca-certificate=CA] [--header='Authorization: AUTH'] -O OUTPUT URL; re-run on exit 4; a row's connect-timeout replaces 5, its retries "
-            + "N give N + 1 tries",
+            + "[--ca-certificate=CA] [--header='Authorization: AUTH'] -O OUTPUT URL (named by the server: "
+            + "--content-disposition -P DIR URL, run in DIR); re-run on exit 4; a row's connect-timeout replaces 5, its "
+            + "retries N give N + 1 tries",
         transientExitCodes: [4]
     ) { job in
         let arguments = [
@@ -242,10 +264,12 @@ extension SubprocessClient {
     /// A downloader the user brings, from `NAME=TEMPLATE` (`mytool=mytool --out {output} {url}`).
     ///
     /// The template is split into words like a shell would (single and double quotes, backslash), then
-    /// `{url}`, `{output}`, `{state}`, `{cafile}` (the server's CA file, empty when the server has no TLS) and
-    /// `{authorization}` (a row's Authorization value, empty when it has none) are replaced in each word; no shell runs
-    /// it. A template without `{cafile}` is n/a for every row over TLS, one without `{authorization}` for the rows
-    /// that hand out an Authorization. It runs
+    /// `{url}`, `{output}`, `{output-dir}` (the output's directory), `{state}`, `{cafile}` (the server's CA file, empty
+    /// when the server has no TLS) and `{authorization}` (a row's Authorization value, empty when it has none) are
+    /// replaced in each word; no shell runs it. A template without `{cafile}` is n/a for every row over TLS, one
+    /// without `{authorization}` for the rows that hand out an Authorization. A template with `{output-dir}` and
+    /// without `{output}` lets the client name its file: it runs in that directory and takes the rows whose client
+    /// names its output from the server (`output-names`), which every other template is n/a for. It runs
     /// once per start: only an exit in `transient` is re-run, one second apart, up to the job's attempts (none by
     /// default: a client owns its retries). One URL per run, so several-file scenarios are n/a.
     ///
@@ -275,6 +299,9 @@ extension SubprocessClient {
         var capabilities: ClientCapabilities = [.killAndRestart]
         if template.contains("{output}") { capabilities.insert(.prefilledOutput) }
         if template.contains("{authorization}") { capabilities.insert(.authorization) }
+        if template.contains("{output-dir}") && !template.contains("{output}") {
+            capabilities.insert(.serverNamedOutput)
+        }
         return SubprocessClient(
             name: name, program: program, capabilities: capabilities,
             invocation: template
@@ -285,6 +312,7 @@ extension SubprocessClient {
             words.dropFirst().map { word in
                 word.replacingOccurrences(of: "{url}", with: job.transfers[0].url)
                     .replacingOccurrences(of: "{output}", with: job.transfers[0].output)
+                    .replacingOccurrences(of: "{output-dir}", with: job.transfers[0].directory)
                     .replacingOccurrences(of: "{state}", with: job.stateDirectory)
                     .replacingOccurrences(of: "{cafile}", with: job.certificateAuthorityFile ?? "")
                     .replacingOccurrences(of: "{authorization}", with: job.authorization ?? "")

@@ -125,7 +125,8 @@ public struct SubprocessClient: ClientAdapter {
         }
         return ClientCommand(
             program: found ?? program, arguments: arguments, environment: environment(job),
-            files: inputFiles(job), rerunOn: transientExitCodes.sorted(), pausesOnInterrupt: pausedExitCode != nil)
+            files: inputFiles(job), rerunOn: transientExitCodes.sorted(), pausesOnInterrupt: pausedExitCode != nil,
+            directory: job.namesFromServer ? job.workingDirectory : nil)
     }
 }
 
@@ -179,7 +180,7 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
         do {
             child = try await ChildProcess(
                 executable: executable, arguments: arguments, environment: client.environment(job),
-                directory: job.stateDirectory, logDirectory: job.logDirectory, label: "\(client.name)-\(launch)")
+                directory: job.workingDirectory, logDirectory: job.logDirectory, label: "\(client.name)-\(launch)")
         } catch {
             state.withLockedValue { $0.ended(status: nil) }
             throw error

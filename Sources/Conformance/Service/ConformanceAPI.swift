@@ -139,8 +139,17 @@ public enum ConformanceAPI {
         /// The `Authorization` value the client must send with its requests, as its users configure a token; absent
         /// for rows without one (a row whose redirect leaves the origin sees whether the client forwards it there).
         public var authorization: String?
+        /// For a row whose client names its file from the server's `Content-Disposition`: the names it may end under.
+        /// The client is to be given a directory, not a name, and every file it leaves there is reported with its
+        /// `name`. Absent for other rows.
+        public var outputNames: [String]?
         /// Where to report the result.
         public var result: String
+
+        enum CodingKeys: String, CodingKey {
+            case run, scenario, client, scheme, urls, steps, ca, authorization, result
+            case outputNames = "output-names"
+        }
     }
 
     /// One output file as the client found it after the run.
@@ -156,11 +165,16 @@ public enum ConformanceAPI {
         /// The SHA-256 of each 64 KiB block, in order (the last may be shorter), lower-case hex: the judge tells
         /// from them which version each part holds.
         public var blocks: [String]?
+        /// The file's name, for a row whose client names its file from the server (``RunCreated/outputNames``): every
+        /// file left in the directory is reported, each with its name. Absent otherwise.
+        public var name: String?
 
         /// Makes an output.
         public init(
-            route: String, exists: Bool? = nil, size: UInt64? = nil, sha256: String? = nil, blocks: [String]? = nil
+            route: String, exists: Bool? = nil, size: UInt64? = nil, sha256: String? = nil, blocks: [String]? = nil,
+            name: String? = nil
         ) {
+            self.name = name
             self.route = route
             self.exists = exists
             self.size = size
@@ -169,7 +183,7 @@ public enum ConformanceAPI {
         }
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case route, exists, size, sha256, blocks
+            case route, exists, size, sha256, blocks, name
         }
 
         /// Decodes an output, refusing members the API document does not name, null values, and digests that are
@@ -182,6 +196,12 @@ public enum ConformanceAPI {
             size = try container.decodeIfPresent(UInt64.self, forKey: .size)
             sha256 = try container.decodeIfPresent(String.self, forKey: .sha256)
             blocks = try container.decodeIfPresent([String].self, forKey: .blocks)
+            name = try container.decodeIfPresent(String.self, forKey: .name)
+            if let name, !ScenarioExpectation.isPlainFileName(name) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .name, in: container,
+                    debugDescription: "not a plain file name (no '/', not '.' or '..', at most 255 bytes)")
+            }
             if let size, size > Self.maximumSize {
                 throw DecodingError.dataCorruptedError(
                     forKey: .size, in: container,
@@ -283,10 +303,13 @@ public enum ConformanceAPI {
                     debugDescription:
                         "'\(unknown)' is not a step name (kill-at, pause-at, cancel-at, prefill, disk-full-at)")
             }
-            var routes: Set<String> = []
-            for output in outputs where !routes.insert(output.route).inserted {
+            // One output per route, or per route and name where the client named its files.
+            var seen: Set<[String?]> = []
+            for output in outputs where !seen.insert([output.route, output.name]).inserted {
                 throw DecodingError.dataCorruptedError(
-                    forKey: .outputs, in: container, debugDescription: "two outputs for route '\(output.route)'")
+                    forKey: .outputs, in: container,
+                    debugDescription: "two outputs for route '\(output.route)'"
+                        + (output.name.map { " named '\($0)'" } ?? ""))
             }
         }
     }

@@ -7,7 +7,7 @@ extension ConformanceAPIDocument {
           "openapi": "3.1.0",
           "info": {
             "title": "rangecheck serve: the conformance API",
-            "version": "1.1.0",
+            "version": "1.2.0",
             "description": "A client anywhere asks for a run of a scenario, downloads the URLs it is handed however it likes (performing the steps it is given), and reports what it ended with. The server judges the run from its request journal and the report, with the same judge as `rangecheck`. With `--token`, every operation needs `Authorization: Bearer TOKEN` (or `?token=TOKEN`, or the `rangecheck-token` cookie a `?token=` request sets); without it, only loopback peers are answered (403 otherwise). Every error is a 4xx with a one-line JSON body `{\"error\": ...}`, except 413 for a request body over 8 MiB (a line of text from the server). The service enforces every constraint this document states, and no other but those a schema cannot say, each named in a description: a report has one output per URL its run handed out, a `blocks` list has one digest per 64 KiB of `size`, and an https run needs a server with a TLS port. Runs are held in memory up to `--run-limit` (10,000) and each is forgotten after `--run-expiry` (an hour) without a request naming it; a request naming a forgotten run is answered 410. `GET /_conformance/openapi.json` serves this document with the running catalogue's scenario and route names as enums. Tests/ConformanceTests/ServiceAPIDocumentTests.swift validates the server against this document, and `scripts/check-api` runs schemathesis against a live service."
           },
           "servers": [
@@ -792,6 +792,14 @@ extension ConformanceAPIDocument {
                     "type": "string",
                     "description": "The Authorization header value to send with every request, as a user configures a token; present only for rows that have one (a redirect that leaves the origin sees whether the client forwards it)."
                   },
+                  "output-names": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    },
+                    "minItems": 1,
+                    "description": "For a row whose client names its file from the server's Content-Disposition (name-change-on-resume): the names it may end under. Give the client a directory, not a file name, and report every file it leaves there with its `name`; a partial copy left under another of these names fails. Absent for other rows."
+                  },
                   "result": {
                     "type": "string",
                     "description": "Where to POST the result."
@@ -831,6 +839,13 @@ extension ConformanceAPIDocument {
                       "pattern": "^[0-9a-fA-F]{64}$"
                     },
                     "description": "The SHA-256 of each 64 KiB block, in order (the last may be shorter): exactly one per 64 KiB of size, rounded up (400 otherwise)."
+                  },
+                  "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 255,
+                    "pattern": "^[^/]+$",
+                    "description": "The file's name, for a run handed `output-names`: report every file the client left in its directory, each with its name (400 without it there). Not `.` or `..`. Absent otherwise."
                   }
                 },
                 "description": "An output that exists gives its size and its digests (blocks, sha256 or both); one that does not gives `exists: false`.",

@@ -64,17 +64,26 @@ extension ConformanceService {
         default: throw .invalidReport("outcome: '\(report.outcome)' is not success, failure or cancelled")
         }
         var outputs: [OutputFacts] = []
-        for handed in pending.urls {
-            guard let output = report.outputs.first(where: { $0.route == handed.route }) else {
-                throw .invalidReport("outputs: no output for route '\(handed.route)'")
+        var serverNamed: ServerNamedOutput?
+        if let names = entry.expectation.outputNames {
+            serverNamed = try self.serverNamed(report.outputs, names: names, entry: entry)
+        }
+        if let serverNamed {
+            outputs = [serverNamed.output]
+        } else {
+            for handed in pending.urls {
+                guard let output = report.outputs.first(where: { $0.route == handed.route }) else {
+                    throw .invalidReport("outputs: no output for route '\(handed.route)'")
+                }
+                outputs.append(try reportedOutputs.facts(of: output, entry: entry))
             }
-            outputs.append(try reportedOutputs.facts(of: output, entry: entry))
         }
         for output in report.outputs where !pending.urls.contains(where: { $0.route == output.route }) {
             throw .invalidReport("outputs: run '\(pending.run)' has no route '\(output.route)'")
         }
         let journal = await MatrixRunner.settledJournal(server: server, run: pending.run)
         var facts = Self.facts(entry, pending, journal, outputs, exit)
+        facts.serverNamed = serverNamed
         if let size = entry.expectation.diskFullSize, let outcome = report.diskFullOutcome {
             // The tester reports the first run's outcome only; what it left is judged through the second's requests.
             let first: ClientExit =
@@ -102,6 +111,25 @@ extension ConformanceService {
             verdict.reproducer = Self.reproducer(entry, pending, server: server, observed: result.reason)
         }
         return (verdict, RunTrace(entry: entry, facts: facts))
+    }
+
+    /// The output of a row whose client names its file, from every file the tester reports with its name.
+    private func serverNamed(
+        _ reported: [ConformanceAPI.ReportedOutput], names: [String], entry: CatalogueEntry
+    ) throws(ConformanceError) -> ServerNamedOutput {
+        var files: [OutputFacts] = []
+        for output in reported where output.exists != false {
+            guard let name = output.name else {
+                throw .invalidReport(
+                    "outputs: this row's client names its file (output-names): report every file it left with its name")
+            }
+            var facts = try reportedOutputs.facts(of: output, entry: entry)
+            facts.name = name
+            files.append(facts)
+        }
+        return ServerNamedOutput.resolve(files, names: names) {
+            ServerNamedOutput.isComplete($0, length: entry.expectedLength, version: entry.expectedVersion)
+        }
     }
 
     /// A failed run's reproducer: the service's catalogue on a `rangeserver` of its own, reached at the host the

@@ -116,7 +116,7 @@ extension ConformanceService {
         return ConformanceAPI.RunCreated(
             run: token, scenario: entry.name, client: label, scheme: scheme, urls: urls, steps: steps,
             ca: needsCA ? server.certificateAuthorityPEM : nil, authorization: entry.expectation.authorization,
-            result: "\(apiOrigin)\(Self.prefix)runs/\(token)/result")
+            outputNames: entry.expectation.outputNames, result: "\(apiOrigin)\(Self.prefix)runs/\(token)/result")
     }
 
     /// Where clients reach the server: the host, the plain port (a forwarded one when known) and the API's origin.
