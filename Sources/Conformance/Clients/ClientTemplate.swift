@@ -116,7 +116,7 @@ public indirect enum ClientTemplate: Hashable, Sendable {
         items.flatMap { item -> [String] in
             switch item {
             case .word(let text):
-                return [fill(text, symbols)]
+                return [ShellQuoting.quoted(fill(text, symbols))]
             case .optional(let inner):
                 let words = describe(inner, shape: shape, symbols: symbols)
                 return words.isEmpty ? [] : ["[" + words.joined(separator: " ") + "]"]
