@@ -133,7 +133,9 @@ import Testing
         #expect(
             try names([]) == [
                 "engine", "engine-x4", "rangefetch", "rangefetch-x4", "curl", "wget", "wget2", "aria2c", "aria2c-x4",
-                "axel", "axel-n4", "apt-helper", "httpie", "lftp", "yt-dlp", "urlsession", "careful",
+                "axel", "axel-n4", "apt-helper", "gdown", "httpie", "lftp", "pypdl", "pysmartdl", "yt-dlp",
+                "urlsession",
+                "careful",
             ])
         #expect(try names(["rangefetch"]) == ["rangefetch", "careful"])
         #expect(try names(["careful", "curl", "careful"]) == ["careful", "curl"])

@@ -137,14 +137,16 @@ extension ClientDefinition: Decodable {
         for file in names.sorted() where file.hasSuffix(".json") && file != "schema.json" {
             let path = "\(directory)/\(file)"
             guard let data = FileManager.default.contents(atPath: path) else { throw .io("cannot read \(path)") }
-            let definition: ClientDefinition
+            let decoded: ClientDefinition
             do {
-                definition = try ScenarioSection(
+                decoded = try ScenarioSection(
                     parsing: String(decoding: data, as: UTF8.self), source: path, path: "client"
                 ).decode(ClientDefinition.self)
             } catch {
                 throw .invalidClientDefinition(error.message)
             }
+            var definition = decoded
+            definition.directory = MatrixRunner.absolute(directory)
             guard "\(definition.name).json" == file else {
                 throw .invalidClientDefinition("\(path): client.name: '\(definition.name)' is not the file's name")
             }

@@ -32,6 +32,9 @@ public struct ClientDefinition: Hashable, Sendable {
     /// A file written into the state directory before each start, for clients that read their URLs from one
     /// (aria2c's `--input-file`): its name and one entry per transfer.
     public var listFile: ListFile?
+    /// The directory the definition was read from (`{client-dir}`, where a library's driver script lives); empty for
+    /// an inline definition.
+    public var directory = ""
     /// The invocation reports show, when not derived from the arguments (a `--client-command` shows its template).
     var invocationOverride: String?
     /// What the client was defined by, for messages: `definition`, or `template` for a `--client-command`.
@@ -76,6 +79,7 @@ public struct ClientDefinition: Hashable, Sendable {
         return SubprocessClient(
             name: name, program: program, capabilities: capabilities, invocation: invocationOverride ?? invocation,
             transientExitCodes: transientExitCodes,
+            probe: versionArguments.isEmpty ? nil : Self.versionProbe(versionArguments),
             tlsLimitation: used.contains("cafile") ? nil : "its \(source) has no {cafile}",
             environment: { job in definition.environment(for: job) },
             inputFiles: { job in definition.inputFiles(for: job) },
@@ -83,10 +87,26 @@ public struct ClientDefinition: Hashable, Sendable {
             arguments: { job in definition.arguments(for: job) })
     }
 
+    /// The availability check of a column with a version command: a library's column runs an interpreter that is
+    /// there without the library, and its version command (an import) says so; the column is then skipped with that
+    /// line.
+    static func versionProbe(_ arguments: [String]) -> @Sendable (String) async -> String? {
+        { path in
+            guard let printed = await ChildProcess.capture(path, arguments, limit: .seconds(10)) else {
+                return "its version command did not finish"
+            }
+            guard printed.status == 0 else {
+                let last = printed.output.split(separator: "\n").last.map(String.init) ?? ""
+                return "its version command failed (exit \(printed.status)): \(last.prefix(200))"
+            }
+            return nil
+        }
+    }
+
     /// The placeholder values of `job` (the first transfer's for the per-transfer ones).
     func values(for job: ClientJob) -> [String: String] {
         var values: [String: String] = [
-            "state": job.stateDirectory,
+            "state": job.stateDirectory, "client-dir": directory,
             "connect-timeout": String(SubprocessClient.seconds(job.connectTimeout)),
             "idle-timeout": String(SubprocessClient.seconds(job.idleTimeout)),
             "concurrency": String(job.concurrency),
@@ -142,7 +162,7 @@ public struct ClientDefinition: Hashable, Sendable {
             "url": "URL", "output": "OUTPUT", "output-dir": "DIR", "output-name": "NAME", "state": "STATE",
             "cafile": "CA", "authorization": "AUTH", "retries": defaultRetries.map(String.init) ?? "N",
             "tries": defaultRetries.map { String($0 + 1) } ?? "N+1", "connect-timeout": "5", "idle-timeout": "5",
-            "concurrency": "N", "list-file": "LIST",
+            "concurrency": "N", "list-file": "LIST", "client-dir": directory,
         ]
         let one = ClientTemplate.describe(arguments, shape: .one, symbols: symbols)
         func line(_ shape: ClientTemplate.Shape) -> String {

@@ -47,6 +47,7 @@ public indirect enum ClientTemplate: Hashable, Sendable {
         "idle-timeout": "the idle timeout in whole seconds",
         "concurrency": "the most downloads at once",
         "list-file": "the path of the definition's list file, written before each start",
+        "client-dir": "the directory of the definition file (where a library's driver script lives)",
     ]
 
     /// The placeholder names in `text`, in order: each `{name}`.
