@@ -212,4 +212,28 @@ struct ClientDefinitionTests {
         #expect(broken.errors.hasPrefix("Error: \(directory)/mine.json:"), "\(broken.errors)")
         #expect(broken.errors.contains(": client."), "\(broken.errors)")
     }
+
+    @Test("an installed rangecheck finds the catalogue and the client definitions in PREFIX/share/rangecheck")
+    func installedCatalogue() async throws {
+        let prefix = NSTemporaryDirectory() + "rangecheck-prefix-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: prefix) }
+        let manager = FileManager.default
+        // As scripts/install lays it out.
+        try manager.createDirectory(atPath: prefix + "/bin", withIntermediateDirectories: true)
+        try manager.createDirectory(atPath: prefix + "/share/rangecheck", withIntermediateDirectories: true)
+        try manager.createDirectory(atPath: prefix + "/elsewhere", withIntermediateDirectories: true)
+        try manager.copyItem(atPath: BuiltProducts.rangecheck, toPath: prefix + "/bin/rangecheck")
+        for part in ["scenarios", "files", "clients"] {
+            try manager.copyItem(
+                atPath: BuiltProducts.repositoryRoot + "/fixtures/" + part, toPath: prefix + "/share/rangecheck/" + part
+            )
+        }
+        let listing = try await ChildProcess.start(
+            prefix + "/bin/rangecheck", ["--list", "--scenario", "plain", "--client", "gdown"],
+            directory: prefix + "/elsewhere")
+        #expect(await listing.wait(limit: .seconds(60)) == .exited(0), "\(listing.errors)")
+        #expect(listing.output.hasPrefix("plain: "), "\(listing.output)")
+        #expect(
+            listing.output.contains(prefix + "/share/rangecheck/clients/drivers/gdown_driver.py"), "\(listing.output)")
+    }
 }
