@@ -150,6 +150,20 @@ struct ClientDefinitionTests {
         }
     }
 
+    @Test("a definition without a package, or with one from elsewhere, is one line at the key")
+    func packageIsRequired() throws {
+        for (package, location) in [("", "mine.json:1:1"), (#", "package": {"brew": "mine"}"#, "mine.json:1:87")] {
+            let text = Self.minimal.replacingOccurrences(of: #", "package": {"pypi": "mine"}"#, with: package)
+            do {
+                _ = try Self.load(text)
+                Issue.record("accepted \(package)")
+            } catch let error as ConformanceError {
+                #expect(error.message.hasPrefix(location), "\(error.message)")
+                #expect(error.message.contains(#"client.package: must be {"debian": NAME} or {"pypi": NAME}"#))
+            }
+        }
+    }
+
     @Test("a file whose name is not its client's, and a definition named like a Swift column, are refused")
     func namesAreTheFiles() throws {
         #expect(
