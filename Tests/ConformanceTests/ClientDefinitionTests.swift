@@ -250,4 +250,19 @@ struct ClientDefinitionTests {
         #expect(
             listing.output.contains(prefix + "/share/rangecheck/clients/drivers/gdown_driver.py"), "\(listing.output)")
     }
+
+    @Test(
+        "a run records each column's version, and every report shows it beside the column",
+        .enabled(if: BuiltProducts.onPath("curl") != nil))
+    func versionsInReports() async throws {
+        var options = MatrixRunner.Options.forTests
+        options.scenarioPattern = "plain"
+        let matrix = try await MatrixRunner.run(clients: [SubprocessClient.shipped("curl")], options: options)
+        let version = try #require(matrix.versions["curl"])
+        #expect(version.split(separator: ".").count >= 2, "\(version)")
+        #expect(Report.terminal(matrix).hasPrefix("columns: curl \(version)\n"))
+        #expect(Report.markdown(matrix).contains("Columns run: curl \(version)"))
+        #expect(Report.json(matrix).contains("\"versions\" : {\n    \"curl\" : \"\(version)\""))
+        #expect(Report.html(matrix).contains("<b>curl</b> \(version):"))
+    }
 }
