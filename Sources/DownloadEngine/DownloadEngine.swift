@@ -106,7 +106,7 @@ public actor DownloadEngine {
             entry.onDisk = !loggedIDs.contains(record.id)
             tasks[record.id] = entry
             order.append(record.id)
-            byTarget[TaskTarget(url: record.url, destination: store.destinationPath(record))] = record.id
+            byTarget[TaskTarget(record, store: store)] = record.id
         }
     }
 
@@ -150,7 +150,7 @@ public actor DownloadEngine {
             }
         }
         let destination = LexicalPath.absolute(request.destination)
-        let directory = LexicalPath.parent(destination)
+        let directory = request.namesFromResponse ? destination : LexicalPath.parent(destination)
         if !usableDirectories.contains(directory) {
             try FileIO.makeDirectories(directory)
             guard access(directory, W_OK) == 0 else {
@@ -158,10 +158,10 @@ public actor DownloadEngine {
             }
             usableDirectories.insert(directory)
         }
-        if FileIO.isDirectory(destination) {
+        if !request.namesFromResponse, FileIO.isDirectory(destination) {
             throw DownloadError.fileSystem("destination '\(destination)' is a directory")
         }
-        let target = TaskTarget(url: request.url, destination: destination)
+        let target = TaskTarget(request, absoluteDestination: destination)
         if let existing = byTarget[target], var entry = tasks[existing] {
             entry.record.expectedSHA256 = request.sha256?.lowercased() ?? entry.record.expectedSHA256
             entry.record.overwrite = request.overwrite
@@ -170,7 +170,7 @@ public actor DownloadEngine {
             entry.record.requestHeaders = RequestHeaders.replacing(
                 entry.record.requestHeaders, with: request.headers)
             entry.record.storesCredentials = request.storesCredentials ? true : nil
-            if entry.state == .completed, !FileIO.exists(destination) { entry.state = .idle }
+            if entry.state == .completed, !FileIO.exists(store.destinationPath(entry.record)) { entry.state = .idle }
             if entry.state == .failed || entry.state == .cancelled { entry.state = .idle }
             entry.error = nil
             entry.result = nil
@@ -189,6 +189,11 @@ public actor DownloadEngine {
             id: id, url: request.url, destination: store.relative(destination), partial: id.rawValue + ".part",
             expectedSHA256: request.sha256?.lowercased(), overwrite: request.overwrite, state: .idle, created: now,
             updated: now)
+        if request.namesFromResponse {
+            // The URL's name until a response names the file (see `TaskRecord.chooseName`).
+            record.outputDirectory = store.relative(destination)
+            record.destination = store.relative(destination + "/" + (OutputName.fromURL(request.url) ?? "download"))
+        }
         record.requestHeaders = request.headers
         record.storesCredentials = request.storesCredentials ? true : nil
         // Not saved yet: the transfer saves the record once the response head is known, before the first byte is
@@ -289,7 +294,7 @@ public actor DownloadEngine {
             store.delete(entry.record)
             // Also with a record file: a task's first lines went to the log before its record file existed.
             store.removeFromLog(id)
-            byTarget[TaskTarget(url: entry.record.url, destination: store.destinationPath(entry.record))] = nil
+            byTarget[TaskTarget(entry.record, store: store)] = nil
         }
         tasks[id] = nil
         order.removeAll { $0 == id }
@@ -471,6 +476,8 @@ public actor DownloadEngine {
         case .redirected(let hop, let record):
             tasks[id]?.record = record
             hub.publish(.redirected(id, hop))
+        case .named(let record):
+            tasks[id]?.record = record
         case .retrying(let attempt, let delay, let error):
             hub.publish(.retrying(id, attempt: attempt, delay: delay, error: error))
             setState(id, .retrying)
@@ -551,12 +558,6 @@ public actor DownloadEngine {
         for waiter in waiters { waiter.resume(returning: result) }
         checkGroup(entry.group)
     }
-}
-
-/// What makes two requests the same task: the original URL and the absolute destination.
-private struct TaskTarget: Hashable {
-    var url: String
-    var destination: String
 }
 
 /// Fans events out to every subscriber.

@@ -81,8 +81,15 @@ public enum DownloadState: String, Sendable, Codable, CaseIterable {
 public struct DownloadRequest: Sendable, Hashable {
     /// The original URL; the task's identity in the state directory (with ``destination``).
     public var url: String
-    /// The destination file path (absolute or relative to the current directory).
+    /// The destination file path (absolute or relative to the current directory); with ``namesFromResponse``, the
+    /// directory the file is saved in.
     public var destination: String
+    /// Whether the file's name comes from the server: ``destination`` is then a directory, and the file in it is
+    /// named from the `Content-Disposition` of the first response whose bytes are written (`filename*` first, then
+    /// `filename`), else from the last segment of the URL's path, sanitised to one name (see ``OutputName``). The
+    /// first name chosen is kept in the task's record: a later response, or a later run, that names the file
+    /// otherwise does not rename it. The task is identified by its URL and the directory. Default `false`.
+    public var namesFromResponse: Bool
     /// The expected SHA-256 in hex, verified before the file is moved into place (needs
     /// ``DownloadConfiguration/Verification/sha256``).
     public var sha256: String?
@@ -114,12 +121,15 @@ public struct DownloadRequest: Sendable, Hashable {
     ///   - overwrite: Whether an existing destination may be replaced.
     ///   - headers: Request headers of this download.
     ///   - storesCredentials: Whether credential headers are written to the state directory.
+    ///   - namesFromResponse: Whether `destination` is a directory and the server names the file in it.
     public init(
         url: String, destination: String, sha256: String? = nil, overwrite: Bool = false,
-        headers: [(name: String, value: String)] = [], storesCredentials: Bool = false
+        headers: [(name: String, value: String)] = [], storesCredentials: Bool = false,
+        namesFromResponse: Bool = false
     ) {
         self.url = url
         self.destination = destination
+        self.namesFromResponse = namesFromResponse
         self.sha256 = sha256
         self.overwrite = overwrite
         self.headerFields = headers.map { HeaderField(name: $0.name, value: $0.value) }

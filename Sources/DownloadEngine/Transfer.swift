@@ -9,6 +9,8 @@ enum TransferReport: Sendable {
     case running
     case progress(DownloadProgress)
     case redirected(RedirectHop, TaskRecord)
+    /// A task named from the response chose its file's name (the record's `destination`).
+    case named(TaskRecord)
     case retrying(attempt: Int, delay: Duration, error: DownloadError)
 }
 
@@ -380,6 +382,9 @@ final class Transfer: @unchecked Sendable {
             return .done
         case .restartWithBody(let total):
             try truncate()
+            if record.chooseName(contentDisposition: response.header("content-disposition"), store: store) {
+                await report(.named(record))
+            }
             let neverLogged = !recordOnDisk && record.validators == .init()
             record.validators = .init(
                 etag: head.etag, lastModified: head.lastModified, totalLength: total, contentType: head.contentType)
@@ -399,6 +404,9 @@ final class Transfer: @unchecked Sendable {
             let end = try await stream(response.body, skip: 0, expectedEnd: total, owed: owed)
             return total.map { end >= $0 } ?? true ? .done : .moreToFetch
         case .append(let total), .skipOverlap(_, let total):
+            // A resume of a partial file whose task never chose a name (written by a run without one) names it now.
+            let named = record.chooseName(contentDisposition: response.header("content-disposition"), store: store)
+            if named { await report(.named(record)) }
             var skip: Int64 = 0
             if case .skipOverlap(let overlap, _) = decision { skip = overlap }
             var validators = record.validators
@@ -406,7 +414,7 @@ final class Transfer: @unchecked Sendable {
             if let etag = head.etag { validators.etag = etag }
             if let lastModified = head.lastModified { validators.lastModified = lastModified }
             if let contentType = head.contentType { validators.contentType = contentType }
-            let changed = validators != record.validators || record.reprDigestSHA256 != reprDigest
+            let changed = named || validators != record.validators || record.reprDigestSHA256 != reprDigest
             record.validators = validators
             record.reprDigestSHA256 = reprDigest
             let range = head.contentRange.flatMap(ContentRange.init(parsing:))

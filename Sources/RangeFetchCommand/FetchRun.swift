@@ -25,7 +25,8 @@ struct FetchRun {
             printError("\(error)")
             return .failure
         }
-        let outputDirectory = (LexicalPath.parent(planned[0].destination))
+        let outputDirectory =
+            command.remoteHeaderName ? planned[0].destination : LexicalPath.parent(planned[0].destination)
         let stateDirectory = command.state ?? outputDirectory + "/.rangefetch"
 
         // Before the engine: Ctrl-C must also end a wait for the state directory's lock, with nothing written.
@@ -62,13 +63,17 @@ struct FetchRun {
         var ids: [(index: Int, id: DownloadTaskID)] = []
         var statuses = [ExitStatus?](repeating: nil, count: planned.count)
         for (index, item) in planned.enumerated() {
-            let name = LexicalPath.lastComponent(item.destination)
+            // With -J the name is not known yet: the URL's is shown (and matched in --checksums) until then.
+            let name =
+                command.remoteHeaderName
+                ? OutputName.fromURL(item.url) ?? "download" : LexicalPath.lastComponent(item.destination)
             let expected = command.sha256 ?? checksums[name] ?? checksums[LexicalPath.lastComponent(urlPath(item.url))]
             do {
                 let id = try await engine.add(
                     DownloadRequest(
                         url: item.url, destination: item.destination, sha256: expected, overwrite: command.overwrite,
-                        headers: headers, storesCredentials: command.storeCredentials))
+                        headers: headers, storesCredentials: command.storeCredentials,
+                        namesFromResponse: command.remoteHeaderName))
                 await renderer.name(id, name)
                 ids.append((index, id))
             } catch let error as DownloadError where DownloadError.credentialsRequired ~= error {
@@ -136,6 +141,11 @@ struct FetchRun {
 
     /// One destination per URL: the `-o` file for one URL, else `<dir>/<last path component>` (deduplicated).
     func destinations() throws -> [(url: String, destination: String)] {
+        if command.remoteHeaderName {
+            // The directory: the engine names each file in it from the response.
+            let directory = LexicalPath.absolute(command.output ?? ".")
+            return command.urls.map { ($0, directory) }
+        }
         if command.urls.count == 1, let output = command.output, !output.hasSuffix("/"),
             !isDirectory(LexicalPath.absolute(output))
         {

@@ -138,6 +138,15 @@ struct RangeFetch: AsyncParsableCommand {
     var overwrite = false
 
     @Flag(
+        name: [.customShort("J"), .customLong("remote-header-name")],
+        help: """
+            Name each file from the server's Content-Disposition (filename*, then filename), sanitised to one name \
+            in the output directory (else the URL's name); the first name a download gets is kept. --output must \
+            then be a directory.
+            """)
+    var remoteHeaderName = false
+
+    @Flag(
         help: """
             Flush downloads and records to disk (fsync) so that they also survive power loss; without it they \
             survive the process being killed at any instant.
@@ -208,6 +217,13 @@ struct RangeFetch: AsyncParsableCommand {
             _ = try proxySetting(environment: ProcessInfo.processInfo.environment)
         } catch let error as DownloadError {
             printError(error.message)
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        if remoteHeaderName, let output, !output.hasSuffix("/"), !isDirectory(LexicalPath.absolute(output)) {
+            // One line without the usage text: the two options are the whole story.
+            printError(
+                "-J names the file from the server: --output must be a directory (an existing one, or end it with "
+                    + "'/'), not the file '\(output)'")
             throw ExitCode(ExitStatus.usage.rawValue)
         }
         if let checksums, (try? String(contentsOfFile: checksums, encoding: .utf8)) == nil {
