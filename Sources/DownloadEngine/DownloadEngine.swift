@@ -28,6 +28,11 @@ public actor DownloadEngine {
         var result: DownloadResult?
         /// Whether the task's record is on disk; a new task's is saved only once there is something to resume.
         var onDisk = true
+        /// Whether the next transfer revalidates the completed file (``DownloadRequest/revalidates``); until it
+        /// gets a new representation, the completed record on disk stays as it is.
+        var revalidating = false
+        /// Whether the last transfer's revalidation got a 304.
+        var notModified = false
     }
 
     private struct GroupEntry {
@@ -171,6 +176,12 @@ public actor DownloadEngine {
                 entry.record.requestHeaders, with: request.headers)
             entry.record.storesCredentials = request.storesCredentials ? true : nil
             if entry.state == .completed, !FileIO.exists(store.destinationPath(entry.record)) { entry.state = .idle }
+            if request.revalidates, entry.state == .completed {
+                entry.state = .idle
+                entry.revalidating = true
+                entry.notModified = false
+                entry.record.replacing = true
+            }
             if entry.state == .failed || entry.state == .cancelled { entry.state = .idle }
             entry.error = nil
             entry.result = nil
@@ -309,7 +320,7 @@ public actor DownloadEngine {
         return DownloadTaskSnapshot(
             id: id, url: entry.record.url, resolvedURL: entry.record.resolvedURL, redirects: entry.record.redirects,
             destination: store.destinationPath(entry.record), state: entry.state, progress: entry.progress,
-            error: entry.error, group: entry.group)
+            error: entry.error, group: entry.group, notModified: entry.notModified)
     }
 
     /// Snapshots of every task, in the order they were added (loaded tasks first).
@@ -446,8 +457,8 @@ public actor DownloadEngine {
             // hop of its own, so their own `running` reports could arrive in another order.
             setState(id, .running, persist: false)
             let transfer = Transfer(
-                record: entry.record, recordOnDisk: entry.onDisk, store: store, transport: transport,
-                configuration: configuration
+                record: entry.record, recordOnDisk: entry.onDisk, revalidating: entry.revalidating, store: store,
+                transport: transport, configuration: configuration
             ) { [weak self] report in
                 await self?.handle(report, for: id)
             }
@@ -492,9 +503,11 @@ public actor DownloadEngine {
         entry.onDisk = true
         entry.worker = nil
         entry.stopIntent = nil
+        entry.revalidating = false
         switch outcome {
-        case .completed(let record, let sha256, let bytes, let onDisk):
+        case .completed(let record, let sha256, let bytes, let onDisk, let notModified):
             entry.onDisk = onDisk
+            entry.notModified = notModified
             entry.record = record
             entry.progress = .init(bytes: bytes, total: bytes, bytesPerSecond: entry.progress.bytesPerSecond, eta: 0)
             tasks[id] = entry
@@ -510,8 +523,9 @@ public actor DownloadEngine {
             hub.publish(.failed(id, error))
             setState(id, .failed, persist: false)
             settle(id, .failed(error))
-        case .stopped(let record):
+        case .stopped(let record, let revalidating):
             entry.record = record
+            entry.revalidating = revalidating
             tasks[id] = entry
             if intent == .cancelled {
                 finishCancelled(id)
@@ -543,7 +557,11 @@ public actor DownloadEngine {
         entry.state = state
         entry.record.state = state
         tasks[id] = entry
-        if persist, [.paused, .cancelled, .failed, .completed].contains(state), (try? store.save(entry.record)) != nil {
+        // A revalidation that has not started keeps the completed record on disk: the next run finds the task done.
+        let keepsCompleted = entry.revalidating && state == .paused
+        if persist, !keepsCompleted, [.paused, .cancelled, .failed, .completed].contains(state),
+            (try? store.save(entry.record)) != nil
+        {
             tasks[id]?.onDisk = true
         }
         hub.publish(.stateChanged(id, state))

@@ -29,6 +29,10 @@ struct TaskRecord: Codable, Hashable, Sendable {
     /// Whether ``destination`` holds the name chosen from a response: kept from then on, so a later response (or a
     /// later run) that names the file differently does not rename it.
     var nameChosen: Bool?
+    /// Whether this download replaces a destination that an earlier completion of the task put there (a
+    /// revalidation got a new representation): its completion may replace that file without
+    /// ``DownloadRequest/overwrite``. `nil` otherwise.
+    var replacing: Bool?
     /// Relative to the state directory.
     var partial: String
     var expectedSHA256: String?

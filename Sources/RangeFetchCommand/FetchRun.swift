@@ -73,7 +73,7 @@ struct FetchRun {
                     DownloadRequest(
                         url: item.url, destination: item.destination, sha256: expected, overwrite: command.overwrite,
                         headers: headers, storesCredentials: command.storeCredentials,
-                        namesFromResponse: command.remoteHeaderName))
+                        namesFromResponse: command.remoteHeaderName, revalidates: command.revalidate))
                 await renderer.name(id, name)
                 ids.append((index, id))
             } catch let error as DownloadError where DownloadError.credentialsRequired ~= error {
@@ -87,9 +87,12 @@ struct FetchRun {
                 statuses[index] = .failure
             }
         }
+        var notModified: [(id: DownloadTaskID, path: String)] = []
         for (index, id) in ids {
             switch await engine.result(of: id) {
-            case .completed: statuses[index] = .success
+            case .completed(let path, _, _):
+                statuses[index] = .success
+                if await engine.snapshot(id)?.notModified == true { notModified.append((id, path)) }
             case .failed(let error):
                 statuses[index] = ExitStatus.of(error)
                 // Also on stderr, one line naming the URL: stdout may be a log file or JSON for a program, and a
@@ -100,6 +103,8 @@ struct FetchRun {
         }
         await engine.shutdown()
         await rendering.value
+        // After every event: the last word on a file the server said is current.
+        for (id, path) in notModified { await renderer.notModified(id, path: path) }
         if interrupted.isSet { return .interrupted }
         return statuses.compactMap { $0 }.first { $0 != .success } ?? .success
     }

@@ -147,6 +147,15 @@ struct RangeFetch: AsyncParsableCommand {
     var remoteHeaderName = false
 
     @Flag(
+        name: [.customShort("N"), .customLong("revalidate")],
+        help: """
+            Ask the server whether a completed download changed (If-None-Match with its ETag, else \
+            If-Modified-Since): 304 keeps the file ('not modified'), a new version replaces it once complete and \
+            verified. Without it a completed download is not fetched again.
+            """)
+    var revalidate = false
+
+    @Flag(
         help: """
             Flush downloads and records to disk (fsync) so that they also survive power loss; without it they \
             survive the process being killed at any instant.
