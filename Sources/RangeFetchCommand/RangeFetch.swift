@@ -84,6 +84,16 @@ struct RangeFetch: AsyncParsableCommand {
     @Option(help: "A sha256sum-format file of expected digests, matched by output file name.")
     var checksums: String?
 
+    @Option(
+        name: [.customShort("i"), .customLong("input-file")],
+        help: ArgumentHelp(
+            """
+            Also download the URLs in this file ('-' for standard input), after those given as arguments: one per \
+            line, each followed by indented out=NAME and checksum=sha-256=HEX lines, as in aria2c's input files; \
+            blank lines and # comments are ignored. --output is then a directory.
+            """, valueName: "file"))
+    var inputFile: String?
+
     @Option(name: .customLong("connect-timeout"), help: "Connect timeout (e.g. 10s, 500ms, 1m).")
     var connectTimeout: String = "10s"
 
@@ -185,7 +195,17 @@ struct RangeFetch: AsyncParsableCommand {
     var urls: [String] = []
 
     func validate() throws {
-        guard !urls.isEmpty else { throw ValidationError("at least one URL is required") }
+        guard !urls.isEmpty || inputFile != nil else { throw ValidationError("at least one URL is required") }
+        let list: InputList?
+        do {
+            list = try inputList()
+        } catch {
+            // One line without the usage text: FILE:LINE and the reason are the whole story.
+            printError(error.message)
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        let all = allURLs(list)
+        guard !all.isEmpty else { throw ValidationError("at least one URL is required; '\(inputFile ?? "")' has none") }
         guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
         guard (1...16).contains(connections) else {
             throw ValidationError("--connections must be between 1 and 16, got \(connections)")
@@ -205,12 +225,16 @@ struct RangeFetch: AsyncParsableCommand {
             throw ValidationError("--deadline: invalid duration '\(deadline)'")
         }
         if let sha256 {
-            guard urls.count == 1 else { throw ValidationError("--sha256 needs exactly one URL; use --checksums") }
+            guard all.count == 1 else { throw ValidationError("--sha256 needs exactly one URL; use --checksums") }
             guard sha256.count == 64, sha256.allSatisfy(\.isHexDigit) else {
                 throw ValidationError("--sha256 must be 64 hex digits")
             }
         }
-        if noDigest, let other = sha256 != nil ? "--sha256" : checksums != nil ? "--checksums" : nil {
+        let listed = list?.entries.contains { $0.sha256 != nil } == true
+        if noDigest,
+            let other = sha256 != nil
+                ? "--sha256" : checksums != nil ? "--checksums" : listed ? "checksum= in \(inputFile ?? "")" : nil
+        {
             // One line without the usage text: the two flags are the whole story.
             printError("--no-digest cannot be combined with \(other): checking a digest needs one computed")
             throw ExitCode(ExitStatus.usage.rawValue)
@@ -235,8 +259,19 @@ struct RangeFetch: AsyncParsableCommand {
                     + "'/'), not the file '\(output)'")
             throw ExitCode(ExitStatus.usage.rawValue)
         }
-        if let checksums, (try? String(contentsOfFile: checksums, encoding: .utf8)) == nil {
-            throw ValidationError("--checksums: cannot read '\(checksums)'")
+        let listedChecksums: [String: String]
+        if let checksums {
+            guard let text = try? String(contentsOfFile: checksums, encoding: .utf8) else {
+                throw ValidationError("--checksums: cannot read '\(checksums)'")
+            }
+            listedChecksums = parseChecksums(text)
+        } else {
+            listedChecksums = [:]
+        }
+        if let conflict = digestConflict(list, checksums: listedChecksums) {
+            // One line naming the URL: a usage error, before anything is downloaded.
+            printError(conflict)
+            throw ExitCode(ExitStatus.usage.rawValue)
         }
     }
 
@@ -298,7 +333,8 @@ struct RangeFetch: AsyncParsableCommand {
 
     /// The spellings of the options that take a separate value, which ``setAsideURLs(_:)`` must step over.
     static let optionsTakingValues: Set<String> = [
-        "-o", "--output", "--state", "-j", "--concurrency", "-x", "--connections", "--sha256", "--checksums",
+        "-o", "--output", "--state", "-j", "--concurrency", "-x", "--connections", "--sha256", "--checksums", "-i",
+        "--input-file",
         "--connect-timeout",
         "--idle-timeout", "--deadline", "--retries", "--cacert",
         "-H", "--header", "--user-agent", "--proxy", "--noproxy",
