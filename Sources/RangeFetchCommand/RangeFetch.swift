@@ -24,7 +24,7 @@ enum ExitStatus: Int32 {
         case DownloadError.permanentHTTPStatus, DownloadError.tooManyRedirects: .permanentHTTPFailure
         case DownloadError.retriesExhausted, DownloadError.deadlineExceeded: .retriesExhausted
         case DownloadError.invalidURL, DownloadError.unsupportedScheme, DownloadError.invalidHeader,
-            DownloadError.credentialsRequired, DownloadError.invalidProxy:
+            DownloadError.credentialsRequired, DownloadError.invalidProxy, DownloadError.invalidInputList:
             .usage
         default:
             if error.kind == "redirect-without-location" || error.kind == "unexpected-response" {
@@ -53,7 +53,8 @@ struct RangeFetch: AsyncParsableCommand {
               2    permanent HTTP failure (4xx, a proxy's refusal, too many redirects, unusable response)
               3    verification failure (length or SHA-256 mismatch)
               4    retries exhausted (or the overall deadline passed)
-              64   usage error (bad option, malformed URL, unsupported scheme, bad header or proxy, missing credentials)
+              64   usage error (bad option, malformed URL, unsupported scheme, bad header or proxy, missing credentials,
+                   a bad -i line, two digests for one URL that disagree)
               130  interrupted (paused; run again to resume)
             With several URLs, the code is that of the first failed URL in command-line order.
             """
