@@ -135,6 +135,44 @@ struct RevalidationTests {
         }
     }
 
+    @Test("-x 4: the probe carries If-None-Match; a 304 keeps the file, a new version is fetched in segments")
+    func segmented() async throws {
+        let scenario = """
+            { "description": "v1, v1, then v2, over four connections.", "resource": "/bytes/3M?seed=86",
+              "attempts": [ {}, {}, { "version": 2 } ] }
+            """
+        try await withRangeServer(try serverWithScenario("reval-x4", scenario)) { server in
+            let dir = makeTemporaryDirectory()
+            let url = server.baseURL + "/scenario/reval-x4/r1"
+            let output = dir + "/x4.bin"
+            let request = DownloadRequest(url: url, destination: output, revalidates: true)
+            let v1 = expectedSHA256(size: 3 << 20, seed: 86)
+            // Fetched first over one connection: the scenario counts every request, segments too.
+            let id = try await withEngine(on: server, testConfiguration(), directory: dir) { _, engine, _ in
+                let id = try await engine.add(request)
+                #expect(await engine.result(of: id) == .completed(path: output, sha256: v1, bytes: 3 << 20))
+                return id
+            }
+            let segmented = testConfiguration { $0.connectionsPerFile = 4 }
+            try await withEngine(on: server, segmented, directory: dir) { server, engine, _ in
+                #expect(try await engine.add(request) == id)
+                #expect(await engine.result(of: id) == .completed(path: output, sha256: v1, bytes: 3 << 20))
+                #expect(await engine.snapshot(id)?.notModified == true)
+                #expect(try await engine.add(request) == id)
+                let v2 = expectedSHA256(size: 3 << 20, seed: 86, version: 2)
+                #expect(await engine.result(of: id) == .completed(path: output, sha256: v2, bytes: 3 << 20))
+                #expect(try sha256(ofFile: output) == v2)
+                let gets = await settledRequests(server, "/scenario/reval-x4/").sorted { $0.arrival < $1.arrival }
+                let conditional = gets.filter { $0.requestHeaders["if-none-match"] != nil }
+                try #require(conditional.count == 2)
+                #expect(conditional.map(\.status) == [304, 206])
+                #expect(conditional.allSatisfy { $0.requestHeaders["range"] == "bytes=0-65535" })
+                // The first download, the 304, the probe and more than one segment of version 2.
+                #expect(gets.count > 4, "version 2 fetched in segments")
+            }
+        }
+    }
+
     @Test("without an ETag: If-Modified-Since; a new version that fails verification leaves the old file")
     func lastModifiedAndFailedReplacement() async throws {
         let scenario = """
