@@ -19,15 +19,18 @@ extension SubprocessClient {
 
     /// `rangefetch --output OUTPUT --state STATE --idle-timeout IDLE --connect-timeout 5s [--cacert CA] URL` (with
     /// several
-    /// files: `--output DIR -j N URL...`), found next to `rangecheck` or on PATH. It retries by itself, so
-    /// it is never re-run; SIGINT pauses it (exit 130) and running it again resumes.
+    /// files: `--output DIR -j N URL...`; named by the server: `-J --output DIR/ URL`), found next to `rangecheck` or
+    /// on PATH. It retries by itself, so it is never re-run; SIGINT pauses it (exit 130) and running it again
+    /// resumes.
     ///
     /// - Parameters:
     ///   - directory: the directory searched before PATH (where `rangecheck` itself lives).
     /// - Returns: the client.
     ///   - connections: `-x`: above 1 the column is `rangefetch-xN` and segmented.
     public static func rangefetch(nextTo directory: String?, connections: Int = 1) -> SubprocessClient {
-        var capabilities: ClientCapabilities = [.killAndRestart, .pauseAndResume, .multipleFiles, .authorization]
+        var capabilities: ClientCapabilities = [
+            .killAndRestart, .pauseAndResume, .multipleFiles, .authorization, .serverNamedOutput,
+        ]
         if connections > 1 { capabilities.insert(.segmented) }
         let split = connections > 1 ? "-x \(connections) " : ""
         return SubprocessClient(
@@ -35,7 +38,8 @@ extension SubprocessClient {
             preferredDirectories: directory.map { [$0] } ?? [],
             capabilities: capabilities,
             invocation: "rangefetch \(split)--output OUTPUT --state STATE --idle-timeout 5s --connect-timeout 5s "
-                + "[--cacert CA] [-H 'Authorization: AUTH'] URL (its own retries; SIGINT pauses, exit 130); a row's connect-timeout replaces 5s, its retries "
+                + "[--cacert CA] [-H 'Authorization: AUTH'] URL (named by the server: -J --output DIR/ URL) "
+                + "(its own retries; SIGINT pauses, exit 130); a row's connect-timeout replaces 5s, its retries "
                 + "add --retries N",
             transientExitCodes: [], pausedExitCode: 130,
             probe: { path in
@@ -53,7 +57,10 @@ extension SubprocessClient {
             if let retries = job.retries { arguments += ["--retries", String(retries)] }
             if connections > 1 { arguments += ["-x", String(connections)] }
             arguments += trust(job, "--cacert") + authorization(job, "--header")
-            if job.transfers.count == 1 {
+            if job.namesFromServer {
+                // The directory, with the '/' that tells -J it is one even before it exists.
+                arguments += ["-J", "--output", job.transfers[0].directory + "/", job.transfers[0].url]
+            } else if job.transfers.count == 1 {
                 arguments += ["--output", job.transfers[0].output, job.transfers[0].url]
             } else {
                 let directory = (job.transfers[0].output as NSString).deletingLastPathComponent
