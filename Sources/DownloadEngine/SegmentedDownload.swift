@@ -56,6 +56,8 @@ final class SegmentedDownload: @unchecked Sendable {
         var log: SegmentLog
         var connections: Int
         var started: ContinuousClock.Instant
+        /// The bandwidth limits every segment's body is read under, if any.
+        var pacing: ReadPacing?
         var headers: @Sendable (_ url: String) -> [(name: String, value: String)]
         var progress: @Sendable (_ bytes: Int64) async -> Void
     }
@@ -239,7 +241,8 @@ final class SegmentedDownload: @unchecked Sendable {
             let response: TransportResponse
             do {
                 response = try await watched(activity) { [context] in
-                    try await context.transport.execute(TransportRequest(url: requestURL, headers: sent))
+                    try await context.transport.execute(
+                        TransportRequest(url: requestURL, headers: sent, pacing: context.pacing))
                 }
             } catch let error as DownloadError where error.isRetryable {
                 throw Retry(error: error, after: nil)

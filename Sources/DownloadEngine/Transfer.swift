@@ -30,6 +30,8 @@ final class Transfer: @unchecked Sendable {
     private let store: StateStore
     private let transport: any Transport
     private let configuration: DownloadConfiguration
+    /// The bandwidth limits every request of this task is read under (the engine's and its own), if any.
+    private let pacing: ReadPacing?
     private let report: @Sendable (TransferReport) async -> Void
 
     /// Whether a record of this task is on disk (loaded, or saved by the engine or a transfer before).
@@ -63,8 +65,10 @@ final class Transfer: @unchecked Sendable {
 
     init(
         record: TaskRecord, recordOnDisk: Bool, store: StateStore, transport: any Transport,
-        configuration: DownloadConfiguration, report: @escaping @Sendable (TransferReport) async -> Void
+        configuration: DownloadConfiguration, pacing: ReadPacing? = nil,
+        report: @escaping @Sendable (TransferReport) async -> Void
     ) {
+        self.pacing = pacing
         self.record = record
         self.recordOnDisk = recordOnDisk
         self.store = store
@@ -314,7 +318,7 @@ final class Transfer: @unchecked Sendable {
             headers.append(("Range", range))
         }
         headers += userHeaders(crossOrigin: crossOrigin)
-        let request = TransportRequest(url: url, headers: headers)
+        let request = TransportRequest(url: url, headers: headers, pacing: pacing)
         configuration.logger.debug("request sent", metadata: ["url": "\(url)", "range": "\(range)"])
         activity.touch()
         return try await withWatchdog { [self] in
@@ -553,7 +557,7 @@ final class Transfer: @unchecked Sendable {
             context: .init(
                 transport: transport, configuration: configuration, originalURL: original,
                 validators: record.validators, ifRange: etag, fd: fd, path: partialPath, log: log,
-                connections: configuration.connectionsPerFile, started: started,
+                connections: configuration.connectionsPerFile, started: started, pacing: pacing,
                 headers: { [self] url in userHeaders(crossOrigin: crossOrigin || !sameOrigin(url, original)) },
                 progress: { [self] bytes in
                     activity.advance(to: bytes)

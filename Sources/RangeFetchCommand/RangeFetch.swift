@@ -97,6 +97,13 @@ struct RangeFetch: AsyncParsableCommand {
     var retries: Int = 10
 
     @Option(
+        name: .customLong("limit-rate"),
+        help: ArgumentHelp(
+            "Read at most this many bytes per second, all downloads and segments together (e.g. 500K, 2M).",
+            valueName: "rate"))
+    var limitRate: String?
+
+    @Option(
         help: ArgumentHelp(
             "Also trust the CA certificates (PEM) in this file for https:// (repeatable).", valueName: "file"))
     var cacert: [String] = []
@@ -185,6 +192,11 @@ struct RangeFetch: AsyncParsableCommand {
         }
         if let deadline, parseDuration(deadline) == nil {
             throw ValidationError("--deadline: invalid duration '\(deadline)'")
+        }
+        if let limitRate, parseRate(limitRate) == nil {
+            // One line without the usage text: the value is the whole story.
+            printError("--limit-rate: invalid rate '\(limitRate)' (bytes per second above 0, e.g. 500K, 2M)")
+            throw ExitCode(ExitStatus.usage.rawValue)
         }
         if let sha256 {
             guard urls.count == 1 else { throw ValidationError("--sha256 needs exactly one URL; use --checksums") }
@@ -275,7 +287,7 @@ struct RangeFetch: AsyncParsableCommand {
     static let optionsTakingValues: Set<String> = [
         "-o", "--output", "--state", "-j", "--concurrency", "-x", "--connections", "--sha256", "--checksums",
         "--connect-timeout",
-        "--idle-timeout", "--deadline", "--retries", "--cacert",
+        "--idle-timeout", "--deadline", "--retries", "--cacert", "--limit-rate",
         "-H", "--header", "--user-agent", "--proxy", "--noproxy",
     ]
 
@@ -341,6 +353,7 @@ struct RangeFetch: AsyncParsableCommand {
             connect: parseDuration(connectTimeout)!, idle: parseDuration(idleTimeout)!,
             overall: deadline.flatMap(parseDuration))
         configuration.retry.maximumRetries = retries
+        configuration.maximumBytesPerSecond = limitRate.flatMap(parseRate)
         if durable { configuration.durability = .powerLoss }
         if noDigest { configuration.verification = .lengthOnly }
         configuration.tls = trust
@@ -362,6 +375,24 @@ func parseDuration(_ text: String) -> Duration? {
     }
     guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
     return .milliseconds(Int64((value * scale * 1000).rounded()))
+}
+
+/// Parses a rate in bytes per second: a number with an optional `K`, `M` or `G` (powers of 1024, either case, as
+/// curl's `--limit-rate`) and an optional `/s`; `nil` for anything else, 0, or more than 2^62.
+func parseRate(_ text: String) -> Int64? {
+    var number = Substring(text)
+    if number.hasSuffix("/s") { number = number.dropLast(2) }
+    var scale = 1.0
+    if let last = number.last, let power = ["k": 1, "m": 2, "g": 3][last.lowercased()] {
+        scale = pow(1024, Double(power))
+        number = number.dropLast()
+    }
+    guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+        let value = Double(number), value.isFinite
+    else { return nil }
+    let bytes = (value * scale).rounded()
+    guard bytes >= 1, bytes <= 0x1p62 else { return nil }
+    return Int64(bytes)
 }
 
 /// Reads a `sha256sum` file: `HEX  name` or `HEX *name` per line.

@@ -1,0 +1,63 @@
+import Foundation
+import NIOCore
+
+/// One bandwidth limit shared by every reader under it (the engine's, or one download's segments), around a
+/// ``TokenBucket``.
+///
+/// The lock is held for the arithmetic only: a reader that must wait is told how long, and waits without it (an
+/// event loop's scheduled task, or a task's sleep).
+final class BandwidthLimiter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bucket: TokenBucket
+
+    /// A limit of `bytesPerSecond` (above 0), full at first.
+    init(bytesPerSecond: Int64) {
+        bucket = TokenBucket(bytesPerSecond: bytesPerSecond, now: .now)
+    }
+
+    /// Charges `bytes` just read; returns how long to wait before the next read.
+    func take(_ bytes: Int) -> Duration {
+        let now = ContinuousClock.now
+        return lock.withLock { bucket.take(bytes, at: now) }
+    }
+
+    /// How long to wait before reading at all (before a request is sent).
+    var wait: Duration {
+        let now = ContinuousClock.now
+        return lock.withLock { bucket.wait(at: now) }
+    }
+}
+
+/// The bandwidth limits one request's body is read under: the engine's (shared by every download) and its own
+/// download's (shared by its segments). A request without limits carries no pacing at all (`nil`), so the
+/// unlimited path costs one `nil` check per body part.
+struct ReadPacing: Sendable {
+    private let shared: BandwidthLimiter?
+    private let own: BandwidthLimiter?
+
+    /// The pacing of `shared` and `own`, or `nil` when both are `nil`.
+    init?(shared: BandwidthLimiter?, own: BandwidthLimiter?) {
+        guard shared != nil || own != nil else { return nil }
+        self.shared = shared
+        self.own = own
+    }
+
+    /// Charges `bytes` just read to both limits; returns the longer wait before the next read.
+    func take(_ bytes: Int) -> Duration {
+        max(shared?.take(bytes) ?? .zero, own?.take(bytes) ?? .zero)
+    }
+
+    /// How long to wait before sending a request: until neither limit is in debt.
+    ///
+    /// Without it, bodies that arrive in one read each (many small files) would never wait: the debt of a read is
+    /// paid before the next read of the same connection, and such a connection reads once.
+    var wait: Duration { max(shared?.wait ?? .zero, own?.wait ?? .zero) }
+
+    /// The next read of the connection, held back by `delay` on its event loop (the back-pressure that delays it:
+    /// nothing sleeps, nothing holds a lock).
+    static func hold(for delay: Duration, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        let (seconds, attoseconds) = delay.components
+        let amount = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        return eventLoop.scheduleTask(in: amount) {}.futureResult
+    }
+}
