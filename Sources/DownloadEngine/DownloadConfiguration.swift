@@ -76,6 +76,11 @@ public struct DownloadConfiguration: Sendable {
     /// plus that burst and one read (at most 64 KiB) per connection. Without a limit the reading path is unchanged.
     public var maximumBytesPerSecond: Int64?
 
+    /// The low-speed abort: an attempt slower than this over its window is aborted and resumed where it stood,
+    /// a bounded number of times (see ``LowSpeedLimit``). Default `nil`: no attempt is too slow, only the idle
+    /// timeout ends one that brings nothing.
+    public var lowSpeed: LowSpeedLimit?
+
     /// Where the engine logs what it does: each request sent (URL, range), each response status, each retry and
     /// its reason, each resume decision (at `debug`, retries at `info`). Default: a logger that drops everything.
     public var logger: Logger
@@ -97,6 +102,7 @@ public struct DownloadConfiguration: Sendable {
         onTaskCancellation: TaskCancellation = .pause,
         proxy: Proxy = .direct,
         maximumBytesPerSecond: Int64? = nil,
+        lowSpeed: LowSpeedLimit? = nil,
         logger: Logger = Logger(label: "DownloadEngine", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.concurrency = concurrency
@@ -114,6 +120,7 @@ public struct DownloadConfiguration: Sendable {
         self.onTaskCancellation = onTaskCancellation
         self.proxy = proxy
         self.maximumBytesPerSecond = maximumBytesPerSecond
+        self.lowSpeed = lowSpeed
         self.logger = logger
     }
 

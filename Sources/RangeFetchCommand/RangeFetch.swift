@@ -22,7 +22,7 @@ enum ExitStatus: Int32 {
         switch error {
         case DownloadError.verificationFailed: .verificationFailure
         case DownloadError.permanentHTTPStatus, DownloadError.tooManyRedirects: .permanentHTTPFailure
-        case DownloadError.retriesExhausted, DownloadError.deadlineExceeded: .retriesExhausted
+        case DownloadError.retriesExhausted, DownloadError.deadlineExceeded, DownloadError.tooSlow: .retriesExhausted
         case DownloadError.invalidURL, DownloadError.unsupportedScheme, DownloadError.invalidHeader,
             DownloadError.credentialsRequired, DownloadError.invalidProxy:
             .usage
@@ -52,7 +52,7 @@ struct RangeFetch: AsyncParsableCommand {
               1    other failure (file system, destination exists, bad or busy state directory, TLS certificate refused)
               2    permanent HTTP failure (4xx, a proxy's refusal, too many redirects, unusable response)
               3    verification failure (length or SHA-256 mismatch)
-              4    retries exhausted (or the overall deadline passed)
+              4    retries or slow aborts exhausted (or the overall deadline passed)
               64   usage error (bad option, malformed URL, unsupported scheme, bad header or proxy, missing credentials)
               130  interrupted (paused; run again to resume)
             With several URLs, the code is that of the first failed URL in command-line order.
@@ -102,6 +102,25 @@ struct RangeFetch: AsyncParsableCommand {
             "Read at most this many bytes per second, all downloads and segments together (e.g. 500K, 2M).",
             valueName: "rate"))
     var limitRate: String?
+
+    @Option(
+        name: .customLong("speed-limit"),
+        help: ArgumentHelp(
+            """
+            Abort an attempt slower than this many bytes per second over --speed-time and resume it where it \
+            stood (e.g. 100K).
+            """, valueName: "rate"))
+    var speedLimit: String?
+
+    @Option(
+        name: .customLong("speed-time"),
+        help: ArgumentHelp("How long an attempt may stay below --speed-limit (default 30s).", valueName: "duration"))
+    var speedTime: String?
+
+    @Option(
+        name: .customLong("slow-retries"),
+        help: "Slow attempts aborted and resumed before a download fails, apart from --retries.")
+    var slowRetries: Int = 5
 
     @Option(
         help: ArgumentHelp(
@@ -198,6 +217,12 @@ struct RangeFetch: AsyncParsableCommand {
             printError("--limit-rate: invalid rate '\(limitRate)' (bytes per second above 0, e.g. 500K, 2M)")
             throw ExitCode(ExitStatus.usage.rawValue)
         }
+        do {
+            _ = try lowSpeedLimit()
+        } catch let error as ValidationError {
+            printError(error.message)
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
         if let sha256 {
             guard urls.count == 1 else { throw ValidationError("--sha256 needs exactly one URL; use --checksums") }
             guard sha256.count == 64, sha256.allSatisfy(\.isHexDigit) else {
@@ -287,7 +312,8 @@ struct RangeFetch: AsyncParsableCommand {
     static let optionsTakingValues: Set<String> = [
         "-o", "--output", "--state", "-j", "--concurrency", "-x", "--connections", "--sha256", "--checksums",
         "--connect-timeout",
-        "--idle-timeout", "--deadline", "--retries", "--cacert", "--limit-rate",
+        "--idle-timeout", "--deadline", "--retries", "--cacert", "--limit-rate", "--speed-limit", "--speed-time",
+        "--slow-retries",
         "-H", "--header", "--user-agent", "--proxy", "--noproxy",
     ]
 
@@ -323,6 +349,28 @@ struct RangeFetch: AsyncParsableCommand {
         return try [DownloadRequest.header(parsing: "User-Agent: " + userAgent)] + given
     }
 
+    /// The low-speed abort of `--speed-limit`, `--speed-time` and `--slow-retries`, as curl's: either option alone
+    /// turns it on, `--speed-time` defaulting to 30 s and `--speed-limit` to 1 byte per second.
+    ///
+    /// - Throws: `ValidationError` naming the option with a bad value.
+    func lowSpeedLimit() throws -> DownloadConfiguration.LowSpeedLimit? {
+        guard speedLimit != nil || speedTime != nil else { return nil }
+        let rate = try speedLimit.map {
+            guard let rate = parseRate($0) else {
+                throw ValidationError("--speed-limit: invalid rate '\($0)' (bytes per second above 0, e.g. 100K)")
+            }
+            return rate
+        }
+        let time = try speedTime.map {
+            guard let time = parseDuration($0), time > .zero else {
+                throw ValidationError("--speed-time: invalid duration '\($0)' (above 0, e.g. 30s)")
+            }
+            return time
+        }
+        guard slowRetries >= 0 else { throw ValidationError("--slow-retries must not be negative") }
+        return .init(bytesPerSecond: rate ?? 1, duration: time ?? .seconds(30), maximumAborts: slowRetries)
+    }
+
     /// The proxy setting: `--proxy` (`''` for none) or the environment's proxies, and `--noproxy` or the
     /// environment's `no_proxy`.
     ///
@@ -354,6 +402,7 @@ struct RangeFetch: AsyncParsableCommand {
             overall: deadline.flatMap(parseDuration))
         configuration.retry.maximumRetries = retries
         configuration.maximumBytesPerSecond = limitRate.flatMap(parseRate)
+        configuration.lowSpeed = try lowSpeedLimit()
         if durable { configuration.durability = .powerLoss }
         if noDigest { configuration.verification = .lengthOnly }
         configuration.tls = trust
