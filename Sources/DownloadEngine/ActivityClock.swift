@@ -5,14 +5,18 @@ import Foundation
 final class ActivityClock: @unchecked Sendable {
     private let lock = NSLock()
     private var last = ContinuousClock.now
+    /// Until when the engine itself holds back reading (a bandwidth limit): no time before it is idle time.
+    private var held = ContinuousClock.now
     private var length: Int64 = 0
     func touch() { lock.withLock { last = .now } }
+    /// Counts as active until `instant`: a read held back by a bandwidth limit is not a silent server.
+    func hold(until instant: ContinuousClock.Instant) { lock.withLock { held = max(held, instant) } }
     func advance(to length: Int64) {
         lock.withLock {
             last = .now
             self.length = length
         }
     }
-    var idleFor: Duration { lock.withLock { ContinuousClock.now - last } }
+    var idleFor: Duration { lock.withLock { ContinuousClock.now - max(last, held) } }
     var bytes: Int64 { lock.withLock { length } }
 }

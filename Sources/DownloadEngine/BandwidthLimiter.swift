@@ -34,6 +34,9 @@ final class BandwidthLimiter: @unchecked Sendable {
 struct ReadPacing: Sendable {
     private let shared: BandwidthLimiter?
     private let own: BandwidthLimiter?
+    /// The attempt's idle clock, told how long reading is held back, so that the idle timeout counts only the time
+    /// the engine was willing to read: a 64 KiB read at 2 KiB/s waits 32 s.
+    private var activity: ActivityClock?
 
     /// The pacing of `shared` and `own`, or `nil` when both are `nil`.
     init?(shared: BandwidthLimiter?, own: BandwidthLimiter?) {
@@ -42,9 +45,26 @@ struct ReadPacing: Sendable {
         self.own = own
     }
 
+    /// The same limits, holding back `activity`'s idle clock while they hold back reading.
+    func watched(by activity: ActivityClock) -> ReadPacing {
+        var pacing = self
+        pacing.activity = activity
+        return pacing
+    }
+
     /// Charges `bytes` just read to both limits; returns the longer wait before the next read.
     func take(_ bytes: Int) -> Duration {
-        max(shared?.take(bytes) ?? .zero, own?.take(bytes) ?? .zero)
+        let delay = max(shared?.take(bytes) ?? .zero, own?.take(bytes) ?? .zero)
+        if delay > .zero { activity?.hold(until: .now + delay) }
+        return delay
+    }
+
+    /// Waits out ``wait`` (before a request is sent), not idle meanwhile.
+    func waitBeforeRequest() async throws {
+        let delay = wait
+        guard delay > .zero else { return }
+        activity?.hold(until: .now + delay)
+        try await Task.sleep(for: delay)
     }
 
     /// How long to wait before sending a request: until neither limit is in debt.

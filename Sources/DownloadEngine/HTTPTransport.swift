@@ -65,7 +65,7 @@ final class HTTPTransport: Transport, @unchecked Sendable {
 
     func execute(_ request: TransportRequest) async throws -> TransportResponse {
         // Under a bandwidth limit in debt, the request waits: a body that arrives in one read would never wait.
-        if let wait = request.pacing?.wait, wait > .zero { try await Task.sleep(for: wait) }
+        if let pacing = request.pacing { try await pacing.waitBeforeRequest() }
         if let proxy = configuration.proxy.server(for: request.url) {
             return try await proxies.execute(request, through: proxy)
         }

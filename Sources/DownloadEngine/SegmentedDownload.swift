@@ -266,7 +266,7 @@ final class SegmentedDownload: @unchecked Sendable {
             do {
                 response = try await watched(activity) { [context] in
                     try await context.transport.execute(
-                        TransportRequest(url: requestURL, headers: sent, pacing: context.pacing))
+                        TransportRequest(url: requestURL, headers: sent, pacing: context.pacing?.watched(by: activity)))
                 }
             } catch let error as DownloadError where error.isRetryable {
                 throw Retry(error: error, after: nil)

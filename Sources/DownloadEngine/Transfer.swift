@@ -353,7 +353,7 @@ final class Transfer: @unchecked Sendable {
             headers.append(("Range", range))
         }
         headers += userHeaders(crossOrigin: crossOrigin)
-        let request = TransportRequest(url: url, headers: headers, pacing: pacing)
+        let request = TransportRequest(url: url, headers: headers, pacing: pacing?.watched(by: activity))
         configuration.logger.debug("request sent", metadata: ["url": "\(url)", "range": "\(range)"])
         activity.touch()
         return try await withWatchdog { [self] in

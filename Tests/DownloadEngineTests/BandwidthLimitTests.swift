@@ -122,6 +122,27 @@ struct BandwidthLimitTests {
         }
     }
 
+    @Test("a read held back by the limit is not idle: waits longer than the idle timeout cause no retry")
+    func heldReadsAreNotIdle() async throws {
+        // At 32 KiB/s a read of 16 KiB or more is held back longer than the 300 ms idle timeout.
+        let configuration = testConfiguration { $0.timeouts.idle = .milliseconds(300) }
+        try await withEngine(configuration) { server, engine, dir in
+            let log = EventLog(engine.events())
+            let id = try await engine.add(
+                .init(
+                    url: server.baseURL + "/bytes/128K?seed=3104", destination: dir + "/held",
+                    maximumBytesPerSecond: 32 << 10))
+            let result = await engine.result(of: id)
+            #expect(
+                result
+                    == .completed(
+                        path: dir + "/held", sha256: expectedSHA256(size: 128 << 10, seed: 3104), bytes: 128 << 10))
+            let retries = log.all.filter { if case .retrying = $0 { true } else { false } }
+            #expect(retries.isEmpty, "\(retries)")
+            #expect(await settledRequests(server, "/bytes/128K?seed=3104").count == 1)
+        }
+    }
+
     @Test("a limit of 0 is refused by add and by the engine's configuration")
     func nonPositiveLimits() async throws {
         _ = try await withEngine { server, engine, dir in
