@@ -3,6 +3,7 @@ import Foundation
 import HTTPVocabulary
 import Logging
 import NIOCore
+import Synchronization
 
 /// What a transfer tells the engine while it runs.
 enum TransferReport: Sendable {
@@ -60,9 +61,8 @@ final class Transfer: @unchecked Sendable {
     private var bypassesCaches = false
 
     /// Slow attempts aborted in this run (see ``DownloadConfiguration/LowSpeedLimit``), single-stream and segments
-    /// alike; under `slowLock`, as the segments count from their own tasks.
-    private var slowAborts = 0
-    private let slowLock = NSLock()
+    /// alike: atomic, as the segments count from their own tasks (and no lock is allocated per file).
+    private let slowAborts = Atomic<Int>(0)
     /// The watchdog entry of the latest attempt, whose low-speed watch stops when the attempt turns into segments.
     private var watchedAttempt: Watchdog.Entry?
 
@@ -286,10 +286,7 @@ final class Transfer: @unchecked Sendable {
     /// - Returns: The slow aborts of this run so far.
     private func countSlowAbort() throws -> Int {
         guard let limit = configuration.lowSpeed else { return 0 }
-        let aborts = slowLock.withLock {
-            slowAborts += 1
-            return slowAborts
-        }
+        let aborts = slowAborts.add(1, ordering: .relaxed).newValue
         if aborts > limit.maximumAborts {
             throw DownloadError.tooSlow(
                 aborts: aborts, bytesPerSecond: limit.bytesPerSecond, seconds: limit.duration.seconds)
