@@ -32,6 +32,14 @@ extension DownloadConfiguration {
             self.maximumAborts = maximumAborts
         }
 
+        /// What makes the limit unusable, if anything: a rate or a duration not above 0, a negative count.
+        var problem: String? {
+            if bytesPerSecond <= 0 { return "bytesPerSecond must be above 0, got \(bytesPerSecond)" }
+            if duration <= .zero { return "duration must be above 0, got \(duration)" }
+            if maximumAborts < 0 { return "maximumAborts must not be negative, got \(maximumAborts)" }
+            return nil
+        }
+
         /// A watch of one attempt from `now`, whose byte count is `bytes` then.
         func watch(bytes: Int64, now: ContinuousClock.Instant) -> LowSpeedWatch {
             LowSpeedWatch(bytesPerSecond: bytesPerSecond, window: duration, bytes: bytes, now: now)

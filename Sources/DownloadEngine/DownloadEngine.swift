@@ -83,6 +83,9 @@ public actor DownloadEngine {
         if let rate = configuration.maximumBytesPerSecond, rate <= 0 {
             throw DownloadError.invalidState("maximumBytesPerSecond must be above 0, got \(rate)")
         }
+        if let limit = configuration.lowSpeed, let problem = limit.problem {
+            throw DownloadError.invalidState("lowSpeed: \(problem)")
+        }
         let store = try StateStore(directory: stateDirectory, syncsToDisk: configuration.durability.syncsToDisk)
         // Before anything in the directory is read or written (loadAll deletes stray files and rewrites the task
         // log): an engine that does not get the lock must leave the holder's files as they are.

@@ -152,6 +152,21 @@ struct LowSpeedAbortTests {
         }
     }
 
+    @Test(
+        "an unusable low-speed limit is refused when the engine is created",
+        arguments: [
+            DownloadConfiguration.LowSpeedLimit(bytesPerSecond: 0, duration: .seconds(1)),
+            .init(bytesPerSecond: 1024, duration: .zero),
+            .init(bytesPerSecond: 1024, duration: .seconds(1), maximumAborts: -1),
+        ])
+    func unusableLimits(limit: DownloadConfiguration.LowSpeedLimit) {
+        #expect(throws: DownloadError.self) {
+            _ = try DownloadEngine(
+                stateDirectory: makeTemporaryDirectory() + "/.rangefetch",
+                configuration: testConfiguration { $0.lowSpeed = limit })
+        }
+    }
+
     @Test("rangefetch --speed-limit/--speed-time: a slow first attempt is resumed and the download completes")
     func cliResumes() async throws {
         try await withRangeServer(fixturesServerConfiguration) { server in
