@@ -73,7 +73,8 @@ public struct DownloadConfiguration: Sendable {
     ///
     /// Enforced where bytes are read, by delaying the next read of a connection (TCP back-pressure), through a token
     /// bucket whose burst is a tenth of a second of traffic: over any window the bytes read stay within the rate,
-    /// plus that burst and one read (at most 64 KiB) per connection. Without a limit the reading path is unchanged.
+    /// plus that burst and one read per connection (64 KiB; through an HTTP proxy, the parts of one socket read,
+    /// up to 256 KiB). Without a limit the reading path is unchanged.
     public var maximumBytesPerSecond: Int64?
 
     /// The low-speed abort: an attempt slower than this over its window is aborted and resumed where it stood,

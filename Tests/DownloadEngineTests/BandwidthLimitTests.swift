@@ -122,6 +122,34 @@ struct BandwidthLimitTests {
         }
     }
 
+    @Test("through an HTTP proxy the limit holds too: 1 MiB at 256 KiB/s takes at least 2.5 s")
+    func throughProxy() async throws {
+        try await withForwardProxy { proxy in
+            try await withRangeServer(fixturesServerConfiguration) { server in
+                let configuration = testConfiguration {
+                    $0.proxy = .init(.init(host: "127.0.0.1", port: proxy.port))
+                    $0.maximumBytesPerSecond = 256 << 10
+                }
+                try await withEngine(on: server, configuration) { server, engine, dir in
+                    let started = ContinuousClock.now
+                    let id = try await engine.add(
+                        .init(url: server.baseURL + "/bytes/1M?seed=3105", destination: dir + "/proxied"))
+                    let result = await engine.result(of: id)
+                    let elapsed = ContinuousClock.now - started
+                    #expect(
+                        result
+                            == .completed(
+                                path: dir + "/proxied", sha256: expectedSHA256(size: 1 << 20, seed: 3105),
+                                bytes: 1 << 20))
+                    #expect(proxy.requests.contains { $0.line.contains("/bytes/1M?seed=3105") })
+                    // The proxy client hands over the parts of one socket read (up to 4 × 64 KiB) before the hold
+                    // applies: (1024 - 25.6 - 256) / 256 = 2.9 s at the least.
+                    #expect(elapsed >= .milliseconds(2500), "took \(elapsed)")
+                }
+            }
+        }
+    }
+
     @Test("a read held back by the limit is not idle: waits longer than the idle timeout cause no retry")
     func heldReadsAreNotIdle() async throws {
         // At 32 KiB/s a read of 16 KiB or more is held back longer than the 300 ms idle timeout.
