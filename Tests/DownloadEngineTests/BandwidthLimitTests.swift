@@ -122,6 +122,30 @@ struct BandwidthLimitTests {
         }
     }
 
+    @Test("the segments of a -x 4 download share its limit: 2 MiB at 512 KiB/s takes at least 3 s")
+    func segmentsShareTheLimit() async throws {
+        let configuration = testConfiguration {
+            $0.connectionsPerFile = 4
+            $0.minimumSegmentSize = 256 << 10
+        }
+        try await withEngine(configuration) { server, engine, dir in
+            let path = "/bytes/2M?seed=3106"
+            let started = ContinuousClock.now
+            let id = try await engine.add(
+                .init(url: server.baseURL + path, destination: dir + "/x4", maximumBytesPerSecond: 512 << 10))
+            let result = await engine.result(of: id)
+            let elapsed = ContinuousClock.now - started
+            #expect(
+                result
+                    == .completed(path: dir + "/x4", sha256: expectedSHA256(size: 2 << 20, seed: 3106), bytes: 2 << 20))
+            // Segmented indeed: more than one range was asked for.
+            #expect(Set(await settledRequests(server, path).compactMap { $0.requestHeaders["range"] }).count > 1)
+            // Four connections at 512 KiB/s each would take about 1 s; sharing it, (2048 - 51.2 - 4 × 64) / 512 =
+            // 3.4 s at the least.
+            #expect(elapsed >= .milliseconds(3000), "took \(elapsed)")
+        }
+    }
+
     @Test("through an HTTP proxy the limit holds too: 1 MiB at 256 KiB/s takes at least 2.5 s")
     func throughProxy() async throws {
         try await withForwardProxy { proxy in
