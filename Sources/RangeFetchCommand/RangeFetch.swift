@@ -349,28 +349,6 @@ struct RangeFetch: AsyncParsableCommand {
         return try [DownloadRequest.header(parsing: "User-Agent: " + userAgent)] + given
     }
 
-    /// The low-speed abort of `--speed-limit`, `--speed-time` and `--slow-retries`, as curl's: either option alone
-    /// turns it on, `--speed-time` defaulting to 30 s and `--speed-limit` to 1 byte per second.
-    ///
-    /// - Throws: `ValidationError` naming the option with a bad value.
-    func lowSpeedLimit() throws -> DownloadConfiguration.LowSpeedLimit? {
-        guard speedLimit != nil || speedTime != nil else { return nil }
-        let rate = try speedLimit.map {
-            guard let rate = parseRate($0) else {
-                throw ValidationError("--speed-limit: invalid rate '\($0)' (bytes per second above 0, e.g. 100K)")
-            }
-            return rate
-        }
-        let time = try speedTime.map {
-            guard let time = parseDuration($0), time > .zero else {
-                throw ValidationError("--speed-time: invalid duration '\($0)' (above 0, e.g. 30s)")
-            }
-            return time
-        }
-        guard slowRetries >= 0 else { throw ValidationError("--slow-retries must not be negative") }
-        return .init(bytesPerSecond: rate ?? 1, duration: time ?? .seconds(30), maximumAborts: slowRetries)
-    }
-
     /// The proxy setting: `--proxy` (`''` for none) or the environment's proxies, and `--noproxy` or the
     /// environment's `no_proxy`.
     ///
@@ -424,24 +402,6 @@ func parseDuration(_ text: String) -> Duration? {
     }
     guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
     return .milliseconds(Int64((value * scale * 1000).rounded()))
-}
-
-/// Parses a rate in bytes per second: a number with an optional `K`, `M` or `G` (powers of 1024, either case, as
-/// curl's `--limit-rate`) and an optional `/s`; `nil` for anything else, 0, or more than 2^62.
-func parseRate(_ text: String) -> Int64? {
-    var number = Substring(text)
-    if number.hasSuffix("/s") { number = number.dropLast(2) }
-    var scale = 1.0
-    if let last = number.last, let power = ["k": 1, "m": 2, "g": 3][last.lowercased()] {
-        scale = pow(1024, Double(power))
-        number = number.dropLast()
-    }
-    guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-        let value = Double(number), value.isFinite
-    else { return nil }
-    let bytes = (value * scale).rounded()
-    guard bytes >= 1, bytes <= 0x1p62 else { return nil }
-    return Int64(bytes)
 }
 
 /// Reads a `sha256sum` file: `HEX  name` or `HEX *name` per line.
