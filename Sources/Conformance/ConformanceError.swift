@@ -12,6 +12,7 @@ public struct ConformanceError: Error, Hashable, Sendable, CustomStringConvertib
         case notFound
         case conflict
         case gone
+        case invalidClientDefinition
     }
 
     private let code: Code
@@ -80,6 +81,15 @@ public struct ConformanceError: Error, Hashable, Sendable, CustomStringConvertib
     ///   - message: which run, and why it is gone.
     /// - Returns: the error.
     public static func gone(_ message: String) -> ConformanceError { .init(.gone, message) }
+
+    /// A client definition file (`fixtures/clients/NAME.json`) is malformed.
+    ///
+    /// - Parameters:
+    ///   - message: `FILE:LINE:COLUMN: client.KEY: reason`.
+    /// - Returns: the error.
+    public static func invalidClientDefinition(_ message: String) -> ConformanceError {
+        .init(.invalidClientDefinition, message)
+    }
 
     /// Whether two errors are the same kind, ignoring the message.
     ///

@@ -145,6 +145,9 @@ public struct Matrix: Hashable, Sendable {
     /// What each row rests on (its RFC sections and the reports of its failure), by scenario name, for the
     /// reports; a row without an entry shows none.
     public var references: [String: RowReferences] = [:]
+    /// Each client's version as it printed it (`7.88.1`), by client name, for the columns that have a version
+    /// command; reports show it beside the column's name.
+    public var versions: [String: String] = [:]
 
     /// Makes a matrix.
     ///

@@ -88,7 +88,14 @@ public enum MatrixRunner {
         configuration.deadIPv6 = catalogue.contains { $0.expectation.entry == .deadIPv6 && worldProblem($0) == nil }
         return try await withRangeServer(configuration) { server in
             var unavailable: [String: String?] = [:]
-            for client in clients { unavailable[client.name] = await client.unavailableReason() }
+            var versions: [String: String] = [:]
+            for client in clients {
+                unavailable[client.name] = await client.unavailableReason()
+                if unavailable[client.name] == .some(nil), let version = await (client as? SubprocessClient)?.version()
+                {
+                    versions[client.name] = version
+                }
+            }
             var cells: [MatrixCell] = []
             let byName = Dictionary(catalogue.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
             let clientByName = Dictionary(clients.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -124,6 +131,7 @@ public enum MatrixRunner {
                 command: options.command, scheme: options.tls ? "https" : "http",
                 descriptions: CatalogueEntry.descriptions(catalogue), interruption: interruption)
             matrix.references = CatalogueEntry.references(catalogue)
+            matrix.versions = versions
             return matrix
         }
     }

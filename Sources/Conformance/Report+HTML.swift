@@ -66,7 +66,9 @@ extension Report {
             text += "<h2>Invocations</h2>\n<ul>\n"
             for client in matrix.clients {
                 if let invocation = matrix.invocations[client] {
-                    text += "<li><b>\(htmlEscaped(client))</b>: <code>\(htmlEscaped(invocation))</code></li>\n"
+                    let version = matrix.versions[client].map { " \(htmlEscaped($0))" } ?? ""
+                    text +=
+                        "<li><b>\(htmlEscaped(client))</b>\(version): <code>\(htmlEscaped(invocation))</code></li>\n"
                 }
             }
             text += "</ul>\n"

@@ -12,7 +12,8 @@ import RangeServer
 public enum Report {
     /// `columns: engine, curl`: the header line listing the columns run.
     static func columnsLine(_ matrix: Matrix) -> String {
-        "columns: " + (matrix.clients.isEmpty ? "none" : matrix.clients.joined(separator: ", "))
+        let named = matrix.clients.map { client in matrix.versions[client].map { "\(client) \($0)" } ?? client }
+        return "columns: " + (named.isEmpty ? "none" : named.joined(separator: ", "))
     }
 
     /// `INTERRUPTED: interrupted by SIGTERM after 3 of 12 pairs; only the pairs that finished have a cell`, or nil.
@@ -114,7 +115,7 @@ public enum Report {
         if let interrupted = interruptionLine(matrix) { text += "**\(markdownEscaped(interrupted))**\n\n" }
         if let baseline = baselineLine(matrix) { text += markdownEscaped(baseline) + "\n\n" }
         text += markdownEscaped(
-            "Columns run: " + (matrix.clients.isEmpty ? "none" : matrix.clients.joined(separator: ", ")))
+            "Columns run: " + columnsLine(matrix).dropFirst("columns: ".count))
         text += "\n\n"
         text += "| \(rowHeader(matrix)) | " + matrix.clients.joined(separator: " | ") + " |\n"
         text += "|---|" + matrix.clients.map { _ in "---|" }.joined() + "\n"
@@ -220,6 +221,7 @@ public enum Report {
             descriptions: matrix.descriptions.filter { matrix.scenarios.contains($0.key) },
             references: matrix.references.filter { matrix.scenarios.contains($0.key) },
             invocations: matrix.invocations.filter { matrix.clients.contains($0.key) },
+            versions: matrix.versions.filter { matrix.clients.contains($0.key) },
             cells: orderedCells(matrix).map { cell in
                 JSONDocument.Cell(
                     scenario: cell.scenario, client: cell.client, result: cell.result.label,
@@ -277,6 +279,7 @@ public enum Report {
         var descriptions: [String: String]
         var references: [String: RowReferences]
         var invocations: [String: String]
+        var versions: [String: String]
         var cells: [Cell]
         var summaries: [Summary]
         var interruption: String?

@@ -209,7 +209,7 @@ private struct StepObject: Decodable {
 }
 
 /// Any member name, for finding the members a type does not know.
-private struct NameKey: CodingKey {
+struct NameKey: CodingKey {
     var stringValue: String
     var intValue: Int? { nil }
     init(stringValue: String) { self.stringValue = stringValue }
@@ -217,7 +217,7 @@ private struct NameKey: CodingKey {
 }
 
 /// Throws at the first member (by name) that is not in `allowed`.
-private func rejectUnknownKeys(_ decoder: any Decoder, allowed: [String]) throws {
+func rejectUnknownKeys(_ decoder: any Decoder, allowed: [String]) throws {
     let c = try decoder.container(keyedBy: NameKey.self)
     for key in c.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) where !allowed.contains(key.stringValue) {
         throw DecodingError.dataCorruptedError(

@@ -30,6 +30,11 @@ public actor DownloadEngine {
         var onDisk = true
         /// The download's own bandwidth limit (``DownloadRequest/maximumBytesPerSecond``); not in the record.
         var bytesPerSecond: Int64?
+        /// Whether the next transfer revalidates the completed file (``DownloadRequest/revalidates``); until it
+        /// gets a new representation, the completed record on disk stays as it is.
+        var revalidating = false
+        /// Whether the last transfer's revalidation got a 304.
+        var notModified = false
     }
 
     private struct GroupEntry {
@@ -117,7 +122,7 @@ public actor DownloadEngine {
             entry.onDisk = !loggedIDs.contains(record.id)
             tasks[record.id] = entry
             order.append(record.id)
-            byTarget[TaskTarget(url: record.url, destination: store.destinationPath(record))] = record.id
+            byTarget[TaskTarget(record, store: store)] = record.id
         }
     }
 
@@ -164,7 +169,7 @@ public actor DownloadEngine {
             }
         }
         let destination = LexicalPath.absolute(request.destination)
-        let directory = LexicalPath.parent(destination)
+        let directory = request.namesFromResponse ? destination : LexicalPath.parent(destination)
         if !usableDirectories.contains(directory) {
             try FileIO.makeDirectories(directory)
             guard access(directory, W_OK) == 0 else {
@@ -172,10 +177,10 @@ public actor DownloadEngine {
             }
             usableDirectories.insert(directory)
         }
-        if FileIO.isDirectory(destination) {
+        if !request.namesFromResponse, FileIO.isDirectory(destination) {
             throw DownloadError.fileSystem("destination '\(destination)' is a directory")
         }
-        let target = TaskTarget(url: request.url, destination: destination)
+        let target = TaskTarget(request, absoluteDestination: destination)
         if let existing = byTarget[target], var entry = tasks[existing] {
             entry.record.expectedSHA256 = request.sha256?.lowercased() ?? entry.record.expectedSHA256
             entry.record.overwrite = request.overwrite
@@ -185,7 +190,13 @@ public actor DownloadEngine {
                 entry.record.requestHeaders, with: request.headers)
             entry.record.storesCredentials = request.storesCredentials ? true : nil
             entry.bytesPerSecond = request.maximumBytesPerSecond
-            if entry.state == .completed, !FileIO.exists(destination) { entry.state = .idle }
+            if entry.state == .completed, !FileIO.exists(store.destinationPath(entry.record)) { entry.state = .idle }
+            if request.revalidates, entry.state == .completed {
+                entry.state = .idle
+                entry.revalidating = true
+                entry.notModified = false
+                entry.record.replacing = true
+            }
             if entry.state == .failed || entry.state == .cancelled { entry.state = .idle }
             entry.error = nil
             entry.result = nil
@@ -204,6 +215,11 @@ public actor DownloadEngine {
             id: id, url: request.url, destination: store.relative(destination), partial: id.rawValue + ".part",
             expectedSHA256: request.sha256?.lowercased(), overwrite: request.overwrite, state: .idle, created: now,
             updated: now)
+        if request.namesFromResponse {
+            // The URL's name until a response names the file (see `TaskRecord.chooseName`).
+            record.outputDirectory = store.relative(destination)
+            record.destination = store.relative(destination + "/" + (OutputName.fromURL(request.url) ?? "download"))
+        }
         record.requestHeaders = request.headers
         record.storesCredentials = request.storesCredentials ? true : nil
         // Not saved yet: the transfer saves the record once the response head is known, before the first byte is
@@ -304,7 +320,7 @@ public actor DownloadEngine {
             store.delete(entry.record)
             // Also with a record file: a task's first lines went to the log before its record file existed.
             store.removeFromLog(id)
-            byTarget[TaskTarget(url: entry.record.url, destination: store.destinationPath(entry.record))] = nil
+            byTarget[TaskTarget(entry.record, store: store)] = nil
         }
         tasks[id] = nil
         order.removeAll { $0 == id }
@@ -319,7 +335,7 @@ public actor DownloadEngine {
         return DownloadTaskSnapshot(
             id: id, url: entry.record.url, resolvedURL: entry.record.resolvedURL, redirects: entry.record.redirects,
             destination: store.destinationPath(entry.record), state: entry.state, progress: entry.progress,
-            error: entry.error, group: entry.group)
+            error: entry.error, group: entry.group, notModified: entry.notModified)
     }
 
     /// Snapshots of every task, in the order they were added (loaded tasks first).
@@ -456,8 +472,8 @@ public actor DownloadEngine {
             // hop of its own, so their own `running` reports could arrive in another order.
             setState(id, .running, persist: false)
             let transfer = Transfer(
-                record: entry.record, recordOnDisk: entry.onDisk, store: store, transport: transport,
-                configuration: configuration,
+                record: entry.record, recordOnDisk: entry.onDisk, revalidating: entry.revalidating, store: store,
+                transport: transport, configuration: configuration,
                 pacing: ReadPacing(
                     shared: bandwidth, own: entry.bytesPerSecond.map(BandwidthLimiter.init(bytesPerSecond:)))
             ) { [weak self] report in
@@ -488,6 +504,8 @@ public actor DownloadEngine {
         case .redirected(let hop, let record):
             tasks[id]?.record = record
             hub.publish(.redirected(id, hop))
+        case .named(let record):
+            tasks[id]?.record = record
         case .retrying(let attempt, let delay, let error):
             hub.publish(.retrying(id, attempt: attempt, delay: delay, error: error))
             setState(id, .retrying)
@@ -502,9 +520,11 @@ public actor DownloadEngine {
         entry.onDisk = true
         entry.worker = nil
         entry.stopIntent = nil
+        entry.revalidating = false
         switch outcome {
-        case .completed(let record, let sha256, let bytes, let onDisk):
+        case .completed(let record, let sha256, let bytes, let onDisk, let notModified):
             entry.onDisk = onDisk
+            entry.notModified = notModified
             entry.record = record
             entry.progress = .init(bytes: bytes, total: bytes, bytesPerSecond: entry.progress.bytesPerSecond, eta: 0)
             tasks[id] = entry
@@ -520,8 +540,9 @@ public actor DownloadEngine {
             hub.publish(.failed(id, error))
             setState(id, .failed, persist: false)
             settle(id, .failed(error))
-        case .stopped(let record):
+        case .stopped(let record, let revalidating):
             entry.record = record
+            entry.revalidating = revalidating
             tasks[id] = entry
             if intent == .cancelled {
                 finishCancelled(id)
@@ -553,7 +574,11 @@ public actor DownloadEngine {
         entry.state = state
         entry.record.state = state
         tasks[id] = entry
-        if persist, [.paused, .cancelled, .failed, .completed].contains(state), (try? store.save(entry.record)) != nil {
+        // A revalidation that has not started keeps the completed record on disk: the next run finds the task done.
+        let keepsCompleted = entry.revalidating && state == .paused
+        if persist, !keepsCompleted, [.paused, .cancelled, .failed, .completed].contains(state),
+            (try? store.save(entry.record)) != nil
+        {
             tasks[id]?.onDisk = true
         }
         hub.publish(.stateChanged(id, state))
@@ -568,12 +593,6 @@ public actor DownloadEngine {
         for waiter in waiters { waiter.resume(returning: result) }
         checkGroup(entry.group)
     }
-}
-
-/// What makes two requests the same task: the original URL and the absolute destination.
-private struct TaskTarget: Hashable {
-    var url: String
-    var destination: String
 }
 
 /// Fans events out to every subscriber.

@@ -31,6 +31,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case invalidState
         case stateDirectoryLocked
         case invalidHeader
+        case invalidInputList
         case credentialsRequired
         case invalidProxy
         case slowTransfer
@@ -251,6 +252,14 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     /// Pattern matching any ``invalidHeader(_:)`` error.
     public static let invalidHeader = DownloadError(.invalidHeader, "")
 
+    /// A line of a URL list (``InputList``) that cannot be read; the detail starts with `SOURCE:LINE:`.
+    public static func invalidInputList(_ detail: String) -> DownloadError {
+        .init(.invalidInputList, detail)
+    }
+
+    /// Pattern matching any ``invalidInputList(_:)`` error.
+    public static let invalidInputList = DownloadError(.invalidInputList, "")
+
     /// A task resumed from the state directory was started with credential headers (`Authorization`, `Cookie`,
     /// `Proxy-Authorization`) that were not stored (see ``DownloadRequest/storesCredentials``), and they were not
     /// given again: the engine does not resume it without them.
@@ -347,6 +356,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidState: "invalid-state"
         case .stateDirectoryLocked: "state-directory-locked"
         case .invalidHeader: "invalid-header"
+        case .invalidInputList: "invalid-input-list"
         case .credentialsRequired: "credentials-required"
         case .invalidProxy: "invalid-proxy"
         case .slowTransfer: "slow-transfer"

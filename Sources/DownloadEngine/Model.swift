@@ -81,8 +81,23 @@ public enum DownloadState: String, Sendable, Codable, CaseIterable {
 public struct DownloadRequest: Sendable, Hashable {
     /// The original URL; the task's identity in the state directory (with ``destination``).
     public var url: String
-    /// The destination file path (absolute or relative to the current directory).
+    /// The destination file path (absolute or relative to the current directory); with ``namesFromResponse``, the
+    /// directory the file is saved in.
     public var destination: String
+    /// Whether the file's name comes from the server: ``destination`` is then a directory, and the file in it is
+    /// named from the `Content-Disposition` of the first response whose bytes are written (`filename*` first, then
+    /// `filename`), else from the last segment of the URL's path, sanitised to one name (see ``OutputName``). The
+    /// first name chosen is kept in the task's record: a later response, or a later run, that names the file
+    /// otherwise does not rename it. The task is identified by its URL and the directory. Default `false`.
+    public var namesFromResponse: Bool
+    /// Whether a task already completed, whose destination is still there, asks the server whether its file
+    /// changed (wget `-N`, curl `--etag-compare`): `If-None-Match` with the recorded `ETag`, else
+    /// `If-Modified-Since` with the recorded `Last-Modified` (without either, it is fetched again). A 304 keeps the
+    /// file (the task completes with ``DownloadTaskSnapshot/notModified`` set); a new representation is
+    /// downloaded into the partial file and replaces the destination only once complete and verified, so the old
+    /// file stays intact until then. Without it (the default) a completed task is not fetched again. A task that
+    /// is not completed resumes as usual.
+    public var revalidates: Bool
     /// The expected SHA-256 in hex, verified before the file is moved into place (needs
     /// ``DownloadConfiguration/Verification/sha256``).
     public var sha256: String?
@@ -118,14 +133,18 @@ public struct DownloadRequest: Sendable, Hashable {
     ///   - overwrite: Whether an existing destination may be replaced.
     ///   - headers: Request headers of this download.
     ///   - storesCredentials: Whether credential headers are written to the state directory.
+    ///   - namesFromResponse: Whether `destination` is a directory and the server names the file in it.
+    ///   - revalidates: Whether a completed task asks the server whether its file changed.
     ///   - maximumBytesPerSecond: This download's bandwidth limit, if any.
     public init(
         url: String, destination: String, sha256: String? = nil, overwrite: Bool = false,
         headers: [(name: String, value: String)] = [], storesCredentials: Bool = false,
-        maximumBytesPerSecond: Int64? = nil
+        namesFromResponse: Bool = false, revalidates: Bool = false, maximumBytesPerSecond: Int64? = nil
     ) {
         self.url = url
         self.destination = destination
+        self.namesFromResponse = namesFromResponse
+        self.revalidates = revalidates
         self.sha256 = sha256
         self.overwrite = overwrite
         self.headerFields = headers.map { HeaderField(name: $0.name, value: $0.value) }
@@ -210,6 +229,9 @@ public struct DownloadTaskSnapshot: Sendable, Hashable {
     public var error: DownloadError?
     /// The group the task belongs to, if any.
     public var group: DownloadGroupID?
+    /// Whether the task's last run revalidated its completed file and the server answered 304: the file was kept
+    /// as it was (see ``DownloadRequest/revalidates``).
+    public var notModified: Bool = false
 }
 
 /// Identifies a batch of tasks added together.

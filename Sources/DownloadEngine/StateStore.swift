@@ -18,8 +18,21 @@ struct TaskRecord: Codable, Hashable, Sendable {
     var url: String
     var resolvedURL: String?
     var redirects: [RedirectHop] = []
-    /// Relative to the state directory.
+    /// Relative to the state directory. For a task named from the response (``outputDirectory``), the file in
+    /// that directory: the name chosen from the first response written to the partial file once ``nameChosen``,
+    /// the URL's name until then.
     var destination: String
+    /// Relative to the state directory: the directory a task named from the response
+    /// (``DownloadRequest/namesFromResponse``) saves its file in; `nil` for a task given its file, and in records
+    /// written before names came from responses.
+    var outputDirectory: String?
+    /// Whether ``destination`` holds the name chosen from a response: kept from then on, so a later response (or a
+    /// later run) that names the file differently does not rename it.
+    var nameChosen: Bool?
+    /// Whether this download replaces a destination that an earlier completion of the task put there (a
+    /// revalidation got a new representation): its completion may replace that file without
+    /// ``DownloadRequest/overwrite``. `nil` otherwise.
+    var replacing: Bool?
     /// Relative to the state directory.
     var partial: String
     var expectedSHA256: String?
@@ -209,7 +222,9 @@ struct StateStore: Sendable {
         else {
             throw DownloadError.unexpectedResponse("unknown record format \(record.format) v\(record.version)")
         }
-        guard !record.partial.hasPrefix("/"), !record.destination.hasPrefix("/"), !record.partial.contains("/") else {
+        guard !record.partial.hasPrefix("/"), !record.destination.hasPrefix("/"), !record.partial.contains("/"),
+            record.outputDirectory?.hasPrefix("/") != true
+        else {
             throw DownloadError.unexpectedResponse("record paths must be relative")
         }
         return record

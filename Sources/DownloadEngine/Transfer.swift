@@ -10,16 +10,20 @@ enum TransferReport: Sendable {
     case running
     case progress(DownloadProgress)
     case redirected(RedirectHop, TaskRecord)
+    /// A task named from the response chose its file's name (the record's `destination`).
+    case named(TaskRecord)
     case retrying(attempt: Int, delay: Duration, error: DownloadError)
 }
 
 /// How a transfer ended.
 enum TransferOutcome: Sendable {
-    /// `onDisk`: whether the completed record was saved (a small body that arrived whole has none).
-    case completed(TaskRecord, sha256: String?, bytes: Int64, onDisk: Bool)
+    /// `onDisk`: whether the completed record was saved (a small body that arrived whole has none); `notModified`:
+    /// a revalidation got a 304 and the destination was kept.
+    case completed(TaskRecord, sha256: String?, bytes: Int64, onDisk: Bool, notModified: Bool = false)
     case failed(TaskRecord, DownloadError)
-    /// Stopped by cancellation (pause, cancel, shutdown); the record was persisted.
-    case stopped(TaskRecord)
+    /// Stopped by cancellation (pause, cancel, shutdown); the record was persisted, except by a revalidation that
+    /// had no new representation yet (`revalidating`: the next start revalidates again).
+    case stopped(TaskRecord, revalidating: Bool = false)
 }
 
 /// The thin I/O shell around ``ResumePlanner``: one task's request loop, partial file and digest.
@@ -37,6 +41,9 @@ final class Transfer: @unchecked Sendable {
 
     /// Whether a record of this task is on disk (loaded, or saved by the engine or a transfer before).
     private var recordOnDisk: Bool
+    /// Set while a completed task asks whether its file changed (``Revalidation``), until a new representation's
+    /// head arrives: meanwhile nothing is saved, so the completed record on disk stays the truth.
+    private var revalidating: Bool
     private var fd: Int32 = -1
     private var partialPath: String
     private var length: Int64 = 0
@@ -71,13 +78,14 @@ final class Transfer: @unchecked Sendable {
     private var speed: Double = 0
 
     init(
-        record: TaskRecord, recordOnDisk: Bool, store: StateStore, transport: any Transport,
-        configuration: DownloadConfiguration, pacing: ReadPacing? = nil,
+        record: TaskRecord, recordOnDisk: Bool, revalidating: Bool = false, store: StateStore,
+        transport: any Transport, configuration: DownloadConfiguration, pacing: ReadPacing? = nil,
         report: @escaping @Sendable (TransferReport) async -> Void
     ) {
         self.pacing = pacing
         self.record = record
         self.recordOnDisk = recordOnDisk
+        self.revalidating = revalidating
         self.store = store
         self.transport = transport
         self.configuration = configuration
@@ -97,9 +105,12 @@ final class Transfer: @unchecked Sendable {
             return fail(error)
         } catch {
             record.state = .paused
-            record.recordedLength = length
-            try? save()
-            return .stopped(record)
+            if !revalidating {
+                record.recordedLength = length
+                try? save()
+            }
+            closeUnusedPartial()
+            return .stopped(record, revalidating: revalidating)
         }
     }
 
@@ -107,9 +118,21 @@ final class Transfer: @unchecked Sendable {
         record.state = .failed
         record.error = error.message
         record.errorKind = error.kind
-        record.recordedLength = length
-        try? save()
+        if !revalidating {
+            record.recordedLength = length
+            try? save()
+        }
+        closeUnusedPartial()
         return .failed(record, error)
+    }
+
+    /// A revalidation that ended before a new representation's head leaves no partial file: the destination is
+    /// the download.
+    private func closeUnusedPartial() {
+        guard revalidating, fd >= 0 else { return }
+        FileIO.close(fd)
+        fd = -1
+        FileIO.unlink(partialPath)
     }
 
     private func save() throws {
@@ -153,6 +176,8 @@ final class Transfer: @unchecked Sendable {
         case retry(DownloadError, after: Duration?)
         /// Aborted by the low-speed limit: resumed at once, counted apart from the retries.
         case slow(DownloadError)
+        /// A revalidation got a 304: the destination is current.
+        case notModified
     }
 
     private func loop() async throws -> TransferOutcome {
@@ -226,6 +251,8 @@ final class Transfer: @unchecked Sendable {
                 }
             case .moreToFetch:
                 continue
+            case .notModified:
+                return try notModified()
             case .redirect(let location, let status):
                 hops += 1
                 if hops > configuration.redirects.maximumHops {
@@ -267,8 +294,10 @@ final class Transfer: @unchecked Sendable {
                 if let overall = configuration.timeouts.overall, ContinuousClock.now - started + delay > overall {
                     throw DownloadError.deadlineExceeded(overall.seconds)
                 }
-                record.recordedLength = length
-                try? save()
+                if !revalidating {
+                    record.recordedLength = length
+                    try? save()
+                }
                 configuration.logger.info(
                     "retrying",
                     metadata: [
@@ -333,6 +362,8 @@ final class Transfer: @unchecked Sendable {
             return try await runSegments(
                 first: nil, url: url, usingResolvedURL: usingResolvedURL, crossOrigin: crossOrigin)
         }
+        // A revalidation asks for the whole representation: bytes a partial file may hold are not of the new one.
+        if revalidating, length > 0 { try truncate() }
         let probe = configuration.connectionsPerFile > 1 && !segmentsDisabled ? Self.firstSegmentLength : nil
         let plan = ResumePlanner.request(offset: length, validators: record.validators, probe: probe)
         if case .full = plan, length > 0 { try truncate() }
@@ -348,6 +379,9 @@ final class Transfer: @unchecked Sendable {
         case .probe(let length):
             range = "bytes=0-\(length - 1)"
             headers.append(("Range", range))
+        }
+        if revalidating {
+            headers += Revalidation.conditionalHeaders(etag: record.etag, lastModified: record.lastModified)
         }
         headers += userHeaders(crossOrigin: crossOrigin)
         let request = TransportRequest(url: url, headers: headers, pacing: pacing?.watched(by: activity))
@@ -394,6 +428,16 @@ final class Transfer: @unchecked Sendable {
             segmentsDisabled = true
             return .moreToFetch
         }
+        if revalidating {
+            let conditional = record.etag != nil || record.lastModified != nil
+            if Revalidation.answer(status: response.status, conditional: conditional) == .notModified {
+                return .notModified
+            }
+            if (200...299).contains(response.status) {
+                startNewRepresentation(
+                    reprDigest: response.header("repr-digest").flatMap(HeaderValues.sha256FromReprDigest))
+            }
+        }
         let decision = ResumePlanner.decide(
             head, request: plan, validators: record.validators, url: url, usingResolvedURL: usingResolvedURL,
             now: Date()
@@ -416,6 +460,9 @@ final class Transfer: @unchecked Sendable {
             return .done
         case .restartWithBody(let total):
             try truncate()
+            if record.chooseName(contentDisposition: response.header("content-disposition"), store: store) {
+                await report(.named(record))
+            }
             let neverLogged = !recordOnDisk && record.validators == .init()
             record.validators = .init(
                 etag: head.etag, lastModified: head.lastModified, totalLength: total, contentType: head.contentType)
@@ -435,6 +482,9 @@ final class Transfer: @unchecked Sendable {
             let end = try await stream(response.body, skip: 0, expectedEnd: total, owed: owed)
             return total.map { end >= $0 } ?? true ? .done : .moreToFetch
         case .append(let total), .skipOverlap(_, let total):
+            // A resume of a partial file whose task never chose a name (written by a run without one) names it now.
+            let named = record.chooseName(contentDisposition: response.header("content-disposition"), store: store)
+            if named { await report(.named(record)) }
             var skip: Int64 = 0
             if case .skipOverlap(let overlap, _) = decision { skip = overlap }
             var validators = record.validators
@@ -442,7 +492,7 @@ final class Transfer: @unchecked Sendable {
             if let etag = head.etag { validators.etag = etag }
             if let lastModified = head.lastModified { validators.lastModified = lastModified }
             if let contentType = head.contentType { validators.contentType = contentType }
-            let changed = validators != record.validators || record.reprDigestSHA256 != reprDigest
+            let changed = named || validators != record.validators || record.reprDigestSHA256 != reprDigest
             record.validators = validators
             record.reprDigestSHA256 = reprDigest
             let range = head.contentRange.flatMap(ContentRange.init(parsing:))
@@ -697,7 +747,7 @@ final class Transfer: @unchecked Sendable {
     /// flushed when the durability asks for it.
     private func finish(digest: String?) throws -> TransferOutcome {
         let destination = store.destinationPath(record)
-        if !record.overwrite, FileIO.exists(destination) {
+        if !record.overwrite, record.replacing != true, FileIO.exists(destination) {
             throw DownloadError.destinationExists(destination)
         }
         // With a record on disk, the completed record is saved before the rename: killed in between, the next run
@@ -718,6 +768,7 @@ final class Transfer: @unchecked Sendable {
         completed.recordedLength = length
         completed.error = nil
         completed.errorKind = nil
+        completed.replacing = nil
         let segmented = completed.segments != nil
         completed.segments = nil
         if recordOnDisk { try store.save(completed) } else { try store.appendToLog(completed) }
@@ -727,6 +778,34 @@ final class Transfer: @unchecked Sendable {
         FileIO.close(fd)
         fd = -1
         return .completed(record, sha256: digest, bytes: length, onDisk: recordOnDisk)
+    }
+
+    /// A revalidation's 304: the destination is current and stays; the record on disk is still the completed one.
+    /// An expected SHA-256 given with this run must match the one recorded for the file.
+    private func notModified() throws -> TransferOutcome {
+        if let expected = record.expectedSHA256, let recorded = record.sha256, expected != recorded {
+            throw DownloadError.verificationFailed(
+                "the server says the file is not modified, and its SHA-256 is \(recorded), not \(expected)")
+        }
+        closeUnusedPartial()
+        revalidating = false
+        record.state = .completed
+        record.replacing = nil
+        record.error = nil
+        record.errorKind = nil
+        return .completed(
+            record, sha256: record.sha256, bytes: record.recordedLength, onDisk: recordOnDisk, notModified: true)
+    }
+
+    /// A revalidation's 2xx: a new representation, downloaded from zero as any download from here on (its
+    /// validators are saved before its first byte), which replaces the destination once complete and verified.
+    private func startNewRepresentation(reprDigest: String?) {
+        revalidating = false
+        record.validators = .init()
+        record.sha256 = nil
+        record.replacing = true
+        self.reprDigest = reprDigest
+        record.reprDigestSHA256 = nil
     }
 
     private func discardPartial() {

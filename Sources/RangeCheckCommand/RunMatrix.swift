@@ -13,9 +13,11 @@ struct RunMatrix: AsyncParsableCommand {
             (scenario, client) pair with a fresh run token and temporary directory, and judges the output file \
             and the server's journal against the scenario's expect section.
 
-            Clients: \(ClientCatalogue.builtInNames.joined(separator: ", ")), and any --client-command. \
-            Every --client-command column runs; --client picks the built-in ones (default: all of them). A client \
-            that is not installed is skipped; a scenario step a client cannot perform is n/a.
+            Clients: \(ClientCatalogue.swiftNames.joined(separator: ", ")), every client definition file in the \
+            clients directory beside --scenarios (fixtures/clients: curl, wget, wget2, aria2c, aria2c-x4, axel, \
+            axel-n4) and in each --client-dir, and any --client-command. Every --client-command column runs; \
+            --client picks the others (default: all of them). --list shows each with its version and whether it is \
+            installed. A client that is not installed is skipped; a scenario step a client cannot perform is n/a.
 
             A client is started once per step (its start, and each restart a kill-at or pause-at step makes); the \
             harness runs it again only after an exit its definition declares transient (--transient; the built-in \
@@ -42,6 +44,13 @@ struct RunMatrix: AsyncParsableCommand {
             "Run this built-in client (repeatable; default: every built-in client); naming a --client-command is allowed."
     )
     var clients: [String] = []
+
+    @Option(
+        name: .customLong("client-dir"),
+        help: ArgumentHelp(
+            "Also load the client definition files (NAME.json) in this directory (repeatable); a definition replaces "
+                + "one of the same name loaded before it."))
+    var clientDirectories: [String] = []
 
     @Option(
         name: .customLong("client-command"),
@@ -136,23 +145,37 @@ struct RunMatrix: AsyncParsableCommand {
             do { _ = try Shard(parsing: shard) } catch { throw ValidationError(error.message) }
         }
         let commands = try commandClients()
+        let catalogue = try clientCatalogue()
         var names = Set<String>()
         for client in commands {
-            // Otherwise `--client curl` would quietly run the built-in curl instead of the command.
-            if ClientCatalogue.builtInNames.contains(client.name) {
+            // Otherwise `--client curl` would quietly run the known curl instead of the command.
+            if catalogue.names.contains(client.name) {
                 throw ValidationError(
-                    "--client-command name '\(client.name)' is a built-in client; give the command another name")
+                    "--client-command name '\(client.name)' is a known client; give the command another name")
             }
             guard names.insert(client.name).inserted else {
                 throw ValidationError("--client-command name '\(client.name)' is defined twice")
             }
         }
-        do { _ = try ClientCatalogue(rangecheckDirectory: nil).columns(named: clients, commands: commands) } catch {
+        do { _ = try catalogue.columns(named: clients, commands: commands) } catch {
             throw ValidationError(error.message)
         }
-        let known = ClientCatalogue.builtInNames + commands.map(\.name)
+        let known = catalogue.names + commands.map(\.name)
         for client in gates where !known.contains(client) {
             throw ValidationError("unknown client '\(client)' (known: \(known.joined(separator: ", ")))")
+        }
+    }
+
+    /// The known clients: the Swift ones and the definitions beside the scenarios and in each `--client-dir`.
+    func clientCatalogue() throws -> ClientCatalogue {
+        let besideScenarios = ClientCatalogue.definitionsDirectory(besideScenarios: catalogueOptions.scenariosDirectory)
+        do {
+            return ClientCatalogue(
+                rangecheckDirectory: Self.executableDirectory,
+                definitions: try ClientCatalogue.loadDefinitions(
+                    [besideScenarios] + clientDirectories, optional: [besideScenarios]))
+        } catch {
+            throw ValidationError(error.message)
         }
     }
 
@@ -167,8 +190,8 @@ struct RunMatrix: AsyncParsableCommand {
             }
             guard defined.contains(declaration.client) else {
                 let fixed =
-                    ClientCatalogue.builtInNames.contains(declaration.client)
-                    ? ": a built-in client's transient exits are its documentation's (docs/conformance.md)" : ""
+                    (try? clientCatalogue().names.contains(declaration.client)) == true
+                    ? ": a known client's transient exits are in its definition (fixtures/clients)" : ""
                 throw ValidationError(
                     "--transient \(declaration.client): no --client-command named '\(declaration.client)'\(fixed)")
             }
@@ -185,7 +208,7 @@ struct RunMatrix: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let catalogue = ClientCatalogue(rangecheckDirectory: Self.executableDirectory)
+        let catalogue = try clientCatalogue()
         let adapters = try catalogue.columns(named: clients, commands: try commandClients())
         var options = MatrixRunner.Options()
         options.scenariosDirectory = catalogueOptions.scenariosDirectory
@@ -218,7 +241,15 @@ struct RunMatrix: AsyncParsableCommand {
             print("")
             for adapter in adapters {
                 let status = await adapter.unavailableReason().map { "skipped: \($0)" } ?? "available"
-                print("\(adapter.name) (\(status)): \(adapter.invocation)")
+                var facts: [String] = []
+                if let subprocess = adapter as? SubprocessClient, let version = await subprocess.version() {
+                    facts.append("version \(version)")
+                }
+                if let definition = catalogue.definitions.first(where: { $0.name == adapter.name }) {
+                    facts.append("package: \(definition.package.installCommand)")
+                }
+                let described = facts.isEmpty ? "" : " " + facts.joined(separator: ", ")
+                print("\(adapter.name) (\(status))\(described): \(adapter.invocation)")
             }
             if shard != nil {
                 print("")

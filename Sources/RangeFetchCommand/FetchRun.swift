@@ -18,14 +18,14 @@ struct FetchRun {
         // kill the process with SIGXFSZ; without this it only survives when the write runs on a thread that
         // happens to block signals.
         signal(SIGXFSZ, SIG_IGN)
-        let planned: [(url: String, destination: String)]
+        let planned: [Planned]
+        let outputDirectory: String
         do {
-            planned = try destinations()
+            (outputDirectory, planned) = try destinations()
         } catch {
             printError("\(error)")
             return .failure
         }
-        let outputDirectory = (LexicalPath.parent(planned[0].destination))
         let stateDirectory = command.state ?? outputDirectory + "/.rangefetch"
 
         // Before the engine: Ctrl-C must also end a wait for the state directory's lock, with nothing written.
@@ -62,13 +62,17 @@ struct FetchRun {
         var ids: [(index: Int, id: DownloadTaskID)] = []
         var statuses = [ExitStatus?](repeating: nil, count: planned.count)
         for (index, item) in planned.enumerated() {
-            let name = LexicalPath.lastComponent(item.destination)
-            let expected = command.sha256 ?? checksums[name] ?? checksums[LexicalPath.lastComponent(urlPath(item.url))]
+            // With -J the name is not known yet: the URL's is shown (and matched in --checksums) until then.
+            let name = item.name
+            let expected =
+                item.sha256 ?? command.sha256 ?? checksums[name]
+                ?? checksums[LexicalPath.lastComponent(urlPath(item.url))]
             do {
                 let id = try await engine.add(
                     DownloadRequest(
                         url: item.url, destination: item.destination, sha256: expected, overwrite: command.overwrite,
-                        headers: headers, storesCredentials: command.storeCredentials))
+                        headers: headers, storesCredentials: command.storeCredentials,
+                        namesFromResponse: item.namesFromResponse, revalidates: command.revalidate))
                 await renderer.name(id, name)
                 ids.append((index, id))
             } catch let error as DownloadError where DownloadError.credentialsRequired ~= error {
@@ -82,9 +86,12 @@ struct FetchRun {
                 statuses[index] = .failure
             }
         }
+        var notModified: [(id: DownloadTaskID, path: String)] = []
         for (index, id) in ids {
             switch await engine.result(of: id) {
-            case .completed: statuses[index] = .success
+            case .completed(let path, _, _):
+                statuses[index] = .success
+                if await engine.snapshot(id)?.notModified == true { notModified.append((id, path)) }
             case .failed(let error):
                 statuses[index] = ExitStatus.of(error)
                 // Also on stderr, one line naming the URL: stdout may be a log file or JSON for a program, and a
@@ -95,6 +102,8 @@ struct FetchRun {
         }
         await engine.shutdown()
         await rendering.value
+        // After every event: the last word on a file the server said is current.
+        for (id, path) in notModified { await renderer.notModified(id, path: path) }
         if interrupted.isSet { return .interrupted }
         return statuses.compactMap { $0 }.first { $0 != .success } ?? .success
     }
@@ -134,17 +143,47 @@ struct FetchRun {
         case exit(ExitStatus)
     }
 
-    /// One destination per URL: the `-o` file for one URL, else `<dir>/<last path component>` (deduplicated).
-    func destinations() throws -> [(url: String, destination: String)] {
-        if command.urls.count == 1, let output = command.output, !output.hasSuffix("/"),
-            !isDirectory(LexicalPath.absolute(output))
+    /// One download of the run: a URL (of the arguments or the `-i` list) and where it goes.
+    struct Planned {
+        var url: String
+        /// The file, or with `namesFromResponse` the directory the server names the file in.
+        var destination: String
+        var namesFromResponse = false
+        /// The `-i` list's `checksum=`.
+        var sha256: String?
+        /// What progress lines call it: the file's name (the URL's while the server has not named it).
+        var name: String
+    }
+
+    /// The downloads and their output directory: the `-o` file for one URL (given as an argument), else
+    /// `<dir>/<out=>` for a list's URL with one, a directory named by the server with `-J`, or
+    /// `<dir>/<last path component>` (deduplicated, and apart from every `out=`).
+    func destinations() throws -> (directory: String, downloads: [Planned]) {
+        // Checked in `validate()` already.
+        let list = (try? command.inputList()) ?? nil
+        let items: [(url: String, output: String?, sha256: String?)] =
+            command.urls.map { ($0, nil, nil) } + (list?.entries.map { ($0.url, $0.output, $0.sha256) } ?? [])
+        if list == nil, items.count == 1, !command.remoteHeaderName, let output = command.output,
+            !output.hasSuffix("/"), !isDirectory(LexicalPath.absolute(output))
         {
-            return [(command.urls[0], LexicalPath.absolute(output))]
+            let file = LexicalPath.absolute(output)
+            let download = Planned(url: items[0].url, destination: file, name: LexicalPath.lastComponent(file))
+            return (LexicalPath.parent(file), [download])
         }
         let directory = LexicalPath.absolute(command.output ?? ".")
-        var used: Set<String> = []
-        return command.urls.map { url in
-            var name = LexicalPath.lastComponent(urlPath(url))
+        var used = Set(items.compactMap(\.output))
+        let downloads = items.map { item -> Planned in
+            if let output = item.output {
+                return Planned(
+                    url: item.url, destination: directory + "/" + output, sha256: item.sha256,
+                    name: LexicalPath.lastComponent(output))
+            }
+            if command.remoteHeaderName {
+                return Planned(
+                    url: item.url, destination: directory, namesFromResponse: true, sha256: item.sha256,
+                    name: OutputName.fromURL(item.url) ?? "download")
+            }
+            var name = LexicalPath.lastComponent(urlPath(item.url))
             if name.isEmpty || name == "/" { name = "download" }
             var candidate = name
             var counter = 1
@@ -153,8 +192,10 @@ struct FetchRun {
                 counter += 1
             }
             used.insert(candidate)
-            return (url, directory + "/" + candidate)
+            return Planned(
+                url: item.url, destination: directory + "/" + candidate, sha256: item.sha256, name: candidate)
         }
+        return (directory, downloads)
     }
 }
 

@@ -4,7 +4,48 @@ import Foundation
 
 /// The rate options: `--limit-rate` (the bandwidth limit) and `--speed-limit`, `--speed-time`, `--slow-retries` (the
 /// low-speed abort), read into the engine's configuration.
-extension RangeFetch {
+struct RateOptions: ParsableArguments {
+    @Option(
+        name: .customLong("limit-rate"),
+        help: ArgumentHelp(
+            "Read at most this many bytes per second, all downloads and segments together (e.g. 500K, 2M).",
+            valueName: "rate"))
+    var limitRate: String?
+
+    @Option(
+        name: .customLong("speed-limit"),
+        help: ArgumentHelp(
+            """
+            Abort an attempt slower than this many bytes per second over --speed-time and resume it where it \
+            stood (e.g. 100K).
+            """, valueName: "rate"))
+    var speedLimit: String?
+
+    @Option(
+        name: .customLong("speed-time"),
+        help: ArgumentHelp("How long an attempt may stay below --speed-limit (default 30s).", valueName: "duration"))
+    var speedTime: String?
+
+    @Option(
+        name: .customLong("slow-retries"),
+        help: "Slow attempts aborted and resumed before a download fails, apart from --retries.")
+    var slowRetries: Int = 5
+
+    /// Checks the values; a bad one is one line on stderr and exit 64, without the usage text (the value is the
+    /// whole story).
+    func validate() throws {
+        if let limitRate, parseRate(limitRate) == nil {
+            printError("--limit-rate: invalid rate '\(limitRate)' (bytes per second above 0, e.g. 500K, 2M)")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        do {
+            _ = try lowSpeedLimit()
+        } catch let error as ValidationError {
+            printError(error.message)
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+    }
+
     /// The low-speed abort of `--speed-limit`, `--speed-time` and `--slow-retries`, as curl's: either option alone
     /// turns it on, `--speed-time` defaulting to 30 s and `--speed-limit` to 1 byte per second.
     ///

@@ -24,7 +24,7 @@ enum ExitStatus: Int32 {
         case DownloadError.permanentHTTPStatus, DownloadError.tooManyRedirects: .permanentHTTPFailure
         case DownloadError.retriesExhausted, DownloadError.deadlineExceeded, DownloadError.tooSlow: .retriesExhausted
         case DownloadError.invalidURL, DownloadError.unsupportedScheme, DownloadError.invalidHeader,
-            DownloadError.credentialsRequired, DownloadError.invalidProxy:
+            DownloadError.credentialsRequired, DownloadError.invalidProxy, DownloadError.invalidInputList:
             .usage
         default:
             if error.kind == "redirect-without-location" || error.kind == "unexpected-response" {
@@ -53,7 +53,8 @@ struct RangeFetch: AsyncParsableCommand {
               2    permanent HTTP failure (4xx, a proxy's refusal, too many redirects, unusable response)
               3    verification failure (length or SHA-256 mismatch)
               4    retries or slow aborts exhausted (or the overall deadline passed)
-              64   usage error (bad option, malformed URL, unsupported scheme, bad header or proxy, missing credentials)
+              64   usage error (bad option, malformed URL, unsupported scheme, bad header or proxy, missing credentials,
+                   a bad -i line, two digests for one URL that disagree)
               130  interrupted (paused; run again to resume)
             With several URLs, the code is that of the first failed URL in command-line order.
             """
@@ -84,6 +85,16 @@ struct RangeFetch: AsyncParsableCommand {
     @Option(help: "A sha256sum-format file of expected digests, matched by output file name.")
     var checksums: String?
 
+    @Option(
+        name: [.customShort("i"), .customLong("input-file")],
+        help: ArgumentHelp(
+            """
+            Also download the URLs in this file ('-' for standard input), after those given as arguments: one per \
+            line, each followed by indented out=NAME and checksum=sha-256=HEX lines, as in aria2c's input files; \
+            blank lines and # comments are ignored. --output is then a directory.
+            """, valueName: "file"))
+    var inputFile: String?
+
     @Option(name: .customLong("connect-timeout"), help: "Connect timeout (e.g. 10s, 500ms, 1m).")
     var connectTimeout: String = "10s"
 
@@ -96,31 +107,8 @@ struct RangeFetch: AsyncParsableCommand {
     @Option(help: "Retries in a row without progress before giving up.")
     var retries: Int = 10
 
-    @Option(
-        name: .customLong("limit-rate"),
-        help: ArgumentHelp(
-            "Read at most this many bytes per second, all downloads and segments together (e.g. 500K, 2M).",
-            valueName: "rate"))
-    var limitRate: String?
-
-    @Option(
-        name: .customLong("speed-limit"),
-        help: ArgumentHelp(
-            """
-            Abort an attempt slower than this many bytes per second over --speed-time and resume it where it \
-            stood (e.g. 100K).
-            """, valueName: "rate"))
-    var speedLimit: String?
-
-    @Option(
-        name: .customLong("speed-time"),
-        help: ArgumentHelp("How long an attempt may stay below --speed-limit (default 30s).", valueName: "duration"))
-    var speedTime: String?
-
-    @Option(
-        name: .customLong("slow-retries"),
-        help: "Slow attempts aborted and resumed before a download fails, apart from --retries.")
-    var slowRetries: Int = 5
+    /// `--limit-rate`, `--speed-limit`, `--speed-time`, `--slow-retries`.
+    @OptionGroup var rates: RateOptions
 
     @Option(
         help: ArgumentHelp(
@@ -164,6 +152,24 @@ struct RangeFetch: AsyncParsableCommand {
     var overwrite = false
 
     @Flag(
+        name: [.customShort("J"), .customLong("remote-header-name")],
+        help: """
+            Name each file from the server's Content-Disposition (filename*, then filename), sanitised to one name \
+            in the output directory (else the URL's name); the first name a download gets is kept. --output must \
+            then be a directory.
+            """)
+    var remoteHeaderName = false
+
+    @Flag(
+        name: [.customShort("N"), .customLong("revalidate")],
+        help: """
+            Ask the server whether a completed download changed (If-None-Match with its ETag, else \
+            If-Modified-Since): 304 keeps the file ('not modified'), a new version replaces it once complete and \
+            verified. Without it a completed download is not fetched again.
+            """)
+    var revalidate = false
+
+    @Flag(
         help: """
             Flush downloads and records to disk (fsync) so that they also survive power loss; without it they \
             survive the process being killed at any instant.
@@ -193,7 +199,17 @@ struct RangeFetch: AsyncParsableCommand {
     var urls: [String] = []
 
     func validate() throws {
-        guard !urls.isEmpty else { throw ValidationError("at least one URL is required") }
+        guard !urls.isEmpty || inputFile != nil else { throw ValidationError("at least one URL is required") }
+        let list: InputList?
+        do {
+            list = try inputList()
+        } catch {
+            // One line without the usage text: FILE:LINE and the reason are the whole story.
+            printError(error.message)
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        let all = allURLs(list)
+        guard !all.isEmpty else { throw ValidationError("at least one URL is required; '\(inputFile ?? "")' has none") }
         guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
         guard (1...16).contains(connections) else {
             throw ValidationError("--connections must be between 1 and 16, got \(connections)")
@@ -212,24 +228,17 @@ struct RangeFetch: AsyncParsableCommand {
         if let deadline, parseDuration(deadline) == nil {
             throw ValidationError("--deadline: invalid duration '\(deadline)'")
         }
-        if let limitRate, parseRate(limitRate) == nil {
-            // One line without the usage text: the value is the whole story.
-            printError("--limit-rate: invalid rate '\(limitRate)' (bytes per second above 0, e.g. 500K, 2M)")
-            throw ExitCode(ExitStatus.usage.rawValue)
-        }
-        do {
-            _ = try lowSpeedLimit()
-        } catch let error as ValidationError {
-            printError(error.message)
-            throw ExitCode(ExitStatus.usage.rawValue)
-        }
         if let sha256 {
-            guard urls.count == 1 else { throw ValidationError("--sha256 needs exactly one URL; use --checksums") }
+            guard all.count == 1 else { throw ValidationError("--sha256 needs exactly one URL; use --checksums") }
             guard sha256.count == 64, sha256.allSatisfy(\.isHexDigit) else {
                 throw ValidationError("--sha256 must be 64 hex digits")
             }
         }
-        if noDigest, let other = sha256 != nil ? "--sha256" : checksums != nil ? "--checksums" : nil {
+        let listed = list?.entries.contains { $0.sha256 != nil } == true
+        if noDigest,
+            let other = sha256 != nil
+                ? "--sha256" : checksums != nil ? "--checksums" : listed ? "checksum= in \(inputFile ?? "")" : nil
+        {
             // One line without the usage text: the two flags are the whole story.
             printError("--no-digest cannot be combined with \(other): checking a digest needs one computed")
             throw ExitCode(ExitStatus.usage.rawValue)
@@ -247,8 +256,26 @@ struct RangeFetch: AsyncParsableCommand {
             printError(error.message)
             throw ExitCode(ExitStatus.usage.rawValue)
         }
-        if let checksums, (try? String(contentsOfFile: checksums, encoding: .utf8)) == nil {
-            throw ValidationError("--checksums: cannot read '\(checksums)'")
+        if remoteHeaderName, let output, !output.hasSuffix("/"), !isDirectory(LexicalPath.absolute(output)) {
+            // One line without the usage text: the two options are the whole story.
+            printError(
+                "-J names the file from the server: --output must be a directory (an existing one, or end it with "
+                    + "'/'), not the file '\(output)'")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        let listedChecksums: [String: String]
+        if let checksums {
+            guard let text = try? String(contentsOfFile: checksums, encoding: .utf8) else {
+                throw ValidationError("--checksums: cannot read '\(checksums)'")
+            }
+            listedChecksums = parseChecksums(text)
+        } else {
+            listedChecksums = [:]
+        }
+        if let conflict = digestConflict(list, checksums: listedChecksums) {
+            // One line naming the URL: a usage error, before anything is downloaded.
+            printError(conflict)
+            throw ExitCode(ExitStatus.usage.rawValue)
         }
     }
 
@@ -310,7 +337,8 @@ struct RangeFetch: AsyncParsableCommand {
 
     /// The spellings of the options that take a separate value, which ``setAsideURLs(_:)`` must step over.
     static let optionsTakingValues: Set<String> = [
-        "-o", "--output", "--state", "-j", "--concurrency", "-x", "--connections", "--sha256", "--checksums",
+        "-o", "--output", "--state", "-j", "--concurrency", "-x", "--connections", "--sha256", "--checksums", "-i",
+        "--input-file",
         "--connect-timeout",
         "--idle-timeout", "--deadline", "--retries", "--cacert", "--limit-rate", "--speed-limit", "--speed-time",
         "--slow-retries",
@@ -379,8 +407,8 @@ struct RangeFetch: AsyncParsableCommand {
             connect: parseDuration(connectTimeout)!, idle: parseDuration(idleTimeout)!,
             overall: deadline.flatMap(parseDuration))
         configuration.retry.maximumRetries = retries
-        configuration.maximumBytesPerSecond = limitRate.flatMap(parseRate)
-        configuration.lowSpeed = try lowSpeedLimit()
+        configuration.maximumBytesPerSecond = rates.limitRate.flatMap(parseRate)
+        configuration.lowSpeed = try rates.lowSpeedLimit()
         if durable { configuration.durability = .powerLoss }
         if noDigest { configuration.verification = .lengthOnly }
         configuration.tls = trust

@@ -24,6 +24,18 @@ actor Renderer {
 
     func name(_ id: DownloadTaskID, _ name: String) { names[id] = name }
 
+    /// Says that a revalidated download was not modified (a 304) and its file kept: a `not-modified` event with
+    /// `--json`, else a line.
+    func notModified(_ id: DownloadTaskID, path: String) {
+        guard mode != .json else {
+            var line = EventLine("not-modified", id.rawValue)
+            line.path = path
+            let data = (try? eventEncoder.encode(line)) ?? Data(#"{"event":"unencodable"}"#.utf8)
+            return emit(String(decoding: data, as: UTF8.self))
+        }
+        emit("\(display(id)): not modified, kept \(path)")
+    }
+
     func consume(_ events: AsyncStream<DownloadEvent>) async {
         for await event in events { render(event) }
         if mode == .terminal { draw(force: true) }

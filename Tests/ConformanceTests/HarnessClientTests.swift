@@ -122,7 +122,8 @@ struct HarnessClientTests {
         let cases: [([String], String)] = [
             (["--client", "nope"], "unknown client 'nope'"),
             (["--transient", "nope=7"], "--transient nope: no --client-command named 'nope'"),
-            (["--transient", "curl=7"], "a built-in client's transient exits are its documentation's"),
+            (["--transient", "curl=7"], "a known client's transient exits are in its definition (fixtures/clients)"),
+            (["--client-dir", "/nonexistent"], "cannot read the client definitions in /nonexistent"),
             (["--client-command", "t=tool {url}", "--transient", "t=0"], "'0' is not an exit status from 1 to 255"),
         ]
         for (arguments, fragment) in cases {

@@ -72,7 +72,7 @@ private func catalogueServer(tls: Bool) -> RangeServer.Configuration {
     }
 
     @Test func theBuiltInSubprocessClientsAreGivenTheCertificateAuthority() throws {
-        let catalogue = ClientCatalogue(rangecheckDirectory: nil)
+        let catalogue = try ClientCatalogue.shipped(root: BuiltProducts.repositoryRoot)
         let expected: [String: String] = [
             "rangefetch": Self.authority, "curl": Self.authority, "wget": "--ca-certificate=\(Self.authority)",
             "wget2": "--ca-certificate=\(Self.authority)", "aria2c": "--ca-certificate=\(Self.authority)",

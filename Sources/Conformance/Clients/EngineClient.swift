@@ -34,14 +34,15 @@ public struct EngineClient: ClientAdapter {
         name = segmented ? "engine-x\(connectionsPerFile)" : "engine"
         capabilities =
             segmented
-            ? [.pauseAndResume, .cancel, .multipleFiles, .segmented, .authorization]
-            : [.pauseAndResume, .cancel, .multipleFiles, .authorization]
+            ? [.pauseAndResume, .cancel, .multipleFiles, .segmented, .authorization, .serverNamedOutput]
+            : [.pauseAndResume, .cancel, .multipleFiles, .authorization, .serverNamedOutput]
         invocation =
             "DownloadEngine(stateDirectory: STATE, configuration: concurrency N, "
             + (segmented ? "connectionsPerFile \(connectionsPerFile), " : "")
             + "idle timeout 5s, connect 5s, "
             + "a row's connect-timeout and retries, tls: TLSTrust(additionalCertificateFiles: [CA])) "
-            + "in process; add(DownloadRequest(url:destination:headers: [a row's Authorization])), result(of:)"
+            + "in process; add(DownloadRequest(url:destination:headers: [a row's Authorization])) (named by the "
+            + "server: destination DIR, namesFromResponse: true), result(of:)"
     }
 
     /// Always available: it is linked in.
@@ -80,9 +81,11 @@ public struct EngineClient: ClientAdapter {
         var ids: [DownloadTaskID] = []
         for transfer in job.transfers {
             let headers = job.authorization.map { [(name: "Authorization", value: $0)] } ?? []
-            ids.append(
-                try await engine.add(DownloadRequest(url: transfer.url, destination: transfer.output, headers: headers))
-            )
+            // Named by the server: the engine is given the directory and names the file from Content-Disposition.
+            let request = DownloadRequest(
+                url: transfer.url, destination: job.namesFromServer ? transfer.directory : transfer.output,
+                headers: headers, namesFromResponse: job.namesFromServer)
+            ids.append(try await engine.add(request))
         }
         return EngineRun(engine: engine, ids: ids)
     }

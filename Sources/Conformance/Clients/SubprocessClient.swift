@@ -36,6 +36,9 @@ public struct SubprocessClient: ClientAdapter {
     public let environment: @Sendable (ClientJob) -> [String: String]
     /// Why the program cannot be given the server's CA file, or nil when it can.
     public let tlsLimitation: String?
+    /// The arguments that make the program print its version on its first line, when known (a definition's
+    /// `version`).
+    public let versionArguments: [String]?
 
     /// Makes a subprocess client.
     ///
@@ -51,6 +54,7 @@ public struct SubprocessClient: ClientAdapter {
     ///   - tlsLimitation: why it cannot be given the server's CA file; nil when it can.
     ///   - environment: variables added to the program's environment for a job.
     ///   - inputFiles: files written before the program starts, contents by path.
+    ///   - versionArguments: the arguments that print the version, if known.
     ///   - arguments: the argument builder.
     public init(
         name: String, program: String, preferredDirectories: [String] = [], capabilities: ClientCapabilities,
@@ -58,8 +62,10 @@ public struct SubprocessClient: ClientAdapter {
         probe: (@Sendable (String) async -> String?)? = nil, tlsLimitation: String? = nil,
         environment: @escaping @Sendable (ClientJob) -> [String: String] = { _ in [:] },
         inputFiles: @escaping @Sendable (ClientJob) -> [String: String] = { _ in [:] },
+        versionArguments: [String]? = nil,
         arguments: @escaping @Sendable (ClientJob) throws -> [String]
     ) {
+        self.versionArguments = versionArguments
         self.name = name
         self.program = program
         self.preferredDirectories = preferredDirectories
@@ -91,6 +97,47 @@ public struct SubprocessClient: ClientAdapter {
     public func unavailableReason() async -> String? {
         guard let path = executablePath else { return "\(program) is not installed (not on PATH)" }
         return await probe?(path)
+    }
+
+    /// The installed program's version: the first number with dots (`7.88.1`) on the first line it prints for
+    /// ``versionArguments``, else that line; nil when it is not installed, has no version arguments or printed
+    /// nothing.
+    public func version() async -> String? {
+        guard let versionArguments, let path = executablePath,
+            let printed = await ChildProcess.capture(path, versionArguments, limit: .seconds(5)),
+            let line = printed.output.split(separator: "\n").first.map({ $0.trimmingCharacters(in: .whitespaces) }),
+            !line.isEmpty
+        else { return nil }
+        return Self.versionNumber(in: line) ?? String(line.prefix(80))
+    }
+
+    /// The first run of digits and dots holding at least one dot between digits in `line` (`1.99.1`,
+    /// `2025.10.22`), or nil.
+    ///
+    /// - Parameters:
+    ///   - line: a version line.
+    /// - Returns: the version number, if any.
+    public static func versionNumber(in line: String) -> String? {
+        var best: Substring?
+        var index = line.startIndex
+        while index < line.endIndex {
+            guard line[index].isASCII, line[index].isNumber else {
+                index = line.index(after: index)
+                continue
+            }
+            var end = index
+            while end < line.endIndex, line[end].isASCII, line[end].isNumber || line[end] == "." {
+                end = line.index(after: end)
+            }
+            var candidate = line[index..<end]
+            while candidate.last == "." { candidate = candidate.dropLast() }
+            if candidate.contains(".") {
+                best = candidate
+                break
+            }
+            index = end
+        }
+        return best.map(String.init)
     }
 
     /// Starts the program.
