@@ -67,6 +67,21 @@ public struct DownloadConfiguration: Sendable {
     /// `no_proxy` as curl does.
     public var proxy: Proxy
 
+    /// The most bytes per second the whole engine reads, all downloads and segments together (curl's
+    /// `--limit-rate`, aria2c's `--max-download-limit`); `nil` for no limit, the default. A download's own
+    /// ``DownloadRequest/maximumBytesPerSecond`` applies as well: its bodies wait for whichever limit is lower.
+    ///
+    /// Enforced where bytes are read, by delaying the next read of a connection (TCP back-pressure), through a token
+    /// bucket whose burst is a tenth of a second of traffic: over any window the bytes read stay within the rate,
+    /// plus that burst and one read per connection (64 KiB; through an HTTP proxy, the parts of one socket read,
+    /// up to 256 KiB). Without a limit the reading path is unchanged.
+    public var maximumBytesPerSecond: Int64?
+
+    /// The low-speed abort: an attempt slower than this over its window is aborted and resumed where it stood,
+    /// a bounded number of times (see ``LowSpeedLimit``). Default `nil`: no attempt is too slow, only the idle
+    /// timeout ends one that brings nothing.
+    public var lowSpeed: LowSpeedLimit?
+
     /// Where the engine logs what it does: each request sent (URL, range), each response status, each retry and
     /// its reason, each resume decision (at `debug`, retries at `info`). Default: a logger that drops everything.
     public var logger: Logger
@@ -87,6 +102,8 @@ public struct DownloadConfiguration: Sendable {
         tls: TLSTrust = .system,
         onTaskCancellation: TaskCancellation = .pause,
         proxy: Proxy = .direct,
+        maximumBytesPerSecond: Int64? = nil,
+        lowSpeed: LowSpeedLimit? = nil,
         logger: Logger = Logger(label: "DownloadEngine", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.concurrency = concurrency
@@ -103,6 +120,8 @@ public struct DownloadConfiguration: Sendable {
         self.tls = tls
         self.onTaskCancellation = onTaskCancellation
         self.proxy = proxy
+        self.maximumBytesPerSecond = maximumBytesPerSecond
+        self.lowSpeed = lowSpeed
         self.logger = logger
     }
 

@@ -28,6 +28,8 @@ public actor DownloadEngine {
         var result: DownloadResult?
         /// Whether the task's record is on disk; a new task's is saved only once there is something to resume.
         var onDisk = true
+        /// The download's own bandwidth limit (``DownloadRequest/maximumBytesPerSecond``); not in the record.
+        var bytesPerSecond: Int64?
         /// Whether the next transfer revalidates the completed file (``DownloadRequest/revalidates``); until it
         /// gets a new representation, the completed record on disk stays as it is.
         var revalidating = false
@@ -52,6 +54,8 @@ public actor DownloadEngine {
     /// Held from `init` to ``shutdown()``; dropped with the engine otherwise.
     private let lock: StateDirectoryLock
     private let transport: any Transport
+    /// The engine-wide bandwidth limit (``DownloadConfiguration/maximumBytesPerSecond``), shared by every transfer.
+    private let bandwidth: BandwidthLimiter?
     private let hub = EventHub()
     private var tasks: [DownloadTaskID: Entry] = [:]
     private var order: [DownloadTaskID] = []
@@ -81,6 +85,12 @@ public actor DownloadEngine {
         stateDirectory: String, configuration: DownloadConfiguration,
         transport makeTransport: () throws -> any Transport
     ) throws {
+        if let rate = configuration.maximumBytesPerSecond, rate <= 0 {
+            throw DownloadError.invalidState("maximumBytesPerSecond must be above 0, got \(rate)")
+        }
+        if let limit = configuration.lowSpeed, let problem = limit.problem {
+            throw DownloadError.invalidState("lowSpeed: \(problem)")
+        }
         let store = try StateStore(directory: stateDirectory, syncsToDisk: configuration.durability.syncsToDisk)
         // Before anything in the directory is read or written (loadAll deletes stray files and rewrites the task
         // log): an engine that does not get the lock must leave the holder's files as they are.
@@ -89,6 +99,7 @@ public actor DownloadEngine {
         self.stateDirectory = store.directory
         self.configuration = configuration
         self.transport = try makeTransport()
+        self.bandwidth = configuration.maximumBytesPerSecond.map(BandwidthLimiter.init(bytesPerSecond:))
         let (records, logged, problems) = store.loadAll()
         self.loadProblems = problems
         let loggedIDs = Set(logged.map(\.id))
@@ -146,6 +157,9 @@ public actor DownloadEngine {
         guard !isShutDown else { throw DownloadError.invalidState("the engine is shut down") }
         try Self.validate(url: request.url)
         try RequestHeaders.validate(configuration.headers + request.headers)
+        if let rate = request.maximumBytesPerSecond, rate <= 0 {
+            throw DownloadError.invalidState("maximumBytesPerSecond must be above 0, got \(rate)")
+        }
         if let sha = request.sha256 {
             guard sha.count == 64, sha.allSatisfy(\.isHexDigit) else {
                 throw DownloadError.invalidState("--sha256 must be 64 hex digits, got '\(sha)'")
@@ -175,6 +189,7 @@ public actor DownloadEngine {
             entry.record.requestHeaders = RequestHeaders.replacing(
                 entry.record.requestHeaders, with: request.headers)
             entry.record.storesCredentials = request.storesCredentials ? true : nil
+            entry.bytesPerSecond = request.maximumBytesPerSecond
             if entry.state == .completed, !FileIO.exists(store.destinationPath(entry.record)) { entry.state = .idle }
             if request.revalidates, entry.state == .completed {
                 entry.state = .idle
@@ -211,7 +226,7 @@ public actor DownloadEngine {
         // written. Killed before that, the task had nothing worth keeping.
         tasks[id] = Entry(
             record: record, state: .idle, progress: .init(bytes: 0, total: nil, bytesPerSecond: 0, eta: nil),
-            group: group, onDisk: false)
+            group: group, onDisk: false, bytesPerSecond: request.maximumBytesPerSecond)
         order.append(id)
         byTarget[target] = id
         hub.publish(.added(id, url: request.url))
@@ -458,7 +473,9 @@ public actor DownloadEngine {
             setState(id, .running, persist: false)
             let transfer = Transfer(
                 record: entry.record, recordOnDisk: entry.onDisk, revalidating: entry.revalidating, store: store,
-                transport: transport, configuration: configuration
+                transport: transport, configuration: configuration,
+                pacing: ReadPacing(
+                    shared: bandwidth, own: entry.bytesPerSecond.map(BandwidthLimiter.init(bytesPerSecond:)))
             ) { [weak self] report in
                 await self?.handle(report, for: id)
             }

@@ -34,6 +34,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case invalidInputList
         case credentialsRequired
         case invalidProxy
+        case slowTransfer
+        case tooSlow
     }
 
     private let code: Code
@@ -154,6 +156,25 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     /// No body bytes arrived for the idle timeout.
     public static func idleTimeout(_ seconds: Double) -> DownloadError {
         .init(.idleTimeout, "no data received for \(formatSeconds(seconds))")
+    }
+
+    /// An attempt brought less than the ``DownloadConfiguration/LowSpeedLimit`` over its window and was aborted, to be
+    /// resumed where it stood: the error of a `retrying` event.
+    public static func slowTransfer(bytesPerSecond: Int64, seconds: Double) -> DownloadError {
+        .init(.slowTransfer, "slower than \(formatRate(bytesPerSecond)) for \(formatSeconds(seconds))")
+    }
+
+    /// The download aborted more slow attempts than ``DownloadConfiguration/LowSpeedLimit/maximumAborts`` allows.
+    ///
+    /// - Parameters:
+    ///   - aborts: The slow attempts aborted, this one included.
+    ///   - bytesPerSecond: The low-speed limit.
+    ///   - seconds: Its window.
+    public static func tooSlow(aborts: Int, bytesPerSecond: Int64, seconds: Double) -> DownloadError {
+        .init(
+            .tooSlow,
+            "too slow: \(aborts) attempt\(aborts == 1 ? " was" : "s were") slower than \(formatRate(bytesPerSecond)) "
+                + "for \(formatSeconds(seconds)), more slow aborts than the \(aborts - 1) allowed")
     }
 
     /// The task's overall deadline passed.
@@ -287,6 +308,10 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     public static let idleTimeout = DownloadError(.idleTimeout, "")
     /// Pattern matching any ``deadlineExceeded(_:)`` error.
     public static let deadlineExceeded = DownloadError(.deadlineExceeded, "")
+    /// Pattern matching any ``slowTransfer(bytesPerSecond:seconds:)`` error.
+    public static let slowTransfer = DownloadError(.slowTransfer, "")
+    /// Pattern matching any ``tooSlow(aborts:bytesPerSecond:seconds:)`` error.
+    public static let tooSlow = DownloadError(.tooSlow, "")
 
     /// Whether no connection could be made (a timeout, a refusal): the host named by the URL is down or unreachable,
     /// so a redirect target that fails this way is an edge to leave (the engine resolves the original URL again).
@@ -296,7 +321,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     public var isRetryable: Bool {
         switch code {
         case .network, .malformedResponse, .connectTimeout, .connectFailed, .tlsHandshake, .idleTimeout,
-            .prematureEndOfBody, .retryableHTTPStatus:
+            .prematureEndOfBody, .retryableHTTPStatus, .slowTransfer:
             true
         default: false
         }
@@ -334,6 +359,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidInputList: "invalid-input-list"
         case .credentialsRequired: "credentials-required"
         case .invalidProxy: "invalid-proxy"
+        case .slowTransfer: "slow-transfer"
+        case .tooSlow: "too-slow"
         }
     }
 
@@ -348,4 +375,12 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
 
 func formatSeconds(_ seconds: Double) -> String {
     seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"
+}
+
+/// A rate as written on the command line: `256K/s`, `2M/s`, or bytes (`1000/s`).
+func formatRate(_ bytesPerSecond: Int64) -> String {
+    for (unit, shift) in [("G", 30), ("M", 20), ("K", 10)] where bytesPerSecond % (1 << shift) == 0 {
+        return "\(bytesPerSecond >> shift)\(unit)/s"
+    }
+    return "\(bytesPerSecond)/s"
 }

@@ -64,13 +64,15 @@ final class HTTPTransport: Transport, @unchecked Sendable {
     }
 
     func execute(_ request: TransportRequest) async throws -> TransportResponse {
+        // Under a bandwidth limit in debt, the request waits: a body that arrives in one read would never wait.
+        if let pacing = request.pacing { try await pacing.waitBeforeRequest() }
         if let proxy = configuration.proxy.server(for: request.url) {
             return try await proxies.execute(request, through: proxy)
         }
         let outgoing = try Self.request(request)
         let origin =
             outgoing.host.contains(":") ? "[\(outgoing.host)]:\(outgoing.port)" : "\(outgoing.host):\(outgoing.port)"
-        let stream = ResponseBodyStream()
+        let stream = ResponseBodyStream(pacing: request.pacing)
         let task = client.execute(
             request: outgoing, delegate: stream, logger: configuration.logger ?? Self.silent)
         stream.attach(task)

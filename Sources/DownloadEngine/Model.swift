@@ -116,6 +116,10 @@ public struct DownloadRequest: Sendable, Hashable {
     /// record in the state directory (in clear text). Default `false`: a resume after a restart then needs them
     /// given again, and ``DownloadEngine/add(_:start:)`` says so with ``DownloadError/credentialsRequired(_:)``.
     public var storesCredentials: Bool
+    /// The most bytes per second this download reads, all its segments together; `nil` for no limit of its own
+    /// (the default). The engine's ``DownloadConfiguration/maximumBytesPerSecond`` applies as well. Not stored in
+    /// the task's record: a resume after a restart runs under the limit given then.
+    public var maximumBytesPerSecond: Int64?
 
     /// Stored as plain values so that the request stays `Hashable`, which tuples are not.
     private var headerFields: [HeaderField]
@@ -131,10 +135,11 @@ public struct DownloadRequest: Sendable, Hashable {
     ///   - storesCredentials: Whether credential headers are written to the state directory.
     ///   - namesFromResponse: Whether `destination` is a directory and the server names the file in it.
     ///   - revalidates: Whether a completed task asks the server whether its file changed.
+    ///   - maximumBytesPerSecond: This download's bandwidth limit, if any.
     public init(
         url: String, destination: String, sha256: String? = nil, overwrite: Bool = false,
         headers: [(name: String, value: String)] = [], storesCredentials: Bool = false,
-        namesFromResponse: Bool = false, revalidates: Bool = false
+        namesFromResponse: Bool = false, revalidates: Bool = false, maximumBytesPerSecond: Int64? = nil
     ) {
         self.url = url
         self.destination = destination
@@ -144,6 +149,7 @@ public struct DownloadRequest: Sendable, Hashable {
         self.overwrite = overwrite
         self.headerFields = headers.map { HeaderField(name: $0.name, value: $0.value) }
         self.storesCredentials = storesCredentials
+        self.maximumBytesPerSecond = maximumBytesPerSecond
     }
 }
 

@@ -32,6 +32,13 @@ final class ResponseBodyStream: @unchecked Sendable {
     /// Bytes held before the drain starts, at most (then reading stops until the drain takes them).
     static let highWater = 4 << 20
 
+    /// The bandwidth limits the body is read under: every part received is charged, early or not, and the next
+    /// read waits out the debt (``receive(_:on:)``).
+    private let pacing: ReadPacing?
+
+    /// A stream whose body is read under `pacing`'s limits (none when `nil`).
+    init(pacing: ReadPacing? = nil) { self.pacing = pacing }
+
     private let lock = NSLock()
     /// The request's event loop, where every part reaches the sink.
     private var eventLoop: (any EventLoop)?
@@ -211,12 +218,23 @@ final class ResponseBodyStream: @unchecked Sendable {
             backpressure = promise
             return .wait(promise.futureResult)
         }
+        var held: EventLoopFuture<Void>?
         switch route {
         case .sink(let sink): _ = deliver(buffer, to: sink)
-        case .wait(let future): return future
+        case .wait(let future): held = future
         case .held, .ignored: break
         }
-        return nil
+        // A bandwidth limit delays the next read by the debt this part made. Parts AsyncHTTPClient read ahead and
+        // holds behind the pending future are lost if the connection fails meanwhile: never written, so never
+        // counted, and fetched again by the resume.
+        if let pacing {
+            let delay = pacing.take(buffer.readableBytes)
+            if delay > .zero {
+                let paced = ReadPacing.hold(for: delay, on: eventLoop)
+                held = held.map { $0.and(paced).map { _ in } } ?? paced
+            }
+        }
+        return held
     }
 
     /// Takes the request's last word: the body ended (`.success`) or the request failed. Only the first call counts.

@@ -139,7 +139,12 @@ struct SegmentPlan: Hashable, Sendable {
 
     /// Gives `connection` new work: the first pending piece (in file order), else the upper half of the largest
     /// active segment worth splitting (see the type's discussion).
-    mutating func claim(_ connection: Int, now: ContinuousClock.Instant) -> Claim {
+    ///
+    /// - Parameter waitsWhileRunning: Whether a connection with nothing to take waits (``Claim/wait``) rather than
+    ///   leaves (``Claim/none``) while another segment still has bytes to fetch: with a low-speed limit, a slow
+    ///   segment may yet be aborted and give its rest back, however small (no split takes a segment under two
+    ///   minimum sizes).
+    mutating func claim(_ connection: Int, now: ContinuousClock.Instant, waitsWhileRunning: Bool = false) -> Claim {
         release(connection)
         if !pending.isEmpty {
             let index = 0
@@ -156,7 +161,9 @@ struct SegmentPlan: Hashable, Sendable {
             return .segment(segment)
         }
         let large = active.filter { $0.value.remaining >= 2 * minimumSize }
-        guard !large.isEmpty else { return .none }
+        guard !large.isEmpty else {
+            return waitsWhileRunning && active.values.contains { $0.remaining > 0 } ? .wait : .none
+        }
         let worth = large.filter { _, segment in
             let elapsed = now - segment.started
             guard elapsed >= Self.speedWindow, segment.position > segment.start else { return false }

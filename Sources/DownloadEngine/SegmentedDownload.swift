@@ -13,6 +13,12 @@ import Logging
 /// other retryable failure is retried by that connection after a backoff. The last connection's failure ends the
 /// run with that error, for the transfer's own retry policy.
 ///
+/// With a ``DownloadConfiguration/LowSpeedLimit``, a segment's request slower than the limit is aborted by the
+/// watchdog; its connection gives the rest of the segment back and steps aside for ``slowStepBack``, so that a
+/// connection waiting for work takes it with a new request (`Range` from the bytes kept, the same `If-Range`), and
+/// connections left without work wait while any segment still runs instead of leaving. The transfer counts the
+/// slow aborts (``Context/countSlowAbort``) and ends the download past its limit.
+///
 /// The SHA-256 follows the done prefix: a child task reads back and hashes the bytes below the first byte not yet
 /// done (from the page cache), so most of the hashing overlaps the transfer.
 final class SegmentedDownload: @unchecked Sendable {
@@ -56,6 +62,10 @@ final class SegmentedDownload: @unchecked Sendable {
         var log: SegmentLog
         var connections: Int
         var started: ContinuousClock.Instant
+        /// The bandwidth limits every segment's body is read under, if any.
+        var pacing: ReadPacing?
+        /// Counts a slow segment aborted; throws when the download has aborted too many.
+        var countSlowAbort: @Sendable () throws -> Int
         var headers: @Sendable (_ url: String) -> [(name: String, value: String)]
         var progress: @Sendable (_ bytes: Int64) async -> Void
     }
@@ -69,6 +79,10 @@ final class SegmentedDownload: @unchecked Sendable {
     }
 
     private var configuration: DownloadConfiguration { context.configuration }
+
+    /// How long a connection whose segment was aborted for slowness waits before asking for work again: two of
+    /// the polls of a connection waiting for work, which takes the aborted segment's rest first.
+    static let slowStepBack: Duration = .milliseconds(200)
 
     /// Runs the connections until every byte is on disk, the representation changes, or the last connection fails.
     ///
@@ -167,7 +181,9 @@ final class SegmentedDownload: @unchecked Sendable {
                 segment = claimed
                 initial = nil
             } else {
-                switch board.withPlan({ $0.claim(connection, now: .now) }) {
+                // With a low-speed limit, a running segment may yet be aborted and give its rest back: stay for it.
+                let waits = configuration.lowSpeed != nil
+                switch board.withPlan({ $0.claim(connection, now: .now, waitsWhileRunning: waits) }) {
                 case .segment(let claimed):
                     segment = claimed
                 case .wait:
@@ -186,6 +202,14 @@ final class SegmentedDownload: @unchecked Sendable {
                     return (plan.active[connection]?.position ?? segment.position) > segment.position
                 }
                 if progressed { failures = 0 }
+                if DownloadError.slowTransfer ~= retry.error {
+                    let aborts = try context.countSlowAbort()
+                    configuration.logger.info(
+                        "slow segment aborted; its rest goes back to the pending ranges",
+                        metadata: ["url": "\(url)", "aborts": "\(aborts)", "reason": "\(retry.error.message)"])
+                    try await Task.sleep(for: Self.slowStepBack)
+                    continue
+                }
                 if board.isLast(connection) { throw retry }
                 if retry.error.status == 503 || retry.error.status == 429 {
                     configuration.logger.info(
@@ -216,6 +240,8 @@ final class SegmentedDownload: @unchecked Sendable {
         _ segment: SegmentPlan.Segment, connection: Int, url: inout String, hops: inout Int, body: TransportBody?
     ) async throws -> Int64 {
         let activity = ActivityClock()
+        // The segment's own position, so that the low-speed watch counts this request's bytes from there.
+        activity.advance(to: segment.position)
         if let body {
             return try await stream(body, skip: 0, segment: segment, connection: connection, activity: activity)
         }
@@ -239,7 +265,8 @@ final class SegmentedDownload: @unchecked Sendable {
             let response: TransportResponse
             do {
                 response = try await watched(activity) { [context] in
-                    try await context.transport.execute(TransportRequest(url: requestURL, headers: sent))
+                    try await context.transport.execute(
+                        TransportRequest(url: requestURL, headers: sent, pacing: context.pacing?.watched(by: activity)))
                 }
             } catch let error as DownloadError where error.isRetryable {
                 throw Retry(error: error, after: nil)
@@ -322,7 +349,7 @@ final class SegmentedDownload: @unchecked Sendable {
     ) async throws -> T {
         let entry = Watchdog.Entry(
             activity: activity, idle: configuration.timeouts.idle, overall: configuration.timeouts.overall,
-            started: context.started)
+            started: context.started, lowSpeed: configuration.lowSpeed)
         return try await Watchdog.shared.run(entry, body)
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import HTTPVocabulary
 import Logging
 import NIOCore
+import Synchronization
 
 /// What a transfer tells the engine while it runs.
 enum TransferReport: Sendable {
@@ -34,6 +35,8 @@ final class Transfer: @unchecked Sendable {
     private let store: StateStore
     private let transport: any Transport
     private let configuration: DownloadConfiguration
+    /// The bandwidth limits every request of this task is read under (the engine's and its own), if any.
+    private let pacing: ReadPacing?
     private let report: @Sendable (TransferReport) async -> Void
 
     /// Whether a record of this task is on disk (loaded, or saved by the engine or a transfer before).
@@ -64,15 +67,22 @@ final class Transfer: @unchecked Sendable {
     /// configuration revalidated, got a 304 from the origin and sent its stored copy again, three times.
     private var bypassesCaches = false
 
+    /// Slow attempts aborted in this run (see ``DownloadConfiguration/LowSpeedLimit``), single-stream and segments
+    /// alike: atomic, as the segments count from their own tasks (and no lock is allocated per file).
+    private let slowAborts = Atomic<Int>(0)
+    /// The watchdog entry of the latest attempt, whose low-speed watch stops when the attempt turns into segments.
+    private var watchedAttempt: Watchdog.Entry?
+
     private var lastProgressAt = ContinuousClock.now
     private var lastProgressBytes: Int64 = 0
     private var speed: Double = 0
 
     init(
         record: TaskRecord, recordOnDisk: Bool, revalidating: Bool = false, store: StateStore,
-        transport: any Transport, configuration: DownloadConfiguration,
+        transport: any Transport, configuration: DownloadConfiguration, pacing: ReadPacing? = nil,
         report: @escaping @Sendable (TransferReport) async -> Void
     ) {
+        self.pacing = pacing
         self.record = record
         self.recordOnDisk = recordOnDisk
         self.revalidating = revalidating
@@ -164,6 +174,8 @@ final class Transfer: @unchecked Sendable {
         case reresolve
         case restart(ResumePlanner.RestartReason)
         case retry(DownloadError, after: Duration?)
+        /// Aborted by the low-speed limit: resumed at once, counted apart from the retries.
+        case slow(DownloadError)
         /// A revalidation got a 304: the destination is current.
         case notModified
     }
@@ -189,6 +201,8 @@ final class Transfer: @unchecked Sendable {
             let result: AttemptResult
             do {
                 result = try await attempt(url: url, usingResolvedURL: url != record.url, crossOrigin: crossOrigin)
+            } catch let error as DownloadError where DownloadError.slowTransfer ~= error {
+                result = .slow(error)
             } catch let error as DownloadError where error.isRetryable {
                 result = .retry(error, after: nil)
                 // A redirect target that cannot be connected to is an edge that is down: the retry asks the original
@@ -261,6 +275,13 @@ final class Transfer: @unchecked Sendable {
                 record.resolvedURL = nil
             case .restart(let reason):
                 try restartFromZero(reason, restarts: &restarts)
+            case .slow(let error):
+                let aborts = try countSlowAbort()
+                record.recordedLength = length
+                try? save()
+                configuration.logger.info(
+                    "slow attempt aborted; resuming", metadata: ["url": "\(url)", "reason": "\(error.message)"])
+                await report(.retrying(attempt: aborts, delay: .zero, error: error))
             case .retry(let error, let after):
                 failures += 1
                 guard
@@ -286,6 +307,20 @@ final class Transfer: @unchecked Sendable {
                 try await Task.sleep(for: delay)
             }
         }
+    }
+
+    /// Counts one slow attempt aborted; throws ``DownloadError/tooSlow(aborts:bytesPerSecond:seconds:)`` past the
+    /// low-speed limit's ``DownloadConfiguration/LowSpeedLimit/maximumAborts``.
+    ///
+    /// - Returns: The slow aborts of this run so far.
+    private func countSlowAbort() throws -> Int {
+        guard let limit = configuration.lowSpeed else { return 0 }
+        let aborts = slowAborts.add(1, ordering: .relaxed).newValue
+        if aborts > limit.maximumAborts {
+            throw DownloadError.tooSlow(
+                aborts: aborts, bytesPerSecond: limit.bytesPerSecond, seconds: limit.duration.seconds)
+        }
+        return aborts
     }
 
     /// Empties the partial file and forgets what it held, so the next request starts from zero; throws once this
@@ -349,7 +384,7 @@ final class Transfer: @unchecked Sendable {
             headers += Revalidation.conditionalHeaders(etag: record.etag, lastModified: record.lastModified)
         }
         headers += userHeaders(crossOrigin: crossOrigin)
-        let request = TransportRequest(url: url, headers: headers)
+        let request = TransportRequest(url: url, headers: headers, pacing: pacing?.watched(by: activity))
         configuration.logger.debug("request sent", metadata: ["url": "\(url)", "range": "\(range)"])
         activity.touch()
         return try await withWatchdog { [self] in
@@ -557,7 +592,8 @@ final class Transfer: @unchecked Sendable {
     private func withWatchdog<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let entry = Watchdog.Entry(
             activity: activity, idle: configuration.timeouts.idle, overall: configuration.timeouts.overall,
-            started: started)
+            started: started, lowSpeed: configuration.lowSpeed)
+        watchedAttempt = entry
         return try await Watchdog.shared.run(entry, body)
     }
 
@@ -593,6 +629,9 @@ final class Transfer: @unchecked Sendable {
         try save()
         // The segmented download hashes the file from byte 0 itself.
         unhashedPrefix = 0
+        // Each segment's request is held to the low-speed limit on its own; the attempt that became them is not:
+        // a slow segment must give its rest to another connection, not end them all.
+        watchedAttempt?.stopWatchingSpeed()
         if try FileIO.size(fd, partialPath) != total { try FileIO.truncate(fd, partialPath, to: total) }
         preallocated = true
         let log = try SegmentLog(path: store.segmentLogPath(record))
@@ -604,7 +643,8 @@ final class Transfer: @unchecked Sendable {
             context: .init(
                 transport: transport, configuration: configuration, originalURL: original,
                 validators: record.validators, ifRange: etag, fd: fd, path: partialPath, log: log,
-                connections: configuration.connectionsPerFile, started: started,
+                connections: configuration.connectionsPerFile, started: started, pacing: pacing,
+                countSlowAbort: { [self] in try countSlowAbort() },
                 headers: { [self] url in userHeaders(crossOrigin: crossOrigin || !sameOrigin(url, original)) },
                 progress: { [self] bytes in
                     activity.advance(to: bytes)

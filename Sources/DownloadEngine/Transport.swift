@@ -5,6 +5,8 @@ import NIOCore
 struct TransportRequest: Sendable {
     var url: String
     var headers: [(name: String, value: String)]
+    /// The bandwidth limits its body is read under; `nil` without any.
+    var pacing: ReadPacing? = nil
 }
 
 /// A response head plus a body to stream.

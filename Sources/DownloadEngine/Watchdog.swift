@@ -8,6 +8,10 @@ import Foundation
 /// tick of the registered attempts), and cancels the child task of an attempt that saw no bytes for its idle
 /// timeout or passed its deadline, after noting why. The loop ends when nothing is registered and starts again
 /// with the next attempt.
+///
+/// With a ``DownloadConfiguration/LowSpeedLimit`` each tick also feeds the attempt's byte count to its
+/// ``LowSpeedWatch`` (the pure decision) and cancels an attempt that was too slow over the whole window, with
+/// ``DownloadError/slowTransfer(bytesPerSecond:seconds:)`` as the reason.
 final class Watchdog: @unchecked Sendable {
     /// One attempt being watched.
     final class Entry: @unchecked Sendable {
@@ -18,16 +22,32 @@ final class Watchdog: @unchecked Sendable {
         let tick: Duration
         /// The attempt's task while it runs; only used under the watchdog's lock, while registered.
         fileprivate var task: UnsafeCurrentTask?
+        /// The low-speed limit and the attempt's watch; the watch is only used under the watchdog's lock.
+        let lowSpeed: DownloadConfiguration.LowSpeedLimit?
+        fileprivate var speed: LowSpeedWatch?
         private let lock = NSLock()
         private var _reason: DownloadError?
+        private var _watchesSpeed = true
 
-        init(activity: ActivityClock, idle: Duration, overall: Duration?, started: ContinuousClock.Instant) {
+        init(
+            activity: ActivityClock, idle: Duration, overall: Duration?, started: ContinuousClock.Instant,
+            lowSpeed: DownloadConfiguration.LowSpeedLimit? = nil
+        ) {
             self.activity = activity
             self.idle = idle
             self.overall = overall
             self.started = started
-            self.tick = min(max(idle / 4, .milliseconds(10)), .seconds(1))
+            self.lowSpeed = lowSpeed
+            // A quarter of the window: an attempt is aborted at most a quarter window late.
+            self.tick = min(max(min(idle, lowSpeed?.duration ?? idle) / 4, .milliseconds(10)), .seconds(1))
+            speed = lowSpeed?.watch(bytes: activity.bytes, now: .now)
         }
+
+        /// Stops the low-speed watch of this attempt: a transfer whose segments are each watched on their own.
+        func stopWatchingSpeed() { lock.withLock { _watchesSpeed = false } }
+
+        /// Whether the low-speed watch still applies.
+        var watchesSpeed: Bool { lock.withLock { _watchesSpeed } }
 
         /// Why the watchdog stopped the attempt, if it did.
         var reason: DownloadError? {
@@ -95,6 +115,10 @@ final class Watchdog: @unchecked Sendable {
                         entry.reason = .idleTimeout(entry.idle.seconds)
                     } else if let overall = entry.overall, now - entry.started > overall {
                         entry.reason = .deadlineExceeded(overall.seconds)
+                    } else if let limit = entry.lowSpeed, entry.watchesSpeed,
+                        entry.speed?.observe(bytes: entry.activity.bytes, at: now) == true
+                    {
+                        entry.reason = limit.abort
                     } else {
                         continue
                     }

@@ -22,7 +22,7 @@ enum ExitStatus: Int32 {
         switch error {
         case DownloadError.verificationFailed: .verificationFailure
         case DownloadError.permanentHTTPStatus, DownloadError.tooManyRedirects: .permanentHTTPFailure
-        case DownloadError.retriesExhausted, DownloadError.deadlineExceeded: .retriesExhausted
+        case DownloadError.retriesExhausted, DownloadError.deadlineExceeded, DownloadError.tooSlow: .retriesExhausted
         case DownloadError.invalidURL, DownloadError.unsupportedScheme, DownloadError.invalidHeader,
             DownloadError.credentialsRequired, DownloadError.invalidProxy, DownloadError.invalidInputList:
             .usage
@@ -52,7 +52,7 @@ struct RangeFetch: AsyncParsableCommand {
               1    other failure (file system, destination exists, bad or busy state directory, TLS certificate refused)
               2    permanent HTTP failure (4xx, a proxy's refusal, too many redirects, unusable response)
               3    verification failure (length or SHA-256 mismatch)
-              4    retries exhausted (or the overall deadline passed)
+              4    retries or slow aborts exhausted (or the overall deadline passed)
               64   usage error (bad option, malformed URL, unsupported scheme, bad header or proxy, missing credentials,
                    a bad -i line, two digests for one URL that disagree)
               130  interrupted (paused; run again to resume)
@@ -106,6 +106,9 @@ struct RangeFetch: AsyncParsableCommand {
 
     @Option(help: "Retries in a row without progress before giving up.")
     var retries: Int = 10
+
+    /// `--limit-rate`, `--speed-limit`, `--speed-time`, `--slow-retries`.
+    @OptionGroup var rates: RateOptions
 
     @Option(
         help: ArgumentHelp(
@@ -337,7 +340,8 @@ struct RangeFetch: AsyncParsableCommand {
         "-o", "--output", "--state", "-j", "--concurrency", "-x", "--connections", "--sha256", "--checksums", "-i",
         "--input-file",
         "--connect-timeout",
-        "--idle-timeout", "--deadline", "--retries", "--cacert",
+        "--idle-timeout", "--deadline", "--retries", "--cacert", "--limit-rate", "--speed-limit", "--speed-time",
+        "--slow-retries",
         "-H", "--header", "--user-agent", "--proxy", "--noproxy",
     ]
 
@@ -403,6 +407,8 @@ struct RangeFetch: AsyncParsableCommand {
             connect: parseDuration(connectTimeout)!, idle: parseDuration(idleTimeout)!,
             overall: deadline.flatMap(parseDuration))
         configuration.retry.maximumRetries = retries
+        configuration.maximumBytesPerSecond = rates.limitRate.flatMap(parseRate)
+        configuration.lowSpeed = try rates.lowSpeedLimit()
         if durable { configuration.durability = .powerLoss }
         if noDigest { configuration.verification = .lengthOnly }
         configuration.tls = trust

@@ -121,6 +121,26 @@ struct SegmentPlanTests {
         #expect(plan.contiguousEnd == 3 * mebibyte / 2)
     }
 
+    @Test("with a low-speed limit, a connection with nothing to take waits while a segment runs, then takes its rest")
+    func waitsWhileRunning() throws {
+        let now = ContinuousClock.now
+        var plan = SegmentPlan(total: 3 * mebibyte / 2, completed: [], minimumSize: mebibyte)
+        _ = try segment(plan.claim(0, now: now))
+        // Under two minimum sizes: no split. Without the limit the idle connection leaves; with it, it waits.
+        #expect(plan.claim(1, now: now + .seconds(5)) == SegmentPlan.Claim.none)
+        #expect(plan.claim(1, now: now + .seconds(5), waitsWhileRunning: true) == .wait)
+        // The slow segment is aborted: its rest goes back and the waiting connection takes it from where it stood.
+        plan.advance(0, to: 300_000)
+        plan.release(0)
+        let rest = try segment(plan.claim(1, now: now + .seconds(6), waitsWhileRunning: true))
+        #expect(rest.position == 300_000 && rest.end == 3 * mebibyte / 2)
+        // The aborted connection, asking again, waits for that one; once it is done, nobody waits.
+        #expect(plan.claim(0, now: now + .seconds(6), waitsWhileRunning: true) == .wait)
+        plan.advance(1, to: rest.end)
+        #expect(plan.claim(0, now: now + .seconds(7), waitsWhileRunning: true) == SegmentPlan.Claim.none)
+        #expect(plan.isComplete)
+    }
+
     @Test("the plan starts from the ranges done, clipped and merged")
     func startsFromCompleted() {
         let plan = SegmentPlan(

@@ -75,7 +75,7 @@ final class ProxyClient: @unchecked Sendable {
         } catch {
             throw HTTPTransport.translate(error, url: request.url, peer: peer)
         }
-        let stream = ResponseBodyStream()
+        let stream = ResponseBodyStream(pacing: request.pacing)
         connection.send(head, into: stream) { [weak self] reusable in
             self?.release(connection, to: key, reusable: reusable)
         }

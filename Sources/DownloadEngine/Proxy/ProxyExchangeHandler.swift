@@ -24,8 +24,10 @@ final class ProxyExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var ended: ((Bool) -> Void)?
     private var keepAlive = true
     private var cancelled = false
-    /// Reads are held back: the stream holds its high-water mark of bytes.
-    private var paused = false
+    /// Holds on reading not yet released: the stream holds its high-water mark of bytes, or a bandwidth limit
+    /// holds the next read. A count, since every body part of one read may bring a hold of its own, and the first
+    /// to end must not release the others (a limit's later holds are the longer ones).
+    private var holds = 0
     private var readPending = false
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -67,10 +69,10 @@ final class ProxyExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler 
             stream.receiveHead(head)
         case .body(let part):
             guard let held = stream.receive(part, on: context.eventLoop) else { return }
-            paused = true
+            holds += 1
             held.assumeIsolated().whenComplete { _ in
-                self.paused = false
-                if self.readPending {
+                self.holds -= 1
+                if self.holds == 0, self.readPending {
                     self.readPending = false
                     self.context?.read()
                 }
@@ -90,7 +92,7 @@ final class ProxyExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func read(context: ChannelHandlerContext) {
-        if paused {
+        if holds > 0 {
             readPending = true
         } else {
             context.read()
