@@ -93,9 +93,10 @@ struct CLITests {
             let dir = makeTemporaryDirectory()
             let size = 4 << 20
             let digest = expectedSHA256(size: size, seed: 101)
-            // 1 MiB/s: a loaded clean-clone CI run's kill at 1.5 MB landed so late at 2 MiB/s that the last round
-            // could not grow 64 KiB past it before the end of the file; at half the rate each round has seconds.
-            let path = "/bytes/4M?seed=101&rate=\(paced(1024))"
+            // 512 KiB/s: a loaded clean-clone CI run's kill at 1.5 MB landed so late at 2 MiB/s that the last round
+            // could not grow 64 KiB past it before the end of the file, and at 1 MiB/s (the next CI run) the last
+            // round's file was complete before its kill; at 512 KiB/s each round has several seconds.
+            let path = "/bytes/4M?seed=101&rate=\(paced(512))"
             let arguments = [server.baseURL + path, "-o", dir + "/out.bin", "--json", "--sha256", digest]
             var killedAt: [Int64] = []
             for (round, offset) in [Int64(300_000), 1_500_000, 2_800_000].enumerated() {

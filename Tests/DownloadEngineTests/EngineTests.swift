@@ -106,7 +106,10 @@ struct EngineTests {
         _ server: RangeServer, _ engine: DownloadEngine, _ dir: String, path: String, size: Int, seed: UInt64,
         edit: ((inout TaskRecord) -> Void)? = nil
     ) async throws -> (gets: [JournalEntry], pausedAt: Int64, result: DownloadResult) {
-        let url = server.baseURL + path
+        // Every response stalls 5 s (below the idle timeout) after 200 KiB, so the pause lands mid-body however late
+        // this task wakes: a paced body alone ended before the pause once on a loaded CI machine ("task ... is
+        // completed"). The resumed response stalls too, which costs each test those 5 s.
+        let url = server.baseURL + path + "&stall-after=200K&stall-for=5s"
         let id = try await engine.add(.init(url: url, destination: dir + "/\(seed).bin"))
         try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
         try await engine.pause(id)

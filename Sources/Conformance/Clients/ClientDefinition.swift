@@ -92,7 +92,7 @@ public struct ClientDefinition: Hashable, Sendable {
     /// line.
     static func versionProbe(_ arguments: [String]) -> @Sendable (String) async -> String? {
         { path in
-            guard let printed = await ChildProcess.capture(path, arguments, limit: .seconds(10)) else {
+            guard let printed = await ChildProcess.capture(path, arguments, limit: .seconds(30)) else {
                 return "its version command did not finish"
             }
             guard printed.status == 0 else {

@@ -104,7 +104,8 @@ public struct SubprocessClient: ClientAdapter {
     /// nothing.
     public func version() async -> String? {
         guard let versionArguments, let path = executablePath,
-            let printed = await ChildProcess.capture(path, versionArguments, limit: .seconds(5)),
+            // A generous limit: a loaded machine (a CI run's parallel tests) has taken seconds to start a process.
+            let printed = await ChildProcess.capture(path, versionArguments, limit: .seconds(30)),
             let line = printed.output.split(separator: "\n").first.map({ $0.trimmingCharacters(in: .whitespaces) }),
             !line.isEmpty
         else { return nil }
