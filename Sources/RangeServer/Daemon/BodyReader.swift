@@ -92,6 +92,7 @@ final class BodyReader: @unchecked Sendable {
                     context.faultFired = true
                     paceStart = nil
                     stallEnds = ContinuousClock.now + duration
+                    context.stalling = true
                 } else {
                     allowed = min(allowed, after - position)
                 }
@@ -171,6 +172,7 @@ final class BodyReader: @unchecked Sendable {
         let now = ContinuousClock.now
         if now >= ends {
             stallEnds = nil
+            context.stalling = false
             return nil
         }
         if daemon.peerHasClosed(connection) { return end(.stalled) }

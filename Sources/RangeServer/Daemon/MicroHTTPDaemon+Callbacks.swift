@@ -59,7 +59,8 @@ let requestCompleted:
             outcome = recorded
         } else if code == .REQUEST_TERMINATED_COMPLETED_OK {
             outcome = .complete
-        } else if code == .REQUEST_TERMINATED_DAEMON_SHUTDOWN && plan.delivery.stalls {
+        } else if context.stalling || (code == .REQUEST_TERMINATED_DAEMON_SHUTDOWN && plan.delivery.stalls) {
+            // Inside the stall: the client (or the shutdown) ended a response the stall held, whichever noticed first.
             outcome = .stalled
         } else {
             outcome = .clientClosed

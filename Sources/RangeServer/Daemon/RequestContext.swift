@@ -35,6 +35,9 @@ final class RequestContext: @unchecked Sendable {
     var faultFired = false {
         didSet { openExchange?.faultFired.store(faultFired, ordering: .releasing) }
     }
+    /// Whether the response is inside a `stall-after` stall: a client that closes then leaves a stalled response,
+    /// even when libmicrohttpd ends the request before the body reader looks at the socket again.
+    var stalling = false
     /// When the response ended, where that was before libmicrohttpd finished with it (see `BodyReader.drop()`).
     var endedAt: timespec?
     /// When a `delay` fault's wait is over, while the response waits on it.
