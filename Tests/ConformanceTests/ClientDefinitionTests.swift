@@ -195,7 +195,9 @@ struct ClientDefinitionTests {
         #expect(SubprocessClient.versionNumber(in: "GNU Wget2 1.99.1 - multithreaded") == "1.99.1")
         #expect(SubprocessClient.versionNumber(in: "2025.10.22") == "2025.10.22")
         #expect(SubprocessClient.versionNumber(in: "version 2 of 3.") == nil)
-        if BuiltProducts.onPath("curl") != nil {
+        // Not under a sanitizer (time scale above 1): there the whole suite starves the cooperative pool, and a version
+        // command's answer has come later than its 30 s.
+        if BuiltProducts.onPath("curl") != nil, testTimeScale == 1 {
             let version = try #require(await curl.version())
             #expect(version.split(separator: ".").count >= 2, "\(version)")
         }
@@ -253,7 +255,7 @@ struct ClientDefinitionTests {
 
     @Test(
         "a run records each column's version, and every report shows it beside the column",
-        .enabled(if: BuiltProducts.onPath("curl") != nil))
+        .enabled(if: BuiltProducts.onPath("curl") != nil && testTimeScale == 1, "not under a sanitizer's time scale"))
     func versionsInReports() async throws {
         var options = MatrixRunner.Options.forTests
         options.scenarioPattern = "plain"

@@ -95,6 +95,9 @@ final class BodyReader: @unchecked Sendable {
                     context.stalling = true
                 } else {
                     allowed = min(allowed, after - position)
+                    // These bytes reach the stall point: once they are out the response holds, whether or not the
+                    // reader is called again before the client gives up.
+                    if after - position <= allowed { context.stalling = true }
                 }
             }
             if stallEnds != nil, let waiting = waitOutStall() { return waiting }
