@@ -50,7 +50,11 @@ final class HTTPTransport: Transport, @unchecked Sendable {
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.connectionsPerHost))
         settings.connectionPool.retryConnectionEstablishment = false
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
+        // The pool's own events (a connection opened, released to the pool, closed) go to the same logger as the
+        // requests': without them a request that waited for a new connection does not say why.
+        client = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: settings,
+            backgroundActivityLogger: configuration.logger ?? Self.silent)
         proxies = ProxyClient(configuration: configuration)
     }
 

@@ -30,12 +30,10 @@ final class SegmentLog: @unchecked Sendable {
     init(path: String) throws {
         self.path = path
         fd = try FileIO.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC)
-        do {
-            try Self.header.withUnsafeBytes { try FileIO.writeAll(fd, path, $0, at: 0) }
-        } catch {
-            FileIO.close(fd)
-            throw error
-        }
+        // No close here when the header cannot be written: every stored property is set, so a throw runs `deinit`,
+        // which closes the descriptor. A second close would close whatever file or socket had been given the number
+        // in between, on any thread.
+        try Self.header.withUnsafeBytes { try FileIO.writeAll(fd, path, $0, at: 0) }
     }
 
     deinit { FileIO.close(fd) }

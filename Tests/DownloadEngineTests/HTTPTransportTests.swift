@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import RangeServer
@@ -22,6 +23,7 @@ private final class ScriptedServer: @unchecked Sendable {
     private var accepted = 0
     private var requestsSeen = 0
     private var heads: [String] = []
+    private var endings: [String] = []
 
     init(ipv6: Bool = false, _ handle: @escaping @Sendable (Int, Int32, ScriptedServer) -> Void) throws {
         let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -62,10 +64,17 @@ private final class ScriptedServer: @unchecked Sendable {
         }
         self.listener = fd
         self.port = port
+        // The accept thread owns the listening descriptor and closes it once `stop()` has shut it down: closed by
+        // `stop()` instead, its number could go to another test's listener before this thread's next accept, which
+        // would then take that test's connections.
         let thread = Thread { [self] in
             while true {
                 let connection = accept(fd, nil, nil)
-                if connection < 0 { return }
+                if connection < 0 {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    close(fd)
+                    return
+                }
                 let index = lock.withLock {
                     accepted += 1
                     return accepted - 1
@@ -81,6 +90,8 @@ private final class ScriptedServer: @unchecked Sendable {
 
     var connections: Int { lock.withLock { accepted } }
     var requests: Int { lock.withLock { requestsSeen } }
+    /// How each connection that ended while a request was awaited ended, in order.
+    var ends: [String] { lock.withLock { endings } }
     /// Every request head read, in order.
     var requestHeads: [String] { lock.withLock { heads } }
 
@@ -89,7 +100,13 @@ private final class ScriptedServer: @unchecked Sendable {
         var received: [UInt8] = []
         var byte: UInt8 = 0
         while !(received.count >= 4 && received.suffix(4) == Array("\r\n\r\n".utf8)) {
-            guard recv(fd, &byte, 1, 0) == 1 else { return false }
+            let got = recv(fd, &byte, 1, 0)
+            guard got == 1 else {
+                // Why the connection ended, for a failing test to print (see `ends`).
+                let reason = got == 0 ? "end of stream" : "recv failed: \(String(cString: strerror(errno)))"
+                lock.withLock { endings.append("descriptor \(fd) after \(received.count) bytes: \(reason)") }
+                return false
+            }
             received.append(byte)
         }
         lock.withLock {
@@ -110,9 +127,9 @@ private final class ScriptedServer: @unchecked Sendable {
         }
     }
 
+    /// Wakes the accept thread, which then closes the listener.
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 }
 
@@ -135,10 +152,27 @@ private final class CollectingSink: BodySink, @unchecked Sendable {
 
 /// A transport for these tests (AsyncHTTPClient's per-host limit is a soft one: it does not stop a second connection
 /// when a request finds none idle, see ``get(_:_:)``; with a limit of 1, ThreadSanitizer runs saw more connections).
-private func transport(connectionsPerHost: Int = 4) throws -> HTTPTransport {
-    try HTTPTransport(
-        configuration: TransportConfiguration(
-            connectTimeout: scaled(.seconds(5)), connectionsPerHost: connectionsPerHost))
+///
+/// AsyncHTTPClient logs into `log` at trace level: a test that counts connections prints it when the count is wrong, so
+/// a failure under a sanitizer's load says which connection the pool opened, closed or released, and when.
+private func transport(connectionsPerHost: Int = 4, log: NIOLockedValueBox<[String]>? = nil) throws -> HTTPTransport {
+    var configuration = TransportConfiguration(
+        connectTimeout: scaled(.seconds(5)), connectionsPerHost: connectionsPerHost)
+    if let log {
+        var logger = Logger(label: "HTTPTransportTests") { _ in CapturingLogHandler(log) }
+        logger.logLevel = .trace
+        configuration.logger = logger
+    }
+    return try HTTPTransport(configuration: configuration)
+}
+
+/// AsyncHTTPClient's log, for an expectation's comment.
+private func poolLog(
+    _ log: NIOLockedValueBox<[String]>, _ server: ScriptedServer? = nil, _ what: String = ""
+) -> Comment {
+    let ends = server.map { "\nThe server's connections ended: " + $0.ends.joined(separator: "; ") } ?? ""
+    return Comment(
+        rawValue: what + ends + "\nAsyncHTTPClient's log:\n" + log.withLockedValue { $0.joined(separator: "\n") })
 }
 
 private func get(_ transport: HTTPTransport, _ url: String) async throws -> (Int, [UInt8]) {
@@ -189,19 +223,20 @@ struct HTTPTransportTests {
             while server.readRequest(fd) { server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none") }
         }
         defer { server.stop() }
-        let client = try transport()
+        let log = NIOLockedValueBox<[String]>([])
+        let client = try transport(log: log)
         let first = try await get(client, "http://127.0.0.1:\(server.port)/a")
         #expect(first.0 == 200 && first.1 == Array("one".utf8))
         // AsyncHTTPClient does not send it again by itself; the engine's retry policy does (and counts it).
         do {
             _ = try await get(client, "http://127.0.0.1:\(server.port)/b")
-            Issue.record("no error")
+            Issue.record(poolLog(log, server, "no error: the request went out on a new connection"))
         } catch let error as DownloadError {
             #expect(error.kind == "network" && error.message.contains("closed"))
         }
         let third = try await get(client, "http://127.0.0.1:\(server.port)/c")
         #expect(third.0 == 200 && third.1 == Array("one".utf8))
-        #expect(server.connections == 2)
+        #expect(server.connections == 2, poolLog(log, server))
         #expect(server.requests == 3)
         await client.shutdown()
     }
@@ -220,10 +255,11 @@ struct HTTPTransportTests {
             }
         }
         defer { server.stop() }
-        let client = try transport()
+        let log = NIOLockedValueBox<[String]>([])
+        let client = try transport(log: log)
         for _ in 0..<3 { _ = try await get(client, "http://127.0.0.1:\(server.port)/") }
-        #expect(server.connections == 1)
-        #expect(socketsConnected(to: server.port) == 1)
+        #expect(server.connections == 1, poolLog(log, server))
+        #expect(socketsConnected(to: server.port) == 1, poolLog(log, server))
         await client.shutdown()
 
         let closing = try ScriptedServer { _, fd, server in
@@ -263,12 +299,13 @@ struct HTTPTransportTests {
             server.write(fd, body)
         }
         defer { server.stop() }
-        let client = try transport()
+        let log = NIOLockedValueBox<[String]>([])
+        let client = try transport(log: log)
         let chunked = try await get(client, "http://127.0.0.1:\(server.port)/chunked")
         #expect(chunked.1 == body)
         let closeDelimited = try await get(client, "http://127.0.0.1:\(server.port)/close")
         #expect(closeDelimited.1 == body)
-        #expect(server.connections == 1)
+        #expect(server.connections == 1, poolLog(log, server))
         try await eventually(.seconds(10), "the close-delimited connection to be released") {
             socketsConnected(to: server.port) == 0
         }
@@ -414,16 +451,17 @@ struct HTTPTransportTests {
             server.write(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         }
         defer { server.stop() }
-        let client = try transport()
+        let log = NIOLockedValueBox<[String]>([])
+        let client = try transport(log: log)
         let chunked = try await get(client, "http://127.0.0.1:\(server.port)/")
         #expect(chunked.0 == 200 && chunked.1 == Array("abcde".utf8))
         let noContent = try await get(client, "http://127.0.0.1:\(server.port)/")
-        #expect(noContent.0 == 204 && noContent.1.isEmpty)
+        #expect(noContent.0 == 204 && noContent.1.isEmpty, poolLog(log, server))
         let notModified = try await get(client, "http://127.0.0.1:\(server.port)/")
         #expect(notModified.0 == 304 && notModified.1.isEmpty)
         let last = try await get(client, "http://127.0.0.1:\(server.port)/")
         #expect(last.0 == 200 && last.1 == Array("ok".utf8))
-        #expect(server.connections == 1)
+        #expect(server.connections == 1, poolLog(log, server))
         await client.shutdown()
     }
 
@@ -439,14 +477,15 @@ struct HTTPTransportTests {
             }
         }
         defer { server.stop() }
-        let client = try transport()
+        let log = NIOLockedValueBox<[String]>([])
+        let client = try transport(log: log)
         let old = try await get(client, "http://127.0.0.1:\(server.port)/")
         #expect(old.0 == 200 && old.1 == Array("ok".utf8))
         let response = try await client.execute(TransportRequest(url: "http://127.0.0.1:\(server.port)/", headers: []))
         let sink = CollectingSink()
         await #expect(throws: DownloadError.self) { try await response.body.drain(into: sink) }
         #expect(sink.received == Array("abcdef".utf8))
-        #expect(server.connections == 2)
+        #expect(server.connections == 2, poolLog(log, server))
         await client.shutdown()
     }
 

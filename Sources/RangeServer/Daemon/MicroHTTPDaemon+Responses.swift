@@ -29,7 +29,7 @@ func queue(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTP
     // Before any field: the flags decide which fields libmicrohttpd adds itself.
     if delivery.lengthDelta != nil {
         _ = cmhd_allow_manual_content_length_and_close(response)
-    } else if delivery.chunkedWithLength {
+    } else if delivery.chunkedWithLength && context.request?.method != "HEAD" {
         _ = cmhd_allow_manual_content_length(response)
     }
     // Ours, formatted once a second, so libmicrohttpd adds none of its own (see `ResponseDate`); first, as on a
@@ -47,7 +47,7 @@ func queue(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTP
         // The body is still exactly the one planned (see `makeResponse`); only the declared length lies.
         _ = MHD_add_response_header(
             response, "Content-Length", String(max(0, Int64(clamping: context.plan!.body.length) + delta)))
-    } else if delivery.chunkedWithLength {
+    } else if delivery.chunkedWithLength && context.request?.method != "HEAD" {
         _ = MHD_add_response_header(response, "Content-Length", String(context.plan!.body.length))
     }
     if delivery.closesConnection { _ = MHD_add_response_header(response, "Connection", "close") }
@@ -142,7 +142,7 @@ func makeResponse(context: RequestContext, connection: OpaquePointer, daemon: Mi
         let reader = BodyReader(plan: plan, context: context, connection: connection, daemon: daemon)
         // `length-delta` and `chunked-with-length` declare a length of their own: libmicrohttpd, not told the size,
         // adds none; it chunks the body unless the response's flags say otherwise (see `queue`).
-        let size = plan.delivery.hasUnknownSize ? cmhd_size_unknown() : plan.body.length
+        let size = plan.delivery.leavesSizeUnknown(forHEAD: isHead) ? cmhd_size_unknown() : plan.body.length
         return MHD_create_response_from_callback(
             size, readerBlockSize(plan), readBody, Unmanaged.passRetained(reader).toOpaque(), freeBody
         )

@@ -99,6 +99,18 @@ struct Delivery: Hashable, Sendable {
                 }
             }
     }
+
+    /// Whether libmicrohttpd is told the size is unknown for an answer to GET (`isHead` false) or HEAD: as
+    /// ``hasUnknownSize`` says, except that an answer to HEAD is never chunked.
+    ///
+    /// libmicrohttpd 0.9.75 ends a chunked answer to HEAD with the last chunk (`0` CRLF CRLF), bytes a
+    /// HEAD answer must not carry (RFC 9110 §9.3.2). A keep-alive client reads them as the start of its next answer:
+    /// lftp's `pget` took the following GET's answer for HTTP/0.9 and saved its head and chunk lines as the file. So
+    /// HEAD gets the body's length in Content-Length (RFC 9110 §8.6: the length a GET's content would have), as for
+    /// an unfaulted body, and nothing after its head.
+    func leavesSizeUnknown(forHEAD isHead: Bool) -> Bool {
+        hasUnknownSize && !(isHead && lengthDelta == nil)
+    }
 }
 
 /// Scenario bookkeeping carried into the journal.

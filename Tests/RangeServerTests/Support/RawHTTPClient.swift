@@ -61,10 +61,9 @@ final class RawHTTPConnection {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard result == 0 else {
-            close(fd)
-            throw RawHTTPError("connect to \(host):\(port) failed: errno \(errno)")
-        }
+        // `deinit` closes the descriptor when this throws (every stored property is set by then); closing it here too
+        // closed, now and then, a socket another test had just been given the number for.
+        guard result == 0 else { throw RawHTTPError("connect to \(host):\(port) failed: errno \(errno)") }
     }
 
     deinit { close(fd) }
