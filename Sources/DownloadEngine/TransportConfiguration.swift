@@ -11,6 +11,8 @@ struct TransportConfiguration: Sendable {
     /// Idle kept-alive connections kept per scheme, host and port (through a proxy: per proxy, and per tunnel), at
     /// most.
     var connectionsPerHost: Int = 8
+    /// How long a kept-alive connection may sit idle in the pool before it is closed.
+    var idleConnectionTimeout: Duration = .seconds(60)
     /// Which server certificates `https://` accepts.
     var trust: DownloadConfiguration.TLSTrust = .system
     /// Which proxy each request goes through: `http://` ones in absolute form, `https://` ones through `CONNECT`.
@@ -19,8 +21,10 @@ struct TransportConfiguration: Sendable {
     /// no header, and so no credential, reaches a log.
     var logger: Logger?
 
-    var connectTimeAmount: TimeAmount {
-        let (seconds, attoseconds) = connectTimeout.components
+    var connectTimeAmount: TimeAmount { Self.timeAmount(connectTimeout) }
+
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
         return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

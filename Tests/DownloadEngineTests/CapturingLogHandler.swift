@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOConcurrencyHelpers
 
@@ -16,6 +17,9 @@ struct CapturingLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-        lines.withLockedValue { $0.append("\(event.level) \(event.message) \(merged)") }
+        // Seconds on the monotonic clock, so a failure shows how long passed between two lines.
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        let stamp = String(format: "%.3f", now)
+        lines.withLockedValue { $0.append("\(stamp) \(event.level) \(event.message) \(merged)") }
     }
 }

@@ -103,7 +103,10 @@ private final class ScriptedServer: @unchecked Sendable {
             let got = recv(fd, &byte, 1, 0)
             guard got == 1 else {
                 // Why the connection ended, for a failing test to print (see `ends`).
-                let reason = got == 0 ? "end of stream" : "recv failed: \(String(cString: strerror(errno)))"
+                let reason =
+                    got == 0
+                    ? "end of stream, socket state \(Self.tcpState(fd))"
+                    : "recv failed: \(String(cString: strerror(errno)))"
                 lock.withLock { endings.append("descriptor \(fd) after \(received.count) bytes: \(reason)") }
                 return false
             }
@@ -114,6 +117,22 @@ private final class ScriptedServer: @unchecked Sendable {
             heads.append(String(decoding: received, as: UTF8.self))
         }
         return true
+    }
+
+    /// The kernel's TCP state of `fd`, by name: at the end of stream, `CLOSE_WAIT` says the client closed first;
+    /// `FIN_WAIT2`, `CLOSING` or `TIME_WAIT` would say this end had already sent its FIN, which this server never does
+    /// while it waits for a request (something else shut the descriptor down).
+    static func tcpState(_ fd: Int32) -> String {
+        var info = tcp_info()
+        var length = socklen_t(MemoryLayout<tcp_info>.size)
+        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0 else {
+            return "unknown (\(String(cString: strerror(errno))))"
+        }
+        let names = [
+            1: "ESTABLISHED", 2: "SYN_SENT", 3: "SYN_RECV", 4: "FIN_WAIT1", 5: "FIN_WAIT2", 6: "TIME_WAIT", 7: "CLOSE",
+            8: "CLOSE_WAIT", 9: "LAST_ACK", 10: "LISTEN", 11: "CLOSING",
+        ]
+        return names[Int(info.tcpi_state)] ?? "\(info.tcpi_state)"
     }
 
     func write(_ fd: Int32, _ text: String) { write(fd, Array(text.utf8)) }
@@ -158,6 +177,11 @@ private final class CollectingSink: BodySink, @unchecked Sendable {
 private func transport(connectionsPerHost: Int = 4, log: NIOLockedValueBox<[String]>? = nil) throws -> HTTPTransport {
     var configuration = TransportConfiguration(
         connectTimeout: scaled(.seconds(5)), connectionsPerHost: connectionsPerHost)
+    // The tests count connections, so the pool must not close an idle one behind their backs. Its 60-second idle
+    // timeout did, under AddressSanitizer with every suite running at once: a test's task waited over a minute for a
+    // thread of the starved cooperative pool between two requests, and the second found its connection closed
+    // ("close connection" from the pool, before the channel went inactive, in the pool's log).
+    configuration.idleConnectionTimeout = .seconds(3600)
     if let log {
         var logger = Logger(label: "HTTPTransportTests") { _ in CapturingLogHandler(log) }
         logger.logLevel = .trace

@@ -16,11 +16,9 @@ import NIOCore
 ///
 /// Kept-alive connections wait in a pool: per proxy for `http://` requests (any origin may follow on the same
 /// connection), per proxy, origin and credentials for tunnels; at most ``TransportConfiguration/connectionsPerHost``
-/// idle ones per pool, each closed after ``idleTimeout``. A request takes an idle connection or opens one; nothing
+/// idle ones per pool, each closed after the configuration's `idleConnectionTimeout`. A request takes an idle connection or opens one; nothing
 /// waits for a busy one.
 final class ProxyClient: @unchecked Sendable {
-    /// How long an idle connection is kept.
-    static let idleTimeout: TimeAmount = .seconds(60)
 
     /// Which connections may carry a request.
     private struct Key: Hashable {
@@ -167,7 +165,9 @@ final class ProxyClient: @unchecked Sendable {
             guard reusable, !isShutDown, connection.channel.isActive,
                 idle[key, default: []].count < max(1, configuration.connectionsPerHost)
             else { return false }
-            let timer = connection.channel.eventLoop.scheduleTask(in: Self.idleTimeout) {
+            let timer = connection.channel.eventLoop.scheduleTask(
+                in: TransportConfiguration.timeAmount(configuration.idleConnectionTimeout)
+            ) {
                 connection.channel.close(promise: nil)
             }
             idle[key, default: []].append(Idle(connection: connection, timer: timer))
