@@ -17,6 +17,13 @@ ThreadSanitizer
   Both owners write there only once their reference is the only one (a uniqueness check), which the hash thread's
   release ordered; the release and the check are in the Swift runtime, which TSan does not see
   (Tests/DownloadEngineTests/TLSReadBufferTests.swift shows the rule for NIOSSL).
+- "continuation hand-off (Swift runtime)": a data race between a task resumed from a continuation and the thread
+  that resumed it: the racing access is in the resumed partial function of `withUnsafe(Throwing)Continuation` or
+  `withChecked(Throwing)Continuation` (frame #0 ends in `TY<n>_`, frame #1 is the runtime's
+  `runJobInEstablishedExecutorContext`), the previous one is `UnsafeContinuation.resume` or
+  `CheckedContinuation.resume` on the other thread. The runtime orders the two (the resume publishes the task with an
+  atomic status change before it is enqueued), in libswift_Concurrency and libdispatch, which TSan does not see
+  (fixtures/sanitizers/continuation-handoff.swift shows it without our code).
 
 LeakSanitizer (each leak record is one report)
 - "toolchain library": the allocation site (the first frame past the allocator, the Swift runtime and the standard
@@ -49,6 +56,9 @@ TOOLCHAIN = re.compile(r"Foundation|_CF|XCTest|libcurl|swift::RefCounts")
 OURS = re.compile(r"/Sources/(RangeServer|DownloadEngine|Conformance|HTTPVocabulary|SystemCalls|CMicroHTTPD|Range\w+Command)/")
 LOCATED_JSON = re.compile(r"^\$s11RangeServer17LocatedJSONParserV")
 
+# The partial function a task resumes in after `with(Unsafe|Checked)(Throwing)Continuation`, and the resume.
+RESUMED = re.compile(r"^\$ss\d+with(Unsafe|Checked)(Throwing)?Continuation\w*TY\d+_$")
+RESUMER = re.compile(r"^\$sSc[cC]6resume")
 STORAGE_WRITE = re.compile(r"^\$s7NIOCore10ByteBufferV8_StorageC")
 HASH_THREAD = re.compile(r"^\$s14DownloadEngine12HashPipelineC6submit")
 REFILLS = {
@@ -74,6 +84,14 @@ def thread_family(block):
         return None
     end = block.find("\n\n", previous)
     current, earlier = names(block[:previous]), names(block[previous : end if end >= 0 else len(block)])
+    if (
+        len(current) > 1
+        and RESUMED.search(current[0])
+        and current[1].startswith("swift::runJobInEstablishedExecutorContext")
+        and earlier
+        and RESUMER.search(earlier[0])
+    ):
+        return "continuation hand-off (Swift runtime)"
     if not current or not STORAGE_WRITE.search(current[0]) or not any(HASH_THREAD.search(n) for n in earlier):
         return None
     return next((family for family, refill in REFILLS.items() if any(refill.search(n) for n in current)), None)
