@@ -112,6 +112,8 @@ final class Transfer: @unchecked Sendable {
         } catch let error as DownloadError {
             return fail(error)
         } catch {
+            // A segment's 200 not yet written must not hold its connection.
+            restartBody?.body.abandon()
             record.state = .paused
             if !revalidating {
                 record.recordedLength = length
