@@ -130,7 +130,8 @@ struct RunMatrix: AsyncParsableCommand {
 
     @Flag(
         name: .customLong("json-traces"),
-        help: "In the --json report, include each run's trace: its requests and outputs, what its picture is drawn from."
+        help:
+            "In the --json report, include each run's trace: its requests and outputs, what its picture is drawn from."
     )
     var jsonTraces = false
 
@@ -298,7 +299,8 @@ struct RunMatrix: AsyncParsableCommand {
         if let baseline { matrix = baseline.compare(matrix) }
         print(Report.terminal(matrix), terminator: "")
         for (path, text) in [
-            (markdownPath, Report.markdown(matrix)), (junitPath, Report.junit(matrix)), (jsonPath, Report.json(matrix, traces: jsonTraces)),
+            (markdownPath, Report.markdown(matrix)), (junitPath, Report.junit(matrix)),
+            (jsonPath, Report.json(matrix, traces: jsonTraces)),
             (htmlPath, Report.html(matrix)),
         ] {
             guard let path else { continue }
