@@ -1,6 +1,7 @@
 import Conformance
 import Foundation
 import RangeServer
+import TestSupport
 import Testing
 
 /// The public results table (docs/results): recording reports into files, rendering the page and the README from
@@ -32,7 +33,7 @@ struct ResultsTableTests {
         // A cell is its grade, linking to its run; the changed one says what it was.
         #expect(page.contains("<a href=\"#http/curl/version-change\">CORRUPT</a>"))
         #expect(page.contains("class=\"corrupt changed\""))
-        #expect(page.contains("(was FAIL in curl 7.74.0)"))
+        #expect(page.contains("title=\"was FAIL in curl 7.74.0\""))
         #expect(!page.contains("class=\"pass changed\""))
         // Both schemes, a legend of every grade, the filter.
         #expect(page.contains("id=\"table-http\"") && page.contains("id=\"table-https\" data-scheme=\"https\" hidden"))
@@ -168,14 +169,40 @@ struct ResultsTableTests {
         }
     }
 
+    @Test(
+        "rangecheck results report and render, as scripts/results runs them: the same text as the library's, a bad cell a usage error"
+    )
+    func commandLine() async throws {
+        let fixtures = repositoryPath("fixtures/results")
+        let report = try await ChildProcess.start(
+            BuiltProducts.rangecheck,
+            ["results", "report", "--client", "curl", "--scenario", "version-change", fixtures])
+        #expect(await report.wait(limit: .seconds(60)) == .exited(0))
+        #expect(
+            report.output
+                == (try BugReport.markdown(table: try Self.fixture(), client: "curl", scenario: "version-change")))
+        let passed = try await ChildProcess.start(
+            BuiltProducts.rangecheck, ["results", "report", "--client", "curl", "--scenario", "plain", fixtures])
+        #expect(await passed.wait(limit: .seconds(60)) == .exited(64))
+        #expect(passed.errors.contains("plain × curl over http is pass: there is nothing to report"))
+        let directory = FileManager.default.temporaryDirectory.path + "/results-render-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.copyItem(atPath: fixtures, toPath: directory)
+        let render = try await ChildProcess.start(BuiltProducts.rangecheck, ["results", "render", directory])
+        #expect(await render.wait(limit: .seconds(60)) == .exited(0))
+        let table = try Self.fixture()
+        #expect(try String(contentsOfFile: "\(directory)/index.html", encoding: .utf8) == ResultsPage.html(table))
+        #expect(try String(contentsOfFile: "\(directory)/README.md", encoding: .utf8) == ResultsPage.markdown(table))
+    }
+
     @Test("recording: a --json-traces report becomes a file per client and version with paths relative to the checkout")
     func recording() throws {
         // A run's trace, as its compact form writes it (a dropped 200, then a 206 without If-Range).
         let compactText = """
             {"expected":1,"launches":true,"length":1024,"versions":[1],"span":20,
-             "outputs":[{"map":[[0,512,1],[512,1024,null]],"name":"plain.bin","size":1024}],
-             "requests":[{"a":1,"c":3,"f":["drop-after=512"],"o":"dropped","p":1024,"s":200,"t":[0,10],"val":"\\"e\\"","v":1,"x":[0,512]},
-                         {"a":2,"ask":[[512,1024]],"c":4,"l":2,"rg":"bytes=512-","s":206,"t":[12,20],"v":1,"x":[512,1024]}]}
+             "outputs":[{"map":[[0,512,1],[512,1024,null]],"size":1024}],
+             "requests":[{"a":1,"c":1,"f":["drop-after=512"],"o":"dropped","p":1024,"s":200,"t":[0,10],"val":"\\"e\\"","v":1,"x":[0,512]},
+                         {"a":2,"c":2,"l":2,"rg":"bytes=512-","s":206,"t":[12,20],"v":1,"x":[512,1024]}]}
             """
         let compact = try JSONDecoder().decode(CompactTrace.self, from: Data(compactText.utf8))
         let trace = compact.runTrace(scenario: "plain", description: "One plain download.")
@@ -183,6 +210,9 @@ struct ResultsTableTests {
         #expect(trace.requests.map(\.launch) == [1, 2])
         #expect(trace.requests[0].outcome == .dropped)
         #expect(trace.outputs[0].splices == [512])
+        // What the compact form leaves out is told again: the span the Range asked for, the output's name.
+        #expect(trace.requests[1].requested == [RunTrace.ByteSpan(start: 512, end: 1024)])
+        #expect(trace.outputs[0].name == "plain.bin")
         #expect(CompactTrace(trace) == compact)
         var reproducer = try ReproducerTests.reproducer("plain", SubprocessClient.curl, run: "curl-tok3n")
         reproducer.server = "/repo/.build/results/bin/rangeserver --scenarios /repo/fixtures/scenarios --port 8080"

@@ -9,7 +9,9 @@ resource that failed to load. The protocol reports both: Runtime.exceptionThrown
 error or assert, Log.entryAdded at level error (the browser's own errors, "Failed to load resource" among them),
 Network.loadingFailed, and a navigation that fails.
 
-With --visit-links SELECTOR, once a page has loaded, every link it matches whose href is a fragment is followed in
+With --evaluate EXPRESSION, once a page has loaded, the expression is evaluated in it (awaited when it is a
+promise) and must give a positive number: docs/results/index.html offers rangecheckDrawEveryRun(), which builds every
+run's detail and picture once, away from the page, and errors it throws fail the page. With --visit-links SELECTOR, once a page has loaded, every link it matches whose href is a fragment is followed in
 turn (location.hash set, then the page's hashchange handlers given their turn): a page that draws what a cell links
 to (docs/results/index.html draws each run's picture in its script) is checked for every drawing, not only its
 first view. The visit has its own bound, --visit-timeout seconds.
@@ -180,7 +182,22 @@ def visit_links(browser, session, selector, timeout):
     return result.get("result", {}).get("value"), None
 
 
-def check(browser, path, timeout, visit=None, visit_timeout=120.0):
+def evaluate(browser, session, expression, timeout):
+    """Evaluates an expression in the page; returns its value, or a problem."""
+    result = browser.call(
+        "Runtime.evaluate",
+        {"expression": expression, "awaitPromise": True, "returnByValue": True},
+        session=session,
+        timeout=timeout,
+    )
+    if "exceptionDetails" in result:
+        details = result["exceptionDetails"]
+        text = details.get("exception", {}).get("description") or details.get("text", "exception")
+        return None, f"{expression} threw: {text.splitlines()[0]}"
+    return result.get("result", {}).get("value"), None
+
+
+def check(browser, path, timeout, visit=None, visit_timeout=120.0, expression=None):
     """The problems of one page: its console errors and load failures (and those of following its links)."""
     url = pathlib.Path(path).resolve().as_uri()
     target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -211,6 +228,17 @@ def check(browser, path, timeout, visit=None, visit_timeout=120.0):
         if message.get("method") == "Page.loadEventFired" and not loaded:
             loaded = True
             settle_until = time.monotonic() + 0.3
+    if expression and loaded:
+        try:
+            value, problem = evaluate(browser, session, expression, visit_timeout)
+        except RuntimeError as error:
+            value, problem = None, f"{expression}: {error}"
+        if problem:
+            problems.append(problem)
+        elif not isinstance(value, (int, float)) or value <= 0:
+            problems.append(f"{expression} gave {value!r}, not a positive number")
+        else:
+            print(f"check-html: {expression} gave {value} in {path}")
     if visit and loaded:
         try:
             visited, problem = visit_links(browser, session, visit, visit_timeout)
@@ -231,7 +259,7 @@ def check(browser, path, timeout, visit=None, visit_timeout=120.0):
     return problems
 
 
-def run(executable, paths, timeout, visit=None, visit_timeout=120.0):
+def run(executable, paths, timeout, visit=None, visit_timeout=120.0, expression=None):
     """Checks each page in one browser; returns how many pages failed."""
     browser = Browser(executable)
     failures = 0
@@ -243,7 +271,7 @@ def run(executable, paths, timeout, visit=None, visit_timeout=120.0):
                 failures += 1
                 continue
             started = time.monotonic()
-            problems = check(browser, path, timeout, visit, visit_timeout)
+            problems = check(browser, path, timeout, visit, visit_timeout, expression)
             took = time.monotonic() - started
             if problems:
                 failures += 1
@@ -290,8 +318,12 @@ def self_test(executable, timeout):
             clean_problems = check(browser, clean, timeout)
             drawing_loaded = check(browser, drawing, timeout)
             drawing_visited = check(browser, drawing, timeout, "a.cell")
+            drawing_evaluated = check(browser, drawing, timeout, expression="drawEverything()")
         finally:
             browser.close()
+        if not any("drawEverything" in problem for problem in drawing_evaluated):
+            print("check-html self-test: FAIL: --evaluate did not report an expression that throws")
+            return 1
         if drawing_loaded or not any("deliberatelyUndrawn" in problem for problem in drawing_visited):
             print("check-html self-test: FAIL: an error in a link's handler went unnoticed by --visit-links "
                   "(or the page failed without following its links): " + "; ".join(drawing_loaded + drawing_visited))
@@ -322,12 +354,16 @@ def main():
     parser.add_argument("--self-test", action="store_true", help="prove a broken page fails and a clean one passes")
     parser.add_argument("--visit-links", metavar="SELECTOR", help="after loading, follow every fragment link matching this")
     parser.add_argument("--visit-timeout", type=float, default=120.0, help="seconds following the links may take")
+    parser.add_argument("--evaluate", metavar="EXPRESSION", help="after loading, evaluate this; it must give a positive number")
     arguments = parser.parse_args()
     if arguments.self_test:
         return self_test(arguments.chromium, arguments.timeout)
     if not arguments.files:
         parser.error("name at least one HTML file, or --self-test")
-    failed = run(arguments.chromium, arguments.files, arguments.timeout, arguments.visit_links, arguments.visit_timeout)
+    failed = run(
+        arguments.chromium, arguments.files, arguments.timeout, arguments.visit_links, arguments.visit_timeout,
+        arguments.evaluate,
+    )
     return 1 if failed else 0
 
 

@@ -6,7 +6,9 @@ import RangeServer
 ///
 /// What is left out can be told again: the method when it is `GET`, the route when it is the scenario's own URL, the
 /// outcome when the response was complete, the body bytes sent when `sent` places them, the start (launch) when it
-/// is the first, empty lists; the request's number is its place in the list. A request's keys are short (the table
+/// is the first, the spans a Range asked for when they are what its header says, an output's name when it is the
+/// scenario's own (`SCENARIO.bin`), empty lists; the request's number is its place in the list, and connections are
+/// numbered from 1 in the order they first appear (the server's own numbers say nothing more). A request's keys are short (the table
 /// in docs/conformance.md, "The results table"): a column of runs holds thousands of requests.
 /// ``runTrace(scenario:description:)`` gives the ``RunTrace`` back, equal to the original but for the server's
 /// arrival numbers (each request's number stands in for it).
@@ -82,11 +84,11 @@ public struct CompactTrace: Codable, Hashable, Sendable {
         }
     }
 
-    /// One output: its name, its size and which version each part holds (`[start, end, version]`, the version
+    /// One output: its name (absent for `SCENARIO.bin`), its size and which version each part holds (`[start, end, version]`, the version
     /// null for bytes matching none); `missing` when the file does not exist.
     public struct Output: Codable, Hashable, Sendable {
-        /// The file's name.
-        public var name: String
+        /// The file's name, when not `SCENARIO.bin`.
+        public var name: String?
         /// True when the file does not exist.
         public var missing: Bool?
         /// Its size.
@@ -105,13 +107,21 @@ public struct CompactTrace: Codable, Hashable, Sendable {
         expected = trace.expectedVersion
         span = trace.spanMilliseconds
         launches = trace.requests.contains { $0.launch != nil } ? true : nil
+        var connections: [Int: Int] = [:]
+        for request in trace.requests where connections[request.connection] == nil {
+            connections[request.connection] = connections.count + 1
+        }
         requests = trace.requests.map { request in
             Request(
                 method: request.method == "GET" ? nil : request.method, status: request.status,
                 route: request.route.flatMap { $0.isEmpty ? nil : $0 },
                 target: request.route == nil ? request.target : nil, attempt: request.attempt,
-                connection: request.connection, range: request.rangeHeader,
-                asked: request.requested.isEmpty ? nil : request.requested.map { [$0.start, $0.end] },
+                connection: connections[request.connection] ?? request.connection, range: request.rangeHeader,
+                asked: request.requested.isEmpty
+                    || request.requested
+                        == request.rangeHeader.map({ RunTrace.ByteSpan.requested(by: $0, length: trace.resourceLength) }
+                        )
+                    ? nil : request.requested.map { [$0.start, $0.end] },
                 ifRange: request.ifRange, sent: request.sent.map { [$0.start, $0.end] },
                 bytes: request.bodyBytesSent == 0 || request.sent?.count == request.bodyBytesSent
                     ? nil : request.bodyBytesSent,
@@ -125,7 +135,8 @@ public struct CompactTrace: Codable, Hashable, Sendable {
         }
         outputs = trace.outputs.map { output in
             Output(
-                name: output.name, missing: output.exists ? nil : true, size: output.size,
+                name: output.name == "\(trace.scenario).bin" ? nil : output.name, missing: output.exists ? nil : true,
+                size: output.size,
                 map: output.segments.map { [$0.range.lowerBound, $0.range.upperBound, $0.version.map(UInt64.init)] })
         }
     }
@@ -148,7 +159,9 @@ public struct CompactTrace: Codable, Hashable, Sendable {
                 order: index + 1, arrival: index + 1, connection: request.connection, method: request.method ?? "GET",
                 target: request.target ?? "", route: request.route ?? (request.target == nil ? "" : nil),
                 attempt: request.attempt, status: request.status, rangeHeader: request.range,
-                requested: (request.asked ?? []).compactMap(byteSpan), ifRange: request.ifRange,
+                requested: request.asked.map { $0.compactMap(byteSpan) }
+                    ?? request.range.map { RunTrace.ByteSpan.requested(by: $0, length: length) } ?? [],
+                ifRange: request.ifRange,
                 sent: byteSpan(request.sent),
                 bodyBytesPlanned: request.planned ?? bytes, bodyBytesSent: bytes,
                 sentTwice: (request.twice ?? []).compactMap(byteSpan),
@@ -163,7 +176,7 @@ public struct CompactTrace: Codable, Hashable, Sendable {
             expectedVersion: expected, requests: requests,
             outputs: outputs.map { output in
                 RunTrace.Output(
-                    name: output.name, exists: output.missing != true, size: output.size,
+                    name: output.name ?? "\(scenario).bin", exists: output.missing != true, size: output.size,
                     segments: output.map.compactMap { part in
                         guard part.count == 3, let start = part[0], let end = part[1], end >= start else { return nil }
                         return ContentSegment(range: start..<end, version: part[2].map { Int($0) })

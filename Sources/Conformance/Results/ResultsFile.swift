@@ -159,8 +159,10 @@ public struct ResultsFile: Codable, Hashable, Sendable {
             var part = "\n    \(line(scheme)): {\n      \"recorded\": \(line(run.recorded)),\n"
             part += "      \"commit\": \(line(run.commit)),\n      \"command\": \(line(run.command)),\n"
             if let reproductions = run.reproductions { part += "      \"reproductions\": \(line(reproductions)),\n" }
+            let (shared, cells) = run.diskForm()
+            if !shared.isEmpty { part += "      \"shared\": \(line(shared)),\n" }
             part += "      \"cells\": [\n"
-            part += run.cells.map { "        " + line($0) }.joined(separator: ",\n")
+            part += cells.map { "        " + line($0) }.joined(separator: ",\n")
             return part + "\n      ]\n    }"
         }.joined(separator: ",")
         text += "\n  }\n}\n"

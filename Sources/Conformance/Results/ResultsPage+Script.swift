@@ -130,12 +130,34 @@ extension ResultsPage {
             rg: 'range', ask: 'asked', ir: 'ifRange', x: 'sent', n: 'bytes', p: 'planned', tw: 'twice', o: 'outcome',
             f: 'faults', t: 'time', val: 'validator', v: 'version', enc: 'encoding', loc: 'location', l: 'launch',
             rr: 'rerun' };
+          // The spans a Range header asks for, as RunTrace.ByteSpan.requested(by:length:) resolves them.
+          function requested(header, length) {
+            if (header.slice(0, 6).toLowerCase() !== 'bytes=') { return []; }
+            const spans = [];
+            for (const part of header.slice(6).split(',')) {
+              const spec = part.replace(/[ \t]/g, '');
+              const dash = spec.indexOf('-');
+              if (dash < 0) { continue; }
+              const first = spec.slice(0, dash), last = spec.slice(dash + 1);
+              if (first === '') {
+                if (!/^[0-9]+$/.test(last) || Number(last) === 0 || length === 0) { continue; }
+                spans.push([length - Math.min(Number(last), length), length]);
+                continue;
+              }
+              if (!/^[0-9]+$/.test(first) || Number(first) >= length) { continue; }
+              if (last === '') { spans.push([Number(first), length]); continue; }
+              if (!/^[0-9]+$/.test(last) || Number(last) < Number(first)) { continue; }
+              spans.push([Number(first), Math.min(Number(last), length - 1) + 1]);
+            }
+            return spans;
+          }
           function expanded(compact) {
             const trace = Object.assign({}, compact);
             trace.requests = compact.requests.map(function (short) {
               const request = {};
               for (const key of Object.keys(short)) { request[NAMES[key] || key] = short[key]; }
               if (request.bytes === undefined && request.sent) { request.bytes = request.sent[1] - request.sent[0]; }
+              if (request.asked === undefined && request.range) { request.asked = requested(request.range, compact.length); }
               if (compact.launches && request.launch === undefined) { request.launch = 1; }
               return request;
             });
@@ -286,6 +308,7 @@ extension ResultsPage {
               label(BYTES_X, y, 'no output was inspected', { fill: '#555' });
             }
             for (const output of trace.outputs) {
+              output.name = output.name || scenario + '.bin';
               const top = y + 6;
               const splices = [];
               for (let index = 1; index < output.map.length; index += 1) {
@@ -384,61 +407,79 @@ extension ResultsPage {
           }
 
           const detail = document.getElementById('detail');
-          function show() {
-            const parts = location.hash.slice(1).split('/').map(decodeURIComponent);
-            detail.replaceChildren();
-            if (parts.length !== 3 || !data.clients[parts[1]]) { detail.hidden = true; return; }
-            const [scheme, client, scenario] = parts;
+          // A run's detail: verdict, reasons, notes, reproducer, picture and requests, into `into`.
+          function fill(into, scheme, client, scenario) {
             const column = data.clients[client];
-            const cell = ((column.runs[scheme] || {}).cells || {})[scenario];
-            if (!cell) { detail.hidden = true; return; }
-            if (document.querySelector('input[name=scheme]:checked').value !== scheme) {
-              document.querySelector('input[name=scheme][value=' + scheme + ']').checked = true;
-              switchScheme();
-            }
+            const cell = column.runs[scheme].cells[scenario];
             const references = data.references[scenario] || [];
             const header = document.getElementById('row-' + scheme + '-' + scenario);
             const described = header ? header.querySelector('small.description') : null;
             const row = { description: described ? described.textContent : '', references: references };
-            detail.appendChild(html('h2', {}, scenario + ' × ' + client + ' ' + column.version + ' over ' + scheme));
-            if (row.description) { detail.appendChild(html('p', {}, row.description)); }
+            into.appendChild(html('h2', {}, scenario + ' × ' + client + ' ' + column.version + ' over ' + scheme));
+            if (row.description) { into.appendChild(html('p', {}, row.description)); }
             if (row.references.length) {
-              const references = detail.appendChild(html('p', {}, 'Rests on: '));
+              const cited = into.appendChild(html('p', {}, 'Rests on: '));
               row.references.forEach(function (reference, index) {
-                if (index > 0) { references.appendChild(document.createTextNode(' · ')); }
-                references.appendChild(reference[1] ? html('a', { href: reference[1] }, reference[0]) :
+                if (index > 0) { cited.appendChild(document.createTextNode(' · ')); }
+                cited.appendChild(reference[1] ? html('a', { href: reference[1] }, reference[0]) :
                   document.createTextNode(reference[0]));
               });
             }
-            const verdict = detail.appendChild(html('p'));
+            const verdict = into.appendChild(html('p'));
             verdict.appendChild(html('span', { class: 'verdict ' + (cell.grade === 'n/a' ? 'na' : cell.grade) },
               cell.grade === 'pass' || cell.grade === 'n/a' ? cell.grade : cell.grade.toUpperCase()));
             verdict.appendChild(document.createTextNode((cell.reason ? ' ' + cell.reason : '') +
               (cell.seconds !== undefined ? ' (' + cell.seconds + ' s)' : '')));
-            if (cell.was) { detail.appendChild(html('p', {}, 'Changed: was ' + cell.was + '.')); }
+            if (cell.was) { into.appendChild(html('p', {}, 'Changed: was ' + cell.was + '.')); }
             for (const list of [cell.reasons, cell.notes]) {
               if (!list) { continue; }
-              const ul = detail.appendChild(html('ul'));
+              const ul = into.appendChild(html('ul'));
               for (const item of list) { ul.appendChild(html('li', {}, item)); }
             }
             if (cell.reproducer) {
-              detail.appendChild(html('h3', {}, 'Reproduce by hand (from a checkout of this repository)'));
+              into.appendChild(html('h3', {}, 'Reproduce by hand (from a checkout of this repository)'));
               const directory = column.runs[scheme].reproductions + '/' + scenario + '/' + client;
-              detail.appendChild(html('pre', {}, reproducerScript(cell.reproducer, directory, cell.run, cell.reason)));
+              into.appendChild(html('pre', {}, reproducerScript(cell.reproducer, directory, cell.run, cell.reason)));
             }
             if (cell.trace) {
               const trace = expanded(cell.trace);
-              detail.appendChild(html('h3', {}, 'The run'));
-              detail.appendChild(draw(trace, scenario, 'tl-' + scheme + '-' + client + '-' + scenario));
-              detail.appendChild(requestTable(trace));
+              into.appendChild(html('h3', {}, 'The run'));
+              into.appendChild(draw(trace, scenario, 'tl-' + scheme + '-' + client + '-' + scenario));
+              into.appendChild(requestTable(trace));
             } else {
-              detail.appendChild(html('p', {}, 'This pair did not run, so there is no picture.'));
+              into.appendChild(html('p', {}, 'This pair did not run, so there is no picture.'));
             }
-            detail.appendChild(html('p')).appendChild(html('a', { href: '#row-' + scheme + '-' + scenario },
+            into.appendChild(html('p')).appendChild(html('a', { href: '#row-' + scheme + '-' + scenario },
               'Back to the table'));
+          }
+          function show() {
+            const parts = location.hash.slice(1).split('/').map(decodeURIComponent);
+            detail.replaceChildren();
+            const column = parts.length === 3 ? data.clients[parts[1]] : undefined;
+            const run = column ? column.runs[parts[0]] : undefined;
+            if (!run || !run.cells[parts[2]]) { detail.hidden = true; return; }
+            const [scheme, client, scenario] = parts;
+            if (document.querySelector('input[name=scheme]:checked').value !== scheme) {
+              document.querySelector('input[name=scheme][value=' + scheme + ']').checked = true;
+              switchScheme();
+            }
+            fill(detail, scheme, client, scenario);
             detail.hidden = false;
             detail.scrollIntoView();
           }
+          // For scripts/check-html: every run's detail built once, away from the page; returns how many.
+          window.rangecheckDrawEveryRun = function () {
+            let count = 0;
+            for (const client of Object.keys(data.clients)) {
+              for (const scheme of Object.keys(data.clients[client].runs)) {
+                for (const scenario of Object.keys(data.clients[client].runs[scheme].cells)) {
+                  fill(document.createElement('section'), scheme, client, scenario);
+                  count += 1;
+                }
+              }
+            }
+            return count;
+          };
 
           const filter = document.getElementById('filter');
           function applyFilter() {
@@ -451,8 +492,7 @@ extension ResultsPage {
                 row.classList.toggle('hidden', !visible);
                 for (const cell of row.cells) {
                   if (cell.tagName !== 'TD') { continue; }
-                  const matches = !wanted || (wanted === 'changed' ? cell.classList.contains('changed') :
-                    cell.getAttribute('data-grade') === wanted);
+                  const matches = !wanted || cell.classList.contains(wanted);
                   cell.classList.toggle('dim', !matches);
                 }
                 if (!table.hidden) { total += 1; if (visible) { shown += 1; } }
@@ -468,6 +508,8 @@ extension ResultsPage {
             applyFilter();
           }
           filter.addEventListener('change', applyFilter);
+          const describe = document.getElementById('describe');
+          describe.addEventListener('change', function () { document.body.classList.toggle('describe', describe.checked); });
           for (const radio of document.querySelectorAll('input[name=scheme]')) {
             radio.addEventListener('change', switchScheme);
           }

@@ -12,6 +12,7 @@ extension ResultsPage {
         tbody th{background:#fafafa;text-align:left;font-weight:bold;min-width:16em;max-width:26em}
         tbody th small{display:block;font-weight:normal;color:#444}
         tbody th small.references{color:#555;font-size:.9em}
+        .results small.description{display:none}body.describe .results small.description{display:block}
         td{text-align:center;white-space:nowrap}
         td a{color:inherit;text-decoration:none;font-weight:bold}
         td a:hover,td a:focus{text-decoration:underline}

@@ -57,6 +57,7 @@ public enum ResultsPage {
         <option value="pass">rows with a pass cell</option>
         <option value="changed">rows with a cell changed since the client's previous version</option>
         </select></fieldset>
+        <label><input type="checkbox" id="describe"> describe each row</label>
         <p id="shown" aria-live="polite"></p>
         </form>
 
@@ -109,11 +110,14 @@ public enum ResultsPage {
                     text += "<td class=\"none\">–</td>"
                     continue
                 }
+                // The reason is in the run's detail; the tooltip only says what a changed cell was.
                 let change = column.change(scheme: scheme, scenario: scenario)
-                var title = cell.reason ?? cell.label
-                if let change { title += " (was \(change.label) in \(column.client) \(change.version))" }
                 text += "<td class=\"\(cssClass(cell.grade))\(change == nil ? "" : " changed")\""
-                text += " data-grade=\"\(escaped(cell.grade))\" title=\"\(escaped(title))\">"
+                if let change {
+                    text +=
+                        " title=\"was \(escaped(change.label)) in \(escaped(column.client)) \(escaped(change.version))\""
+                }
+                text += ">"
                 text += "<a href=\"#\(escaped(anchor(scheme: scheme, client: column.client, scenario: scenario)))\">"
                 text += "\(escaped(cell.label))</a>"
                 if change != nil { text += "<span class=\"changed-mark\" aria-label=\"changed\">◆</span>" }
@@ -135,8 +139,10 @@ public enum ResultsPage {
 
     /// A row's header: its name (an anchor), its description, its RFC sections and reports, each linked.
     static func rowHeader(_ row: ResultsRows.Row?, name: String, scheme: String) -> String {
-        var text = "<th scope=\"row\" id=\"\(escaped("row-\(scheme)-\(name)"))\">\(escaped(name))"
-        guard let row else { return text + "</th>" }
+        var text = "<th scope=\"row\" id=\"\(escaped("row-\(scheme)-\(name)"))\""
+        guard let row else { return text + ">\(escaped(name))</th>" }
+        text += row.description.isEmpty ? ">" : " title=\"\(escaped(row.description))\">"
+        text += escaped(name)
         if !row.description.isEmpty { text += "<small class=\"description\">\(escaped(row.description))</small>" }
         let links = (row.rfc.references + row.seenIn.references).map { reference in
             RowReferences.url(of: reference).map { "<a href=\"\(escaped($0))\">\(escaped(reference))</a>" }
