@@ -85,15 +85,15 @@ struct ResultsTableTests {
     @Test("the README: the table in Markdown per scheme, the changed cell, the columns with versions and counts")
     func readme() throws {
         let readme = ResultsPage.markdown(try Self.fixture())
-        #expect(readme.contains("| scenario (http) | curl 7.88.1 | engine unknown |"))
+        #expect(readme.contains("| scenario (http) | curl 7.88.1 | engine abc123def456 |"))
         #expect(readme.contains("| [version-change](#version-change) | **CORRUPT** (was FAIL) | pass |"))
         #expect(readme.contains("| [plain](#plain) | pass | pass |"))
-        #expect(readme.contains("| scenario (https) | curl 7.88.1 | engine unknown |"))
+        #expect(readme.contains("| scenario (https) | curl 7.88.1 | engine abc123def456 |"))
         #expect(readme.contains("| [plain](#plain) | pass | – |"))
         #expect(
             readme.contains(
                 "| curl | 7.88.1 | `apt-get install curl` | 1 pass, 1 corrupt, 0 unsafe, 0 fail, 0 costly, 1 n/a"))
-        #expect(readme.contains("| engine (ours) | unknown |"))
+        #expect(readme.contains("| engine (ours) | abc123def456 |"))
         #expect(readme.contains("[RFC 9110 §14.2](https://www.rfc-editor.org/rfc/rfc9110#section-14.2)"))
         #expect(readme.contains("none (a baseline that cannot fail for a protocol reason)"))
         #expect(readme.contains("[index.html](index.html)"))
@@ -107,12 +107,23 @@ struct ResultsTableTests {
         #expect(ResultsPage.markdown(table) == ResultsPage.markdown(reversed))
     }
 
-    @Test("versions order by their numbers, so 7.10 is newer than 7.9")
+    @Test("versions order by their numbers, so 7.10 is newer than 7.9; commits by the day recorded")
     func versionOrder() {
         #expect(ResultsTable.versionPrecedes("7.9.0", "7.10.0"))
         #expect(!ResultsTable.versionPrecedes("7.10.0", "7.9.0"))
         #expect(ResultsTable.versionPrecedes("2026.10.26", "2026.11.1"))
         #expect(ResultsTable.versionPrecedes("1.2", "1.2.1"))
+        // This project's own columns are versioned by commit: the one recorded last is the newest.
+        func engine(_ commit: String, recorded: String) -> ResultsFile {
+            ResultsFile(
+                client: "engine", version: commit,
+                runs: ["http": .init(recorded: recorded, commit: commit, command: "rangecheck", cells: [])])
+        }
+        #expect(
+            ResultsTable.precedes(engine("fff0000", recorded: "2026-01-01"), engine("0000aaa", recorded: "2026-02-01")))
+        #expect(
+            !ResultsTable.precedes(engine("0000aaa", recorded: "2026-02-01"), engine("fff0000", recorded: "2026-01-01"))
+        )
     }
 
     @Test(

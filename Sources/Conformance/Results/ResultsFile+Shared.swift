@@ -52,7 +52,8 @@ extension ResultsFile.Run {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let values = cells.map { cell -> JSONValue in
-            guard let data = try? encoder.encode(cell), let value = try? JSONDecoder().decode(JSONValue.self, from: data)
+            guard let data = try? encoder.encode(cell),
+                let value = try? JSONDecoder().decode(JSONValue.self, from: data)
             else { return .null }
             return value
         }

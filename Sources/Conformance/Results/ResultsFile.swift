@@ -11,7 +11,8 @@ public struct ResultsFile: Codable, Hashable, Sendable {
     public var format = 1
     /// The column's name.
     public var client: String
-    /// The version it printed (`7.88.1`), or `unknown` for a column without a version command.
+    /// The version it printed (`7.88.1`), or for a column without a version command (this project's own) the
+    /// commit it was built from.
     public var version: String
     /// Who downloads through it, from its definition.
     public var description: String?

@@ -150,8 +150,11 @@ public enum ResultsRecorder {
                 let cells = report.cells.filter { $0.client == client }
                 guard !cells.isEmpty, !cells.allSatisfy({ $0.result == "skipped" }) else { continue }
                 let definition = recording.definitions.first { $0.name == client }
+                // A column without a version command is this project's own (or a user's command): its version
+                // is the commit it was built from.
+                let commit = recording.commit.split(separator: "+").first.map(String.init) ?? recording.commit
                 var file = ResultsFile(
-                    client: client, version: report.versions?[client] ?? "unknown",
+                    client: client, version: report.versions?[client] ?? commit,
                     description: definition?.description,
                     package: definition?.package.installCommand,
                     invocation: report.invocations[client].map { relative($0, recording) }, runs: [:])

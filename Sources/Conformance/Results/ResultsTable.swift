@@ -90,7 +90,7 @@ public struct ResultsTable: Hashable, Sendable {
     public var columns: [Column] {
         let byClient = Dictionary(grouping: files, by: \.client)
         let columns = byClient.values.map { versions -> Column in
-            let sorted = versions.sorted { Self.versionPrecedes($0.version, $1.version) }
+            let sorted = versions.sorted(by: Self.precedes)
             return Column(file: sorted[sorted.count - 1], previous: sorted.count > 1 ? sorted[sorted.count - 2] : nil)
         }
         func rank(_ column: Column) -> (Int, Int, String) {
@@ -104,6 +104,15 @@ public struct ResultsTable: Hashable, Sendable {
     /// The scenarios any newest column ran over `scheme`, in name order.
     public func scenarios(scheme: String) -> [String] {
         Set(columns.flatMap { $0.file.runs[scheme]?.cells.map(\.scenario) ?? [] }).sorted()
+    }
+
+    /// Whether file `a` holds an older version than `b`: by the numbers of their versions when both are dotted
+    /// (`7.9` before `7.10`); else (a commit, this project's own columns) by the last day either was recorded, then
+    /// as text.
+    public static func precedes(_ a: ResultsFile, _ b: ResultsFile) -> Bool {
+        if a.version.contains("."), b.version.contains(".") { return versionPrecedes(a.version, b.version) }
+        let (first, second) = (a.runs.values.map(\.recorded).max() ?? "", b.runs.values.map(\.recorded).max() ?? "")
+        return first != second ? first < second : a.version < b.version
     }
 
     /// Whether version `a` comes before `b`: by their numbers (`7.9` before `7.10`), then as text.
