@@ -206,6 +206,29 @@ struct ResultsTableTests {
         #expect(try String(contentsOfFile: "\(directory)/README.md", encoding: .utf8) == ResultsPage.markdown(table))
     }
 
+    @Test(
+        "a long run's trace keeps its first 40 and last 20 requests and says what went between, numbered as they were")
+    func longRunIsCapped() throws {
+        let requests = (0..<100).map { index in
+            "{\"a\":\(index + 1),\"c\":\(index + 1),\"s\":\(index < 2 ? 206 : 416),\"t\":[\(index * 100),\(index * 100 + 1)]}"
+        }
+        let text = """
+            {"expected":1,"length":1024,"versions":[1],"span":9901,"outputs":[],"requests":[\(requests.joined(separator: ","))]}
+            """
+        let long = try JSONDecoder().decode(CompactTrace.self, from: Data(text.utf8))
+        #expect(long.omitted == nil)
+        let capped = CompactTrace(long.runTrace(scenario: "length-longer", description: ""))
+        #expect(capped.requests.count == 60)
+        let omitted = try #require(capped.omitted)
+        #expect(omitted.after == 40 && omitted.count == 40)
+        #expect(omitted.statuses == ["416": 40] && omitted.time == [4000, 7901])
+        let trace = capped.runTrace(scenario: "length-longer", description: "")
+        #expect(trace.requests.map(\.order) == Array(1...40) + Array(81...100))
+        let table = BugReport.requests(trace, omitted: capped.omitted)
+        #expect(table.contains("| … | 40 more requests, left out of the record: statuses 416 × 40 |"))
+        #expect(table.contains("| 81 | GET main URL |"))
+    }
+
     @Test("recording: a --json-traces report becomes a file per client and version with paths relative to the checkout")
     func recording() throws {
         // A run's trace, as its compact form writes it (a dropped 200, then a 206 without If-Range).

@@ -84,7 +84,7 @@ public enum BugReport {
         }
         text += "### What \(client) did\n\n"
         if let trace {
-            text += requests(trace)
+            text += requests(trace, omitted: cell.trace?.omitted)
         } else {
             text += "(No trace was recorded.)\n\n"
         }
@@ -111,12 +111,23 @@ public enum BugReport {
         return text
     }
 
-    /// The requests as a Markdown table, in the order the server received them.
-    static func requests(_ trace: RunTrace) -> String {
+    /// The requests as a Markdown table, in the order the server received them, with a row standing for those a long
+    /// run's trace left out.
+    ///
+    /// - Parameters:
+    ///   - trace: the run.
+    ///   - omitted: the requests its compact form left out, if any.
+    /// - Returns: the Markdown.
+    public static func requests(_ trace: RunTrace, omitted: CompactTrace.Omission? = nil) -> String {
         guard !trace.requests.isEmpty else { return "No request reached the server.\n\n" }
         var text = "Its requests, as the server's journal recorded them (times from the first request's arrival):\n\n"
         text += "| # | request | Range | If-Range | status | sent | ended | time |\n|---|---|---|---|---|---|---|---|\n"
-        for request in trace.requests {
+        for (index, request) in trace.requests.enumerated() {
+            if let omitted, index == omitted.after {
+                let statuses = omitted.statuses.keys.sorted().map { "\($0) × \(omitted.statuses[$0]!)" }
+                text += "| … | \(omitted.count) more requests, left out of the record: statuses "
+                text += statuses.joined(separator: ", ") + " | | | | | | |\n"
+            }
             let place = request.route.map { $0.isEmpty ? "main URL" : $0 } ?? request.target
             let sent =
                 request.sent.map { "bytes \($0) (\(request.bodyBytesSent))" }

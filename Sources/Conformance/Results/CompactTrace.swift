@@ -24,10 +24,34 @@ public struct CompactTrace: Codable, Hashable, Sendable {
     /// Whether the requests know which start of the client made them (a subprocess client's; nil for one in
     /// process): then a request without `l` came from the first.
     public var launches: Bool?
-    /// The requests in arrival order.
+    /// The requests in arrival order; of a run with more than ``requestLimit``, the first ``keptFirst`` and the
+    /// last ``keptLast``, with ``omitted`` saying what went between.
     public var requests: [Request]
     /// The outputs in the job's order.
     public var outputs: [Output]
+    /// The requests left out of a long run (a client asking again ten times a second until the harness's limit),
+    /// nil when none was.
+    public var omitted: Omission?
+
+    /// The most requests a trace keeps: a picture of thousands of rows says no more than its first and last ones, and
+    /// a single axel run can make 4,700 requests.
+    public static let requestLimit = 60
+    /// How many of the first requests a long run keeps.
+    public static let keptFirst = 40
+    /// How many of the last requests a long run keeps.
+    public static let keptLast = 20
+
+    /// The requests a long run's trace leaves out: after which request, how many, and their statuses.
+    public struct Omission: Codable, Hashable, Sendable {
+        /// The number of the last request kept before them.
+        public var after: Int
+        /// How many were left out.
+        public var count: Int
+        /// How many of them had each status, by status.
+        public var statuses: [String: Int]
+        /// When the first of them arrived and the last ended, on the run's clock, in milliseconds.
+        public var time: [Int64]
+    }
 
     /// One request: only what differs from the common case is present.
     public struct Request: Codable, Hashable, Sendable {
@@ -100,7 +124,8 @@ public struct CompactTrace: Codable, Hashable, Sendable {
     /// The compact form of a trace.
     ///
     /// - Parameters:
-    ///   - trace: the run's trace.
+    ///   - trace: the run's trace; of more than ``requestLimit`` requests, the first ``keptFirst`` and the last
+    ///     ``keptLast`` are kept.
     public init(_ trace: RunTrace) {
         length = trace.resourceLength
         versions = trace.versions
@@ -111,7 +136,17 @@ public struct CompactTrace: Codable, Hashable, Sendable {
         for request in trace.requests where connections[request.connection] == nil {
             connections[request.connection] = connections.count + 1
         }
-        requests = trace.requests.map { request in
+        var kept = trace.requests
+        if kept.count > Self.requestLimit {
+            let left = kept[Self.keptFirst..<(kept.count - Self.keptLast)]
+            var statuses: [String: Int] = [:]
+            for request in left { statuses[String(request.status), default: 0] += 1 }
+            omitted = Omission(
+                after: Self.keptFirst, count: left.count, statuses: statuses,
+                time: [left.first?.startMilliseconds ?? 0, left.map(\.endMilliseconds).max() ?? 0])
+            kept = Array(kept.prefix(Self.keptFirst)) + Array(kept.suffix(Self.keptLast))
+        }
+        requests = kept.map { request in
             Request(
                 method: request.method == "GET" ? nil : request.method, status: request.status,
                 route: request.route.flatMap { $0.isEmpty ? nil : $0 },
@@ -153,10 +188,12 @@ public struct CompactTrace: Codable, Hashable, Sendable {
             return RunTrace.ByteSpan(start: pair[0], end: pair[1])
         }
         let requests = self.requests.enumerated().map { index, request in
+            // After the requests left out, the numbers go on where they would have been.
+            let order = index + 1 + (omitted.map { index >= $0.after ? $0.count : 0 } ?? 0)
             let bytes =
                 request.bytes ?? request.sent.flatMap { $0.count == 2 && $0[1] >= $0[0] ? $0[1] - $0[0] : nil } ?? 0
             return RunTrace.Request(
-                order: index + 1, arrival: index + 1, connection: request.connection, method: request.method ?? "GET",
+                order: order, arrival: order, connection: request.connection, method: request.method ?? "GET",
                 target: request.target ?? "", route: request.route ?? (request.target == nil ? "" : nil),
                 attempt: request.attempt, status: request.status, rangeHeader: request.range,
                 requested: request.asked.map { $0.compactMap(byteSpan) }

@@ -153,8 +153,10 @@ extension ResultsPage {
           }
           function expanded(compact) {
             const trace = Object.assign({}, compact);
-            trace.requests = compact.requests.map(function (short) {
-              const request = {};
+            trace.requests = compact.requests.map(function (short, index) {
+              // After the requests a long run left out, the numbers go on where they would have been.
+              const request = { order: index + 1 + (compact.omitted && index >= compact.omitted.after ?
+                compact.omitted.count : 0) };
               for (const key of Object.keys(short)) { request[NAMES[key] || key] = short[key]; }
               if (request.bytes === undefined && request.sent) { request.bytes = request.sent[1] - request.sent[0]; }
               if (request.asked === undefined && request.range) { request.asked = requested(request.range, compact.length); }
@@ -207,7 +209,18 @@ extension ResultsPage {
             nomatch.appendChild(node('rect', { width: 6, height: 6, fill: '#fbe3e3' }));
             nomatch.appendChild(node('path', { d: 'M0 0L6 6M6 0L0 6', stroke: ALARM, 'stroke-width': '1' }));
 
-            const count = trace.requests.length;
+            const count = trace.requests.length + (trace.omitted ? trace.omitted.count : 0);
+            // The row standing for the requests a long run left out.
+            const gap = function () {
+              const statuses = Object.keys(trace.omitted.statuses).sort().map(function (status) {
+                return status + ' × ' + trace.omitted.statuses[status];
+              }).join(', ');
+              label(LABEL_X, y + 16, '… ' + trace.omitted.count + ' more requests, left out of the picture',
+                { 'font-weight': 'bold', fill: '#555' });
+              label(BYTES_X, y + 31, 'statuses ' + statuses + '; from +' + seconds(trace.omitted.time[0]) + ' to +' +
+                seconds(trace.omitted.time[1]), { 'font-size': '10', fill: '#555' });
+              y += ROW_H;
+            };
             label(LABEL_X, y, scenario + ': ' + count + ' request' + (count === 1 ? '' : 's') + ' over ' +
               seconds(trace.span) + ', resource ' + size(trace.length), { 'font-size': '14', 'font-weight': 'bold' });
             // The legend: a swatch per representation, then the marks.
@@ -249,7 +262,7 @@ extension ResultsPage {
             label(TIME_X, y, '0 s', { fill: '#555', 'font-size': '10' });
             label(TIME_X + TIME_W, y, seconds(trace.span), { fill: '#555', 'font-size': '10', 'text-anchor': 'end' });
             y += 6;
-            const rowsHeight = Math.max(count, 1) * ROW_H;
+            const rowsHeight = Math.max(trace.requests.length + (trace.omitted ? 1 : 0), 1) * ROW_H;
             for (let index = 0; index <= 4; index += 1) {
               line(x(quarter(index)), y, x(quarter(index)), y + rowsHeight, '#dddddd');
             }
@@ -265,7 +278,8 @@ extension ResultsPage {
             }
             // One row per request.
             trace.requests.forEach(function (request, index) {
-              const order = index + 1;
+              const order = request.order;
+              if (trace.omitted && index === trace.omitted.after) { gap(); }
               const top = y, barTop = top + 5;
               const fill = colour(keyOf(request));
               group = svg.appendChild(node('g', { class: 'request' }));
@@ -352,7 +366,8 @@ extension ResultsPage {
 
           function requestTable(trace) {
             const details = html('details');
-            details.appendChild(html('summary', {}, 'Requests (' + trace.requests.length + ')'));
+            details.appendChild(html('summary', {}, 'Requests (' + (trace.requests.length +
+              (trace.omitted ? trace.omitted.count : 0)) + ')'));
             const table = details.appendChild(html('table'));
             const head = table.appendChild(html('tr'));
             for (const name of ['#', 'method', 'status', 'route', 'Range', 'If-Range', 'sent', 'sent twice', 'outcome',
@@ -360,10 +375,15 @@ extension ResultsPage {
               head.appendChild(html('th', {}, name));
             }
             trace.requests.forEach(function (request, index) {
+              if (trace.omitted && index === trace.omitted.after) {
+                const gap = table.appendChild(html('tr')).appendChild(html('td', { colspan: '16' },
+                  '… ' + trace.omitted.count + ' more requests left out'));
+                gap.style.fontStyle = 'italic';
+              }
               const bytes = request.bytes || 0;
               const planned = request.planned === undefined ? bytes : request.planned;
               const row = table.appendChild(html('tr'));
-              for (const value of [String(index + 1), request.method || 'GET', String(request.status),
+              for (const value of [String(request.order), request.method || 'GET', String(request.status),
                 request.target === undefined ? (request.route === undefined ? 'main' : request.route) : request.target,
                 request.range || '', request.ifRange || '',
                 (request.sent ? span(request.sent) + ' (' + bytes + ' of ' + planned + ')' : bytes + ' of ' + planned),
