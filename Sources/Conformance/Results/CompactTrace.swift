@@ -33,6 +33,11 @@ public struct CompactTrace: Codable, Hashable, Sendable {
     /// nil when none was.
     public var omitted: Omission?
 
+    private enum CodingKeys: String, CodingKey {
+        case length = "len", versions = "vs", expected = "exp", span = "ms", launches, requests = "req"
+        case outputs = "out", omitted
+    }
+
     /// The most requests a trace keeps: a picture of thousands of rows says no more than its first and last ones, and
     /// a single axel run can make 4,700 requests.
     public static let requestLimit = 60

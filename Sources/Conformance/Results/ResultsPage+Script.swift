@@ -5,13 +5,17 @@ extension ResultsPage {
     static let script = #"""
         'use strict';
         (function () {
-          // Repeated strings are written once (StringTable): {"$": N} stands for strings[N].
+          // Repeated strings are written once (StringTable): {"$": N} stands for strings[N], and every object key is
+          // its index in keys.
           const page = JSON.parse(document.getElementById('results-data').textContent);
-          const strings = page.strings;
+          const strings = page.strings, keys = page.keys;
           const data = JSON.parse(JSON.stringify(page.data), function (key, value) {
-            if (value !== null && typeof value === 'object' && !Array.isArray(value) && typeof value.$ === 'number' &&
-              Object.keys(value).length === 1) { return strings[value.$]; }
-            return value;
+            if (value === null || typeof value !== 'object' || Array.isArray(value)) { return value; }
+            const names = Object.keys(value);
+            if (names.length === 1 && names[0] === '$' && typeof value.$ === 'number') { return strings[value.$]; }
+            const named = {};
+            for (const name of names) { named[keys[Number(name)]] = value[name]; }
+            return named;
           });
           const NS = 'http://www.w3.org/2000/svg';
           const COLOURS = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#17becf', '#edc948', '#9c755f', '#8c564b',
@@ -152,14 +156,15 @@ extension ResultsPage {
             return spans;
           }
           function expanded(compact) {
-            const trace = Object.assign({}, compact);
-            trace.requests = compact.requests.map(function (short, index) {
+            const trace = { length: compact.len, versions: compact.vs, expected: compact.exp, span: compact.ms,
+              launches: compact.launches, outputs: compact.out, omitted: compact.omitted };
+            trace.requests = compact.req.map(function (short, index) {
               // After the requests a long run left out, the numbers go on where they would have been.
               const request = { order: index + 1 + (compact.omitted && index >= compact.omitted.after ?
                 compact.omitted.count : 0) };
               for (const key of Object.keys(short)) { request[NAMES[key] || key] = short[key]; }
               if (request.bytes === undefined && request.sent) { request.bytes = request.sent[1] - request.sent[0]; }
-              if (request.asked === undefined && request.range) { request.asked = requested(request.range, compact.length); }
+              if (request.asked === undefined && request.range) { request.asked = requested(request.range, compact.len); }
               if (compact.launches && request.launch === undefined) { request.launch = 1; }
               return request;
             });
@@ -400,10 +405,12 @@ extension ResultsPage {
           // The reproducer as the other reports write it (Report.reproducerScript), its {dir} and {run} filled in.
           function reproducerScript(reproducer, directory, run, observed) {
             const fill = function (text) { return text.split('{dir}').join(directory).split('{run}').join(run || '{run}'); };
-            const lines = ['# 1. the server, in a terminal of its own (stop it with Ctrl-C)', reproducer.server,
-              '# 2. a fresh directory for the client'].concat(reproducer.setup);
+            // Command lines come as their words (so the words a column's cells share are written once).
+            const joined = function (line) { return Array.isArray(line) ? line.join(' ') : line; };
+            const lines = ['# 1. the server, in a terminal of its own (stop it with Ctrl-C)', joined(reproducer.server),
+              '# 2. a fresh directory for the client'].concat(reproducer.setup.map(joined));
             lines.push('# 3. the client' + (reproducer.note ? ': ' + reproducer.note : ''));
-            lines.push(reproducer.clientIsCommand ? reproducer.client : '#    ' + reproducer.client);
+            lines.push(reproducer.clientIsCommand ? joined(reproducer.client) : '#    ' + joined(reproducer.client));
             if (reproducer.steps.length) {
               lines.push('# 4. while it runs:');
               for (const step of reproducer.steps) { lines.push('#    ' + step); }

@@ -192,8 +192,9 @@ public enum ResultsPage {
     /// trace); and per row its references.
     ///
     /// Every string of eight characters or more that occurs more than once (a column's server line, its steps, a
-    /// row's rules, a validator) is written once, in the table `strings`, and each use is `{"$": INDEX}`: the page
-    /// then carries a column's shared text once, not once per cell. The script puts them back as it parses.
+    /// row's rules, a validator) is written once, in the table `strings`, and each use is `{"$": INDEX}`; every object
+    /// key is its index in the table `keys`: the page then carries a column's shared text and the names of the
+    /// facts once, not once per cell. The script puts them back as it parses.
     static func embeddedData(_ table: ResultsTable, columns: [ResultsTable.Column]) -> String {
         struct Cell: Encodable {
             var grade: String
@@ -245,12 +246,37 @@ public enum ResultsPage {
         encoder.outputFormatting = [.sortedKeys]
         guard let encoded = try? encoder.encode(Page(clients: clients, references: references)),
             let value = try? JSONDecoder().decode(JSONValue.self, from: encoded)
-        else { return "{\"strings\":[],\"data\":{}}" }
-        let (strings, interned) = StringTable.interned(value)
+        else { return "{\"strings\":[],\"keys\":[],\"data\":{}}" }
+        let (strings, keys, interned) = StringTable.interned(Self.splittingCommands(value))
         // Slashes stay escaped (`<\/`): the data cannot end its own script element.
-        let text = (try? encoder.encode(["strings": .array(strings.map(JSONValue.string)), "data": interned]))
+        let text =
+            (try? encoder.encode([
+                "strings": .array(strings.map(JSONValue.string)), "keys": .array(keys.map(JSONValue.string)),
+                "data": interned,
+            ]))
             .map { String(decoding: $0, as: UTF8.self) }
-        return text ?? "{\"strings\":[],\"data\":{}}"
+        return text ?? "{\"strings\":[],\"keys\":[],\"data\":{}}"
+    }
+
+    /// The data with every reproducer's client line as an array of its words (split at spaces; the script joins them
+    /// with spaces again): a column's cells share most words of their client lines, and the string table then writes
+    /// each once. (The server and setup lines are mostly shared whole, and stay whole.)
+    static func splittingCommands(_ value: JSONValue) -> JSONValue {
+        func words(_ line: JSONValue) -> JSONValue {
+            guard case .string(let text) = line else { return line }
+            return .array(text.split(separator: " ", omittingEmptySubsequences: false).map { .string(String($0)) })
+        }
+        switch value {
+        case .object(var members):
+            if case .object(var reproducer)? = members["reproducer"] {
+                reproducer["client"] = reproducer["client"].map(words)
+                members["reproducer"] = .object(reproducer)
+                return .object(members)
+            }
+            return .object(members.mapValues(splittingCommands))
+        case .array(let items): return .array(items.map(splittingCommands))
+        default: return value
+        }
     }
 
     /// The README: the tables in Markdown (a cell's grade, with what it was in the client's previous version when
