@@ -311,6 +311,32 @@ struct ResultsTableTests {
         }
     }
 
+    /// The committed table, read once for the tests that check it.
+    static let committed = Result { try ResultsTable.load(directory: repositoryPath("docs/results")) }
+
+    @Test("every corrupt cell of the committed table gives a bug report with the client's command and its requests")
+    func everyCorruptCellHasAReport() throws {
+        let table = try Self.committed.get()
+        var reports = 0
+        for column in table.columns where !column.isOwn {
+            for (scheme, run) in column.file.runs {
+                for cell in run.cells where cell.graded == .corrupt {
+                    let report = try BugReport.markdown(
+                        table: table, client: column.client, scenario: cell.scenario, scheme: scheme)
+                    #expect(report.contains("### Steps to reproduce"), "\(column.client) \(cell.scenario)")
+                    #expect(report.contains("# 3. the client"), "\(column.client) \(cell.scenario)")
+                    // Its requests, or that none reached the server (a blackhole's connect never completes).
+                    #expect(
+                        report.contains("| # | request |") || report.contains("No request reached the server."),
+                        "\(column.client) \(cell.scenario)")
+                    #expect(!report.contains("{dir}") && !report.contains("{run}"), "\(column.client) \(cell.scenario)")
+                    reports += 1
+                }
+            }
+        }
+        #expect(reports > 100)
+    }
+
     @Test("docs/results stays under 5 MiB, and every results file there reads")
     func committedSizeBound() throws {
         let directory = repositoryPath("docs/results")
@@ -321,7 +347,7 @@ struct ResultsTableTests {
             total += (attributes[.size] as? UInt64) ?? 0
         }
         #expect(total < 5 * 1024 * 1024, "docs/results holds \(total) bytes")
-        let table = try ResultsTable.load(directory: directory)
+        let table = try Self.committed.get()
         #expect(table.columns.filter { !$0.isOwn }.count >= 10)
         // The committed page and README are what the committed files render to.
         let page = try String(contentsOfFile: "\(directory)/index.html", encoding: .utf8)
