@@ -211,11 +211,14 @@ public enum Report {
     /// failed cell the harness ran has `"reproducer": {server, setup, client, note, steps, compare: {expected, sha256,
     /// outputs, rules, journal, observed}, directory, kept}` (``Reproducer``).
     /// `references` maps each scenario to what it rests on, `{"rfc", "seen-in"}`, each a list or `{"none": "why"}`.
+    /// With `traces`, each cell that ran also has `"trace"`, its ``RunTrace`` (what the picture is drawn from, and
+    /// what `rangecheck results record` keeps).
     ///
     /// - Parameters:
     ///   - matrix: the results.
+    ///   - traces: whether to include each run's trace.
     /// - Returns: the JSON document, pretty-printed with sorted keys, ending with a newline.
-    public static func json(_ matrix: Matrix) -> String {
+    public static func json(_ matrix: Matrix, traces: Bool = false) -> String {
         let document = JSONDocument(
             command: matrix.command, scheme: matrix.scheme, clients: matrix.clients, scenarios: matrix.scenarios,
             descriptions: matrix.descriptions.filter { matrix.scenarios.contains($0.key) },
@@ -227,7 +230,8 @@ public enum Report {
                     scenario: cell.scenario, client: cell.client, result: cell.result.label,
                     grade: cell.grade?.rawValue, reason: cell.result.reason, reasons: cell.reasons, notes: cell.notes,
                     baseline: cell.baseline.map { JSONDocument.Change(change: $0.label, was: $0.was?.rawValue) },
-                    seconds: cell.elapsed.flatMap { Double(Judge.seconds($0).dropLast()) }, reproducer: cell.reproducer)
+                    seconds: cell.elapsed.flatMap { Double(Judge.seconds($0).dropLast()) }, reproducer: cell.reproducer,
+                    trace: traces ? cell.trace : nil)
             },
             summaries: matrix.summaries.map { summary in
                 JSONDocument.Summary(
@@ -256,6 +260,7 @@ public enum Report {
             var baseline: Change?
             var seconds: Double?
             var reproducer: Reproducer?
+            var trace: RunTrace?
         }
 
         struct Change: Encodable {

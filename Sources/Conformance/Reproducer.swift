@@ -31,6 +31,27 @@ public struct Reproducer: Codable, Hashable, Sendable {
     /// it was removed.
     public var kept: String?
 
+    /// Applies `transform` to every text of the reproducer (commands, words, paths), in place: for writing its paths
+    /// relative to a checkout, or with placeholders.
+    ///
+    /// - Parameters:
+    ///   - transform: the change to each text.
+    public mutating func map(_ transform: (String) -> String) {
+        server = transform(server)
+        setup = setup.map(transform)
+        client = transform(client)
+        note = note.map(transform)
+        steps = steps.map(transform)
+        compare.expected = transform(compare.expected)
+        compare.sha256 = compare.sha256.map(transform)
+        compare.outputs = compare.outputs.map(transform)
+        compare.rules = compare.rules.map(transform)
+        compare.journal = transform(compare.journal)
+        compare.observed = transform(compare.observed)
+        directory = transform(directory)
+        kept = kept.map(transform)
+    }
+
     /// What a run that conforms shows, and what this one showed.
     public struct Comparison: Codable, Hashable, Sendable {
         /// How the client must end, in words (`exits 0 with every output's SHA-256 as below`).

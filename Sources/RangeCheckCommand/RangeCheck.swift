@@ -12,7 +12,7 @@ struct RangeCheck: AsyncParsableCommand {
             download the URLs it hands out, and report what they got (`rangecheck serve --help`, \
             docs/conformance.md).
             """,
-        subcommands: [RunMatrix.self, Serve.self],
+        subcommands: [RunMatrix.self, Serve.self, Results.self],
         defaultSubcommand: RunMatrix.self
     )
 }

@@ -128,6 +128,13 @@ struct RunMatrix: AsyncParsableCommand {
     @Option(name: .customLong("json"), help: "Write the matrix as JSON to this file.")
     var jsonPath: String?
 
+    @Flag(
+        name: .customLong("json-traces"),
+        help:
+            "In the --json report, include each run's trace: its requests and outputs, what its picture is drawn from."
+    )
+    var jsonTraces = false
+
     @Option(name: .customLong("html"), help: "Write a self-contained coloured HTML page to this file.")
     var htmlPath: String?
 
@@ -292,7 +299,8 @@ struct RunMatrix: AsyncParsableCommand {
         if let baseline { matrix = baseline.compare(matrix) }
         print(Report.terminal(matrix), terminator: "")
         for (path, text) in [
-            (markdownPath, Report.markdown(matrix)), (junitPath, Report.junit(matrix)), (jsonPath, Report.json(matrix)),
+            (markdownPath, Report.markdown(matrix)), (junitPath, Report.junit(matrix)),
+            (jsonPath, Report.json(matrix, traces: jsonTraces)),
             (htmlPath, Report.html(matrix)),
         ] {
             guard let path else { continue }

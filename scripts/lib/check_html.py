@@ -9,6 +9,13 @@ resource that failed to load. The protocol reports both: Runtime.exceptionThrown
 error or assert, Log.entryAdded at level error (the browser's own errors, "Failed to load resource" among them),
 Network.loadingFailed, and a navigation that fails.
 
+With --evaluate EXPRESSION, once a page has loaded, the expression is evaluated in it (awaited when it is a
+promise) and must give a positive number: docs/results/index.html offers rangecheckDrawEveryRun(), which builds every
+run's detail and picture once, away from the page, and errors it throws fail the page. With --visit-links SELECTOR, once a page has loaded, every link it matches whose href is a fragment is followed in
+turn (location.hash set, then the page's hashchange handlers given their turn): a page that draws what a cell links
+to (docs/results/index.html draws each run's picture in its script) is checked for every drawing, not only its
+first view. The visit has its own bound, --visit-timeout seconds.
+
 Every wait is bounded: --timeout seconds per page, then the page fails; the browser is closed and, if it lingers,
 killed by its PID.
 """
@@ -143,8 +150,55 @@ def describe(event):
     return None
 
 
-def check(browser, path, timeout):
-    """The problems of one page: its console errors and load failures."""
+# Follows every fragment link the selector matches, one after the other, waiting for each hashchange to be handled;
+# resolves to how many were visited. Errors thrown by the page's handlers surface as Runtime.exceptionThrown.
+VISIT_LINKS = """
+(async function (selector) {
+  const links = Array.from(document.querySelectorAll(selector))
+    .map(function (link) { return link.getAttribute('href'); })
+    .filter(function (href) { return href && href.charAt(0) === '#'; });
+  for (const href of links) {
+    await new Promise(function (resolve) {
+      window.addEventListener('hashchange', function () { setTimeout(resolve, 0); }, { once: true });
+      location.hash = href;
+    });
+  }
+  return links.length;
+})
+"""
+
+
+def visit_links(browser, session, selector, timeout):
+    """Follows the page's fragment links; returns how many, or a problem."""
+    expression = VISIT_LINKS.strip() + "(" + json.dumps(selector) + ")"
+    result = browser.call(
+        "Runtime.evaluate",
+        {"expression": expression, "awaitPromise": True, "returnByValue": True},
+        session=session,
+        timeout=timeout,
+    )
+    if "exceptionDetails" in result:
+        return None, "visiting the links threw: " + result["exceptionDetails"].get("text", "exception")
+    return result.get("result", {}).get("value"), None
+
+
+def evaluate(browser, session, expression, timeout):
+    """Evaluates an expression in the page; returns its value, or a problem."""
+    result = browser.call(
+        "Runtime.evaluate",
+        {"expression": expression, "awaitPromise": True, "returnByValue": True},
+        session=session,
+        timeout=timeout,
+    )
+    if "exceptionDetails" in result:
+        details = result["exceptionDetails"]
+        text = details.get("exception", {}).get("description") or details.get("text", "exception")
+        return None, f"{expression} threw: {text.splitlines()[0]}"
+    return result.get("result", {}).get("value"), None
+
+
+def check(browser, path, timeout, visit=None, visit_timeout=120.0, expression=None):
+    """The problems of one page: its console errors and load failures (and those of following its links)."""
     url = pathlib.Path(path).resolve().as_uri()
     target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
@@ -174,6 +228,28 @@ def check(browser, path, timeout):
         if message.get("method") == "Page.loadEventFired" and not loaded:
             loaded = True
             settle_until = time.monotonic() + 0.3
+    if expression and loaded:
+        try:
+            value, problem = evaluate(browser, session, expression, visit_timeout)
+        except RuntimeError as error:
+            value, problem = None, f"{expression}: {error}"
+        if problem:
+            problems.append(problem)
+        elif not isinstance(value, (int, float)) or value <= 0:
+            problems.append(f"{expression} gave {value!r}, not a positive number")
+        else:
+            print(f"check-html: {expression} gave {value} in {path}")
+    if visit and loaded:
+        try:
+            visited, problem = visit_links(browser, session, visit, visit_timeout)
+        except RuntimeError as error:
+            visited, problem = None, f"visiting the links: {error}"
+        if problem:
+            problems.append(problem)
+        elif not visited:
+            problems.append(f"no fragment link matches {visit!r}")
+        else:
+            print(f"check-html: followed {visited} links of {path}")
     for event in browser.events:
         if event.get("sessionId") == session:
             problem = describe(event)
@@ -183,7 +259,7 @@ def check(browser, path, timeout):
     return problems
 
 
-def run(executable, paths, timeout):
+def run(executable, paths, timeout, visit=None, visit_timeout=120.0, expression=None):
     """Checks each page in one browser; returns how many pages failed."""
     browser = Browser(executable)
     failures = 0
@@ -195,7 +271,7 @@ def run(executable, paths, timeout):
                 failures += 1
                 continue
             started = time.monotonic()
-            problems = check(browser, path, timeout)
+            problems = check(browser, path, timeout, visit, visit_timeout, expression)
             took = time.monotonic() - started
             if problems:
                 failures += 1
@@ -226,13 +302,32 @@ def self_test(executable, timeout):
                 '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><rect width="20" height="10"'
                 ' fill="#4e79a7"/></svg></body></html>\n'
             )
+        drawing = os.path.join(scratch, "drawing.html")
+        with open(drawing, "w") as file:
+            # Loads cleanly; only following its second link runs the handler's error.
+            file.write(
+                '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>drawing</title></head><body>'
+                '<a class="cell" href="#fine">fine</a><a class="cell" href="#broken">broken</a><script>'
+                "window.addEventListener('hashchange', function () {"
+                " if (location.hash === '#broken') { deliberatelyUndrawn(); } });</script></body></html>\n"
+            )
         browser = Browser(executable)
         try:
             browser.call("Browser.getVersion", timeout=30)
             broken_problems = check(browser, broken, timeout)
             clean_problems = check(browser, clean, timeout)
+            drawing_loaded = check(browser, drawing, timeout)
+            drawing_visited = check(browser, drawing, timeout, "a.cell")
+            drawing_evaluated = check(browser, drawing, timeout, expression="drawEverything()")
         finally:
             browser.close()
+        if not any("drawEverything" in problem for problem in drawing_evaluated):
+            print("check-html self-test: FAIL: --evaluate did not report an expression that throws")
+            return 1
+        if drawing_loaded or not any("deliberatelyUndrawn" in problem for problem in drawing_visited):
+            print("check-html self-test: FAIL: an error in a link's handler went unnoticed by --visit-links "
+                  "(or the page failed without following its links): " + "; ".join(drawing_loaded + drawing_visited))
+            return 1
         caught_script = any("deliberatelyUndefined" in problem for problem in broken_problems)
         caught_load = any("missing.png" in problem or "load failed" in problem for problem in broken_problems)
         print("check-html self-test: the broken page gave:")
@@ -244,7 +339,8 @@ def self_test(executable, timeout):
         if clean_problems:
             print("check-html self-test: FAIL: the clean page was reported: " + "; ".join(clean_problems))
             return 1
-        print("check-html self-test: ok (the script error and the failed load were caught, the clean page passed)")
+        print("check-html self-test: ok (the script error, the failed load and the error behind a followed link "
+              "were caught, the clean page passed)")
         return 0
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -256,12 +352,19 @@ def main():
     parser.add_argument("--chromium", default="chromium", help="the Chromium executable")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds a page may take to load")
     parser.add_argument("--self-test", action="store_true", help="prove a broken page fails and a clean one passes")
+    parser.add_argument("--visit-links", metavar="SELECTOR", help="after loading, follow every fragment link matching this")
+    parser.add_argument("--visit-timeout", type=float, default=120.0, help="seconds following the links may take")
+    parser.add_argument("--evaluate", metavar="EXPRESSION", help="after loading, evaluate this; it must give a positive number")
     arguments = parser.parse_args()
     if arguments.self_test:
         return self_test(arguments.chromium, arguments.timeout)
     if not arguments.files:
         parser.error("name at least one HTML file, or --self-test")
-    return 1 if run(arguments.chromium, arguments.files, arguments.timeout) else 0
+    failed = run(
+        arguments.chromium, arguments.files, arguments.timeout, arguments.visit_links, arguments.visit_timeout,
+        arguments.evaluate,
+    )
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
