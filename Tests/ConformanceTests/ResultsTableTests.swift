@@ -211,6 +211,16 @@ struct ResultsTableTests {
     }
 
     @Test(
+        "results --help is pinned: a changed interface is a visible change (fixtures/cli/rangecheck-results-help.txt)")
+    func helpIsPinned() async throws {
+        let child = try await ChildProcess.start(BuiltProducts.rangecheck, ["results", "--help"])
+        #expect(await child.wait(limit: .seconds(60)) == .exited(0))
+        let pinned = try String(
+            contentsOfFile: repositoryPath("fixtures/cli/rangecheck-results-help.txt"), encoding: .utf8)
+        #expect(child.output == pinned)
+    }
+
+    @Test(
         "a long run's trace keeps its first 40 and last 20 requests and says what went between, numbered as they were")
     func longRunIsCapped() throws {
         let requests = (0..<100).map { index in
