@@ -102,12 +102,8 @@ struct OldStateDirectoryTests {
                 in: 0..<Int64(size))
             let doneBytes = done.reduce(0) { $0 + Int64($1.count) }
             #expect(doneBytes >= 64 << 10 && doneBytes < Int64(size), "the fixture holds part of the file: \(done)")
-            // One connection, where the killed run had three: the record and its segment log are read and resumed
-            // the same way (SegmentedDownload with the ranges not done), and three unthrottled connections here
-            // starved the rest of a full `swift test` run on two cores (34 issues elsewhere, with the engine of
-            // eb05d15 as with this one; none with one connection).
             let engine = try DownloadEngine(
-                stateDirectory: state, configuration: testConfiguration { $0.connectionsPerFile = 1 })
+                stateDirectory: state, configuration: testConfiguration { $0.connectionsPerFile = 3 })
             #expect(engine.loadProblems.isEmpty)
             let added = try await engine.add(.init(url: server.baseURL + path, destination: dir + "/out/2560K"))
             #expect(added.rawValue == id, "the request finds the loaded task")
