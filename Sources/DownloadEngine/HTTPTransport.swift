@@ -47,7 +47,7 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         settings.httpVersion = .http1Only
         // One kept-alive connection for each transfer that may run at once, so none queues behind another.
         settings.connectionPool = .init(
-            idleTimeout: TransportConfiguration.timeAmount(configuration.idleConnectionTimeout),
+            idleTimeout: TimeAmount(configuration.idleConnectionTimeout),
             concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, configuration.connectionsPerHost))
         settings.connectionPool.retryConnectionEstablishment = false
         // The pool's own events (a connection opened, released to the pool, closed) go to the same logger as the

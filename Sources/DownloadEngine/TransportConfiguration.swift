@@ -21,10 +21,5 @@ struct TransportConfiguration: Sendable {
     /// no header, and so no credential, reaches a log.
     var logger: Logger?
 
-    var connectTimeAmount: TimeAmount { Self.timeAmount(connectTimeout) }
-
-    static func timeAmount(_ duration: Duration) -> TimeAmount {
-        let (seconds, attoseconds) = duration.components
-        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
+    var connectTimeAmount: TimeAmount { TimeAmount(connectTimeout) }
 }

@@ -166,7 +166,7 @@ final class ProxyClient: @unchecked Sendable {
                 idle[key, default: []].count < max(1, configuration.connectionsPerHost)
             else { return false }
             let timer = connection.channel.eventLoop.scheduleTask(
-                in: TransportConfiguration.timeAmount(configuration.idleConnectionTimeout)
+                in: TimeAmount(configuration.idleConnectionTimeout)
             ) {
                 connection.channel.close(promise: nil)
             }
