@@ -25,11 +25,32 @@ extension ResultsFile.Run {
         command = try container.decode(String.self, forKey: .command)
         reproductions = try container.decodeIfPresent(String.self, forKey: .reproductions)
         let shared = try container.decodeIfPresent([String: JSONValue].self, forKey: .shared) ?? [:]
+        // `ResultsFile.decode` puts the shared parts back before decoding, so it reads the cells as they are, and
+        // never each of its many values as a `JSONValue` (see `JSONValue.init(json:)`).
+        guard !shared.isEmpty else {
+            cells = try container.decode([ResultsFile.Cell].self, forKey: .cells)
+            return
+        }
         let written = try container.decode([JSONValue].self, forKey: .cells)
         let decoder = JSONDecoder()
         cells = try written.map { value in
             try decoder.decode(ResultsFile.Cell.self, from: JSONEncoder().encode(Self.filled(value, shared: shared)))
         }
+    }
+
+    /// A results file's JSON with every run's shared parts put back into its cells and `shared` removed.
+    static func filled(file: JSONValue) -> JSONValue {
+        guard case .object(var members) = file, case .object(var runs)? = members["runs"] else { return file }
+        for (scheme, run) in runs {
+            guard case .object(var fields) = run, case .object(let shared)? = fields["shared"],
+                case .array(let cells)? = fields["cells"]
+            else { continue }
+            fields["cells"] = .array(cells.map { filled($0, shared: shared) })
+            fields["shared"] = nil
+            runs[scheme] = .object(fields)
+        }
+        members["runs"] = .object(runs)
+        return .object(members)
     }
 
     /// Writes a run as the file does.
@@ -53,7 +74,7 @@ extension ResultsFile.Run {
         encoder.outputFormatting = [.sortedKeys]
         let values = cells.map { cell -> JSONValue in
             guard let data = try? encoder.encode(cell),
-                let value = try? JSONDecoder().decode(JSONValue.self, from: data)
+                let value = try? JSONValue(json: data)
             else { return .null }
             return value
         }

@@ -178,7 +178,15 @@ public struct ResultsFile: Codable, Hashable, Sendable {
     /// - Returns: the file.
     /// - Throws: `ConformanceError.invalidArgument` naming the file.
     public static func decode(_ data: Data, path: String) throws(ConformanceError) -> ResultsFile {
-        do { return try JSONDecoder().decode(ResultsFile.self, from: data) } catch {
+        do {
+            // Parsed once without `Decodable` to put the shared parts back (see `JSONValue.init(json:)`); data that
+            // is not JSON goes straight to the decoder, whose error names where it broke.
+            guard let value = try? JSONValue(json: data) else {
+                return try JSONDecoder().decode(ResultsFile.self, from: data)
+            }
+            let filled = try JSONEncoder().encode(Run.filled(file: value))
+            return try JSONDecoder().decode(ResultsFile.self, from: filled)
+        } catch {
             throw .invalidArgument("\(path): not a results file (\(ResultsFile.describe(error)))")
         }
     }

@@ -245,7 +245,7 @@ public enum ResultsPage {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let encoded = try? encoder.encode(Page(clients: clients, references: references)),
-            let value = try? JSONDecoder().decode(JSONValue.self, from: encoded)
+            let value = try? JSONValue(json: encoded)
         else { return "{\"strings\":[],\"keys\":[],\"data\":{}}" }
         let (strings, keys, interned) = StringTable.interned(Self.splittingCommands(value))
         // Slashes stay escaped (`<\/`): the data cannot end its own script element.

@@ -1,4 +1,7 @@
-/// Any JSON value, for passing a scenario's `expect` section through to the API as the file wrote it.
+import Foundation
+
+/// Any JSON value, for passing a scenario's `expect` section through to the API as the file wrote it, and for the
+/// results files' shared parts and page data.
 enum JSONValue: Codable, Hashable, Sendable {
     case null
     case bool(Bool)
@@ -6,6 +9,31 @@ enum JSONValue: Codable, Hashable, Sendable {
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
+
+    /// Parses a JSON document without `Decodable`: `init(from:)` can only find a value's kind by trying each and
+    /// catching the failure, two or three thrown errors for every string and number. Over a results table (about
+    /// 130,000 values) that is slow everywhere and far slower in a test process, where Swift Testing records a
+    /// backtrace for every error thrown; `JSONSerialization` tells the kinds apart without throwing.
+    ///
+    /// - Parameters:
+    ///   - data: the document.
+    /// - Throws: `JSONSerialization`'s error when the data is not JSON.
+    init(json data: Data) throws {
+        self.init(foundation: try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
+    }
+
+    /// The value of what `JSONSerialization` returned.
+    private init(foundation value: Any) {
+        switch value {
+        case let text as String: self = .string(text)
+        // Booleans arrive as `NSNumber`s of type char; no JSON number does.
+        case let number as NSNumber:
+            self = String(cString: number.objCType) == "c" ? .bool(number.boolValue) : .number(number.doubleValue)
+        case let items as [Any]: self = .array(items.map(JSONValue.init(foundation:)))
+        case let members as [String: Any]: self = .object(members.mapValues(JSONValue.init(foundation:)))
+        default: self = .null
+        }
+    }
 
     init(from decoder: any Decoder) throws {
         if let keyed = try? decoder.container(keyedBy: AnyKey.self) {
