@@ -183,7 +183,9 @@ struct SegmentedDownloadTests {
     @Test("pause keeps every segment's bytes in the record; resume fetches only the rest")
     func pauseAndResume() async throws {
         try await withEngine(segmentedConfiguration(4)) { server, engine, dir in
-            let url = server.baseURL + "/bytes/8M?seed=505&rate=\(paced(512))"
+            // Every response stalls 5 s after 640 KiB, so the segments hold their bytes apart while the test looks,
+            // however late it wakes: on a loaded machine the paced body alone once ended first.
+            let url = server.baseURL + "/bytes/8M?seed=505&rate=\(paced(512))&stall-after=640K&stall-for=5s"
             let id = try await engine.add(.init(url: url, destination: dir + "/out"))
             let state = dir + "/.rangefetch"
             // 2 MiB held by several segments apart: waited for, as on a loaded machine one connection can run

@@ -60,8 +60,9 @@ struct ServerConnectionCapTests {
             }
             #expect(extra.status == 503)
             #expect(extra.header("retry-after") == "7")
-            // The paced response notices the close at its next write (a pacing slice is a tenth of a second or less).
-            let deadline = ContinuousClock.now + scaled(.seconds(5))
+            // The paced response notices the close at its next write (a pacing slice is a tenth of a second or less);
+            // the bound is generous as the loop ends at the first 200, and a full test run keeps the machine busy.
+            let deadline = ContinuousClock.now + scaled(.seconds(20))
             var status = 0
             while ContinuousClock.now < deadline {
                 status = try await FaultWire.blocking {

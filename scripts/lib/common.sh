@@ -58,3 +58,12 @@ ensure_libmicrohttpd() {
 ensure_swift() {
     command -v swift >/dev/null 2>&1 || die "the Swift toolchain is not on PATH: install Swift 6.2 or later from swift.org"
 }
+
+# Swift Testing starts every test of a run at once on the cooperative pool (one thread per core). With about 870
+# tests on two cores, the first half minute queued the engine's actor behind hundreds of starting servers, and tests
+# that wait for a paced download's progress timed out with nothing wrong (every run of d9b259f on a quiet machine
+# failed so). At most 16 tests at a time keeps the run as short (97 s against 95) and those waits short.
+# The variable is Swift Testing's own (experimental); a value already set wins.
+limit_test_parallelism() {
+    export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-16}"
+}
