@@ -2,6 +2,7 @@
 "Sanitizers") or unknown, and any unknown one fails the run.
 
     python3 scripts/lib/sanitize_reports.py .build/reports/sanitize-thread
+    python3 scripts/lib/sanitize_reports.py --self-test fixtures/sanitizers/reports
 
 Prints every unknown report (its first lines) and a count per known family to stderr, and "TOTAL UNKNOWN" to stdout.
 A report is known by its stacks, never by a file name alone:
@@ -37,7 +38,18 @@ LeakSanitizer (each leak record is one report)
   exit. A box is referenced through a pointer carrying the enum's case in its spare bits, which LeakSanitizer does
   not follow (fixtures/sanitizers/indirect-enum-leak.swift); a scenario that really leaked would be reported at its
   own allocation, which is not in the parser.
+- "NIO IPv6 address (multi-payload enum payload)": a direct leak of the `Box` that NIOCore's
+  `SocketAddress.IPv6Address.init` allocates (the allocation site is `Box.init`, the next frame that initializer).
+  `SocketAddress` is an enum whose cases each hold one class reference; for `.v6`, its second case, the reference is
+  stored with the tag 0x4 in its spare high bits, which LeakSanitizer does not follow
+  (fixtures/sanitizers/multi-payload-enum-leak.swift). AsyncHTTPClient's connection pool keeps the address in its
+  key, and an idle-connection timer on NIO's singleton event loop keeps the pool alive past a client's shutdown until
+  it fires, so a process that asked for `[::1]` less than that timeout before exiting shows one such box (the chain,
+  found with gdb, is in docs/reliability.md). An IPv4 address, the first case, is a plain pointer and never shows.
 Any other leak allocated in Sources/ is unknown, direct or indirect.
+
+`--self-test DIR` classifies the fixture reports in DIR (fixtures/sanitizers/reports: one report a file, its first
+line `expect: FAMILY` or `expect: unknown`) and fails on any other answer; scripts/reliability runs it.
 """
 
 import collections
@@ -55,6 +67,8 @@ RUNTIME = re.compile(
 TOOLCHAIN = re.compile(r"Foundation|_CF|XCTest|libcurl|swift::RefCounts")
 OURS = re.compile(r"/Sources/(RangeServer|DownloadEngine|Conformance|HTTPVocabulary|SystemCalls|CMicroHTTPD|Range\w+Command)/")
 LOCATED_JSON = re.compile(r"^\$s11RangeServer17LocatedJSONParserV")
+NIO_BOX_INIT = re.compile(r"^\$s7NIOCore3BoxC\w*fC$")
+IPV6_ADDRESS_INIT = re.compile(r"^\$s7NIOCore13SocketAddressO04IPv6C0V\w*fC$")
 
 # The partial function a task resumes in after `with(Unsafe|Checked)(Throwing)Continuation`, and the resume.
 RESUMED = re.compile(r"^\$ss\d+with(Unsafe|Checked)(Throwing)?Continuation\w*TY\d+_$")
@@ -104,6 +118,10 @@ def leak_family(block):
         return "toolchain library"
     if LOCATED_JSON.search(site):
         return "indirect enum payload (LocatedJSON)"
+    if block.startswith("Direct") and NIO_BOX_INIT.search(site):
+        after = frames[frames.index(site) + 1 :]
+        if after and IPV6_ADDRESS_INIT.search(after[0]):
+            return "NIO IPv6 address (multi-payload enum payload)"
     if block.startswith("Indirect") and not OURS.search(block):
         return "held by a toolchain leak"
     return None
@@ -138,5 +156,27 @@ def main(directory):
     print(total, unknown)
 
 
+def self_test(directory):
+    """Classifies each fixture report: the known families as they were reported, and reports one change away from
+    a known one (an IPv4 box, a leak allocated in Sources/, a NIOSSL race without the hash thread), which must stay
+    unknown."""
+    failures = 0
+    paths = sorted(pathlib.Path(directory).glob("*.txt"))
+    for path in paths:
+        expect, _, block = path.read_text().partition("\n")
+        wanted = expect.removeprefix("expect: ")
+        got = family(block) or "unknown"
+        if got != wanted:
+            failures += 1
+            print(f"sanitize_reports: {path}: classified as {got!r}, expected {wanted!r}", file=sys.stderr)
+    if not paths:
+        print(f"sanitize_reports: no fixture reports in {directory}", file=sys.stderr)
+        return 1
+    print(f"sanitize_reports: {len(paths) - failures} of {len(paths)} fixture reports classified as expected")
+    return 1 if failures else 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--self-test"]:
+        sys.exit(self_test(sys.argv[2]))
     main(sys.argv[1])
