@@ -1,14 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import DownloadEngine
 
-/// A fresh temporary directory per test.
+/// A fresh temporary directory per test, removed with its test process's (``makeTestDirectory(prefix:label:)``).
 func makeTemporaryDirectory(_ name: String = #function) -> String {
-    let safe = name.filter { $0.isLetter || $0.isNumber }
-    let path = NSTemporaryDirectory() + "engine-tests-\(safe)-\(UUID().uuidString.prefix(8))"
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
+    makeTestDirectory(prefix: "engine-tests", label: name.filter { $0.isLetter || $0.isNumber })
 }
 
 @Suite("State store")

@@ -169,10 +169,10 @@ enum FaultWire {
         return nil
     }
 
-    /// A fresh empty directory under the temporary directory.
+    /// A fresh empty directory, removed with its test process's (``makeTestDirectory(prefix:label:)``).
     static func temporaryDirectory(_ label: String) throws -> String {
-        let path = NSTemporaryDirectory() + "rangeserver-\(label)-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let path = makeTestDirectory(prefix: "rangeserver", label: label)
+        guard FileManager.default.fileExists(atPath: path) else { throw CocoaError(.fileWriteUnknown) }
         return path
     }
 }
