@@ -65,8 +65,8 @@ public enum MatrixRunner {
     /// Runs the matrix.
     ///
     /// Cancelling the task stops the run cleanly: the running pair's client is terminated (its whole process group
-    /// killed) and its directory removed (unless kept), no further pair starts, and the matrix of the pairs that
-    /// finished is returned with ``Matrix/interruption`` set.
+    /// killed) and its directory removed (unless kept: then ``Matrix/interruption`` names it), no further pair
+    /// starts, and the matrix of the pairs that finished is returned with ``Matrix/interruption`` set.
     ///
     /// - Parameters:
     ///   - clients: the columns, in order.
@@ -114,9 +114,13 @@ public enum MatrixRunner {
                 } else {
                     cell = await runRepeated(entry, client: client, server: server, options: options)
                 }
-                // A pair cut short by the cancellation has no verdict: it is left out, not failed.
+                // A pair cut short by the cancellation has no verdict: it is left out, not failed; the directory
+                // --keep kept for it is named in the interruption, as no cell will.
                 if Task.isCancelled {
-                    interruption = "interrupted after \(cells.count) of \(pairs.count) pairs"
+                    let kept =
+                        cell.result == .skipped("interrupted")
+                        ? cell.notes.map { "; \(cell.scenario) × \(cell.client) cut short, \($0)" }.joined() : ""
+                    interruption = "interrupted after \(cells.count) of \(pairs.count) pairs" + kept
                     break
                 }
                 options.progress?(
@@ -167,7 +171,8 @@ public enum MatrixRunner {
     /// Runs one pair once: fresh directory, fresh run token, steps, facts, verdict.
     ///
     /// When the task is cancelled while the client runs, the client is terminated and the cell is
-    /// `skipped("interrupted")`, with no verdict: ``run(clients:options:)`` leaves such a cell out.
+    /// `skipped("interrupted")`, with no verdict: ``run(clients:options:)`` leaves such a cell out. A directory kept
+    /// with ``Options/keepWorkDirectories`` holds the run's `journal.jsonl` as usual, and the cell's note names it.
     ///
     /// - Parameters:
     ///   - entry: the scenario.
@@ -292,14 +297,21 @@ public enum MatrixRunner {
             await run.terminate()
         }
         if watch.interrupted {
-            return MatrixCell(scenario: entry.name, client: client.name, result: .skipped("interrupted"))
+            // No verdict. A directory --keep keeps gets the run's journal as any other, and the cell a note naming
+            // it, which the interruption line repeats (the cell itself is left out).
+            guard options.keepWorkDirectories else {
+                return MatrixCell(scenario: entry.name, client: client.name, result: .skipped("interrupted"))
+            }
+            // Outside the cancelled task, briefly: the killed client's last response ends as the server notices.
+            let settled = Task { await settledJournal(server: server, run: token, timeout: .seconds(2)) }
+            writeJournal(await settled.value, in: work)
+            return MatrixCell(
+                scenario: entry.name, client: client.name, result: .skipped("interrupted"),
+                notes: ["its directory is kept in \(work)"])
         }
         let entries = await settledJournal(server: server, run: token)
-        if options.keepWorkDirectories {
-            // Beside the outputs and logs: the requests the verdict was drawn from.
-            let lines: [UInt8] = entries.flatMap { $0.jsonBytes + [0x0A] }
-            _ = FileManager.default.createFile(atPath: "\(work)/journal.jsonl", contents: Data(lines))
-        }
+        // Beside the outputs and logs: the requests the verdict was drawn from.
+        if options.keepWorkDirectories { writeJournal(entries, in: work) }
         // Inspected even when the run is already lost (timed out, a step failed): the picture of a failed run is
         // the one most worth seeing.
         var outputs = transfers.map { inspect($0.output, entry: entry, digest: expectation.sha256 != nil) }
@@ -477,6 +489,12 @@ public enum MatrixRunner {
         server: RangeServer, run: String, timeout: Duration = .seconds(10)
     ) async -> [JournalEntry] {
         await server.journal.settled(run: run, timeout: timeout).entries
+    }
+
+    /// Writes `entries` as `journal.jsonl` in a kept pair directory, one JSON object a line.
+    private static func writeJournal(_ entries: [JournalEntry], in work: String) {
+        let lines: [UInt8] = entries.flatMap { $0.jsonBytes + [0x0A] }
+        _ = FileManager.default.createFile(atPath: "\(work)/journal.jsonl", contents: Data(lines))
     }
 
     private static func prefill(_ path: String, entry: CatalogueEntry, count: UInt64) throws {

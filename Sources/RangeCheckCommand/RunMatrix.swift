@@ -292,9 +292,10 @@ struct RunMatrix: AsyncParsableCommand {
         var matrix = try await running.value
         signals.cancel()
         let stoppedBy = received.withLockedValue { $0 }
-        if let stoppedBy, let interruption = matrix.interruption {
-            matrix.interruption = interruption.replacingOccurrences(
-                of: "interrupted", with: "interrupted by \(StopSignals.name(stoppedBy))")
+        // Only the leading word: the rest may name a kept directory, whose path is the user's.
+        if let stoppedBy, let interruption = matrix.interruption, interruption.hasPrefix("interrupted ") {
+            matrix.interruption =
+                "interrupted by \(StopSignals.name(stoppedBy)) " + interruption.dropFirst("interrupted ".count)
         }
         if let baseline { matrix = baseline.compare(matrix) }
         print(Report.terminal(matrix), terminator: "")

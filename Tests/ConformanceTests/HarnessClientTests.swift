@@ -133,8 +133,19 @@ struct HarnessClientTests {
         }
     }
 
-    @Test("SIGTERM to rangecheck run: no client process left, no temporary directory, an interrupted report, exit 130")
-    func stoppingIsClean() async throws {
+    /// How a test stops `rangecheck run`: the signal sent, and whether the run was given `--keep`.
+    struct Stop: Sendable, CustomTestStringConvertible {
+        var signal: Int32
+        var keep = false
+
+        var name: String { signal == SIGINT ? "SIGINT" : "SIGTERM" }
+        var testDescription: String { name + (keep ? " with --keep" : "") }
+    }
+
+    @Test(
+        "SIGTERM or SIGINT to rangecheck run: no client left, interrupted reports, exit 130; with --keep the pair directories stay, the cut-short one named",
+        arguments: [Stop(signal: SIGTERM), Stop(signal: SIGINT), Stop(signal: SIGINT, keep: true)])
+    func stoppingIsClean(_ stop: Stop) async throws {
         #expect(FileManager.default.isExecutableFile(atPath: BuiltProducts.rangecheck), "build rangecheck first")
         let downloader = try TestDownloader()
         defer { downloader.remove() }
@@ -147,7 +158,7 @@ struct HarnessClientTests {
                 "--client", "engine", "--client-command", downloader.specification("hanger", mode: "hang"),
                 "--scenario", "plain", "--json", reports + "/m.json", "--markdown", reports + "/m.md",
                 "--junit", reports + "/m.xml", "--html", reports + "/m.html",
-            ],
+            ] + (stop.keep ? ["--keep"] : []),
             environment: .inherit.updating(["TMPDIR": temporary]))
         // engine's pair runs first; the hanging client's pair then waits for the signal.
         var waited = 0
@@ -163,21 +174,38 @@ struct HarnessClientTests {
                 ((try? String(contentsOfFile: downloader.log + ".child", encoding: .utf8)) ?? "")
                     .trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(Self.groupMembers(leader).contains(grandchild))
-        child.send(SIGTERM)
+        child.send(stop.signal)
         #expect(await child.wait(limit: .seconds(60)) == .exited(130), "\(child.errors)")
         #expect(Self.groupMembers(leader) == [], "the client's process group outlived rangecheck")
         #expect(!Self.isAlive(leader) && !Self.isAlive(grandchild))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [])
-        #expect(child.output.contains("INTERRUPTED: interrupted by SIGTERM after 1 of 2 pairs"), "\(child.output)")
+        let interrupted = "interrupted by \(stop.name) after 1 of 2 pairs"
+        let left = try FileManager.default.contentsOfDirectory(atPath: temporary).sorted()
+        if stop.keep {
+            // Both pairs' directories stay; the one of the pair cut short, which no cell names, is named after the
+            // count, with its client's logs and the run's journal.
+            #expect(left.count == 2 && left.allSatisfy { $0.hasPrefix("rangecheck.") }, "\(left)")
+            let marker = "\(interrupted); plain × hanger cut short, its directory is kept in "
+            let kept = try #require(
+                child.output.components(separatedBy: marker).dropFirst().first?.components(separatedBy: "; ").first,
+                "\(child.output)")
+            #expect(left.contains((kept as NSString).lastPathComponent), "\(kept) is not one of \(left)")
+            #expect(FileManager.default.fileExists(atPath: kept + "/journal.jsonl"))
+            let logs = (try? FileManager.default.contentsOfDirectory(atPath: kept + "/logs")) ?? []
+            #expect(logs.contains { $0.hasPrefix("hanger-") }, "\(logs)")
+        } else {
+            #expect(left == [])
+        }
+        #expect(child.output.contains("INTERRUPTED: \(interrupted)"), "\(child.output)")
         #expect(child.output.contains("engine: 1 pass, "))
         let document = try #require(
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reports + "/m.json")))
                 as? [String: Any])
-        #expect(document["interruption"] as? String == "interrupted by SIGTERM after 1 of 2 pairs")
+        let interruption = try #require(document["interruption"] as? String)
+        #expect(stop.keep ? interruption.hasPrefix(interrupted + "; ") : interruption == interrupted, "\(interruption)")
         #expect((document["cells"] as? [[String: Any]])?.count == 1)
         for file in ["m.md", "m.xml", "m.html"] {
             let text = try String(contentsOfFile: reports + "/" + file, encoding: .utf8)
-            #expect(text.contains("interrupted by SIGTERM after 1 of 2 pairs"), "\(file)")
+            #expect(text.contains(interrupted), "\(file)")
         }
         #expect(downloader.starts.count == 1)
     }

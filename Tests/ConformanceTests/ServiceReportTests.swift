@@ -51,6 +51,48 @@ struct ServiceReportTests {
         }
     }
 
+    @Test("a failed verdict carries its reproducer: in the answer, on GET /_conformance/runs/{run}, on the run's page")
+    func failedRunsCarryTheirReproducer() async throws {
+        try await withService { _, _, client in
+            let (run, answer) = try await client.judgePlain(label: "flipper", corrupt: true)
+            #expect(answer.object["grade"] as? String == "corrupt", "\(answer.text)")
+            let status = try await client.send("GET", "/_conformance/runs/\(run)")
+            #expect(status.status == 200)
+            #expect(status.object["state"] as? String == "judged")
+            let verdict = try #require(status.object["verdict"] as? [String: Any], "\(status.text)")
+            let reproducer = try #require(verdict["reproducer"] as? [String: Any], "\(status.text)")
+            #expect(
+                NSDictionary(dictionary: reproducer)
+                    == NSDictionary(dictionary: answer.object["reproducer"] as? [String: Any] ?? [:]))
+            // The service's catalogue on a rangeserver of the tester's own, the tester's client in words, what to
+            // compare: the expected digest, the journal of this very run, what this run did.
+            let server = try #require(reproducer["server"] as? String)
+            #expect(
+                server.hasPrefix("rangeserver --scenarios /") && server.contains("/fixtures/scenarios"), "\(server)")
+            #expect(reproducer["clientIsCommand"] as? Bool == false)
+            let words = try #require(reproducer["client"] as? String)
+            #expect(
+                words.hasPrefix(
+                    "with flipper, as in the run: download http://127.0.0.1:8080/scenario/plain/\(run) to "), "\(words)"
+            )
+            let compare = try #require(reproducer["compare"] as? [String: Any])
+            #expect((compare["sha256"] as? String)?.count == 64, "\(compare)")
+            #expect((compare["journal"] as? String)?.contains("/_control/journal?run=\(run)&settled=2s") == true)
+            #expect((compare["observed"] as? String)?.hasPrefix("bytes differ from version 1 at offset ") == true)
+            // The run's page on the live report shows the same commands.
+            let page = try await client.send("GET", "/_conformance/report/plain/flipper")
+            #expect(page.status == 200)
+            #expect(page.text.contains("<h3>Reproduce by hand</h3>"), "\(page.text)")
+            #expect(page.text.contains("/scenario/plain/\(run)"))
+
+            let passed = try await client.judgePlain(label: "copier")
+            #expect(passed.answer.object["result"] as? String == "pass")
+            let pass = try await client.send("GET", "/_conformance/runs/\(passed.run)")
+            let passVerdict = try #require(pass.object["verdict"] as? [String: Any], "\(pass.text)")
+            #expect(passVerdict["reproducer"] == nil)
+        }
+    }
+
     @Test("a token given in the address is kept in a cookie, so the report's links work in a browser")
     func tokenCookie() async throws {
         try await withService({ $0.token = "t0k" }) { _, _, client in

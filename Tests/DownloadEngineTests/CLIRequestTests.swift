@@ -80,9 +80,9 @@ struct CLIRequestTests {
             let records = recordTexts(dir + "/.rangefetch")
             #expect(records.contains("X-Kept") && !records.contains("t0ken"))
 
-            try await eventually(.seconds(10), "the first run's response in the journal") {
-                requests(server, "/bytes/1M?seed=811").count == 1
-            }
+            try #require(
+                await settledRequests(server, "/bytes/1M?seed=811").count == 1,
+                "the first run's response in the journal")
             let without = try await startRangefetch(base, logs: dir + "/without")
             #expect(try await without.wait() == 64)
             #expect(without.errors.split(separator: "\n").count == 1, "\(without.errors)")
@@ -92,10 +92,7 @@ struct CLIRequestTests {
             #expect(try await again.wait() == 0, "\(again.errors)")
             #expect(try sha256(ofFile: dir + "/a") == expectedSHA256(size: 1 << 20, seed: 811))
             // Two requests in all: the refused run sent none.
-            try await eventually(.seconds(10), "the resume in the journal") {
-                requests(server, "/bytes/1M?seed=811").count >= 2
-            }
-            #expect(requests(server, "/bytes/1M?seed=811").count == 2)
+            #expect(await settledRequests(server, "/bytes/1M?seed=811").count == 2)
             let resume = try #require(requests(server, "/bytes/1M?seed=811").max { $0.arrival < $1.arrival })
             #expect(resume.requestHeaders["range"] != nil)
             #expect(resume.requestHeaders["authorization"] == "Bearer t0ken")

@@ -125,12 +125,9 @@ struct CLITests {
 
             // The journal: each restart asked from the partial file's actual length, and at most one write
             // buffer per kill was fetched twice.
-            // A killed client's paced response is journalled once the server's next write fails.
-            let deadline = ContinuousClock.now + scaled(.seconds(15))
-            while requests(server, path).count < 4 && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            let gets = requests(server, path).sorted { $0.seq < $1.seq }
+            // A killed client's paced response is journalled once the server's next write fails: waited for as the
+            // journal settles.
+            let gets = await settledRequests(server, path, timeout: .seconds(15)).sorted { $0.seq < $1.seq }
             try #require(
                 gets.count == 4,
                 "\(gets.map { ($0.requestHeaders["range"] ?? "-", $0.status, $0.bodyBytesSent, $0.outcome.rawValue) })")

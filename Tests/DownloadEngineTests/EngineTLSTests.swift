@@ -80,10 +80,7 @@ struct EngineTLSTests {
                 result
                     == .completed(
                         path: dir + "/out", sha256: expectedSHA256(size: 1 << 20, seed: UInt64(seed)), bytes: 1 << 20))
-            try await eventually(.seconds(10), "4 GETs in the journal") {
-                requests(server, "/bytes/1M?seed=\(seed)&").count >= 4
-            }
-            let gets = requests(server, "/bytes/1M?seed=\(seed)&").sorted { $0.seq < $1.seq }
+            let gets = await settledRequests(server, "/bytes/1M?seed=\(seed)&").sorted { $0.seq < $1.seq }
             #expect(gets.count == 4, "\(gets.map { ($0.requestHeaders["range"] ?? "-", $0.bodyBytesSent) })")
             #expect(gets.allSatisfy { $0.tls })
             #expect(gets.first?.requestHeaders["range"] == nil)
@@ -121,8 +118,7 @@ struct EngineTLSTests {
                 result
                     == .completed(
                         path: dir + "/out", sha256: expectedSHA256(size: 256 << 10, seed: 414), bytes: 256 << 10))
-            try await eventually(.seconds(10), "2 GETs in the journal") { requests(server, path).count >= 2 }
-            let gets = requests(server, path).sorted { $0.seq < $1.seq }
+            let gets = await settledRequests(server, path).sorted { $0.seq < $1.seq }
             #expect(gets.first?.outcome == .truncated)
             #expect(gets.count >= 2)
             #expect(gets.dropFirst().first?.requestHeaders["range"] == "bytes=262144-")
@@ -147,10 +143,7 @@ struct EngineTLSTests {
                     == .completed(
                         path: dir + "/out", sha256: expectedSHA256(size: 1 << 20, seed: 415, version: 2),
                         bytes: 1 << 20))
-            try await eventually(.seconds(10), "2 GETs in the journal") {
-                requests(server, "/scenario/tls-version/r1").count >= 2
-            }
-            let gets = requests(server, "/scenario/tls-version/r1").sorted { $0.seq < $1.seq }
+            let gets = await settledRequests(server, "/scenario/tls-version/r1").sorted { $0.seq < $1.seq }
             #expect(gets.count == 2)
             #expect(gets.allSatisfy { $0.tls })
             #expect(gets.last?.requestHeaders["range"] == "bytes=307200-")

@@ -22,7 +22,7 @@ struct EngineTests {
             try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
             try await engine.pause(id)
             // The stopped response is journalled once the server sees the close; wait, so the order is fixed.
-            try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }
+            try #require(await !settledRequests(server, "/bytes/").isEmpty, "the stopped response in the journal")
             #expect(await engine.snapshot(id)?.state == .paused)
             let paused = try #require(fileSize(dir + "/.rangefetch/\(id).part"))
             #expect(paused > 0)
@@ -71,7 +71,7 @@ struct EngineTests {
             try await eventually { (await first.snapshot(id)?.progress.bytes ?? 0) > 200_000 }
             await first.shutdown()
             // The stopped response is journalled once the server sees the close; wait, so the order is fixed.
-            try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }
+            try #require(await !settledRequests(server, "/bytes/").isEmpty, "the stopped response in the journal")
             let record = try String(contentsOfFile: dir + "/out/.rangefetch/\(id).json", encoding: .utf8)
             #expect(record.contains("\"destination\" : \"../f.bin\""))
             #expect(!record.contains(dir))
@@ -114,7 +114,7 @@ struct EngineTests {
         try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
         try await engine.pause(id)
         // The stopped response is journalled once the server sees the close; wait, so the order is fixed.
-        try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }
+        try #require(await !settledRequests(server, "/bytes/").isEmpty, "the stopped response in the journal")
         let part = dir + "/.rangefetch/\(id).part"
         let pausedAt = fileSize(part) ?? 0
         if let edit {
@@ -256,7 +256,7 @@ struct EngineTests {
             try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
             try await engine.pause(id)
             // The stopped response is journalled once the server sees the close; wait, so the order is fixed.
-            try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }
+            try #require(await !settledRequests(server, "/bytes/").isEmpty, "the stopped response in the journal")
             // Complete the partial file by hand, as if the crash came after the last write.
             let part = dir + "/.rangefetch/\(id).part"
             let have = Int(fileSize(part) ?? 0)
@@ -319,19 +319,13 @@ struct EngineTests {
             }
             #expect(DownloadError.retriesExhausted ~= error)
             // A response is journalled when the server finishes it, which can be just after the client has it all.
-            try await eventually(.seconds(10), "2 GETs in the journal") {
-                requests(server, "/bytes/1K?seed=43").count >= 2
-            }
-            #expect(requests(server, "/bytes/1K?seed=43").count == 2)
+            #expect(await settledRequests(server, "/bytes/1K?seed=43").count == 2)
 
             let missing = try await engine.add(
                 .init(url: server.baseURL + "/files/does-not-exist", destination: dir + "/m"))
             let missingResult = await engine.result(of: missing)
             #expect(missingResult == .failed(.permanentHTTPStatus(404, url: server.baseURL + "/files/does-not-exist")))
-            try await eventually(.seconds(10), "the 404 in the journal") {
-                requests(server, "/files/does-not-exist").count >= 1
-            }
-            #expect(requests(server, "/files/does-not-exist").count == 1)
+            #expect(await settledRequests(server, "/files/does-not-exist").count == 1)
         }
     }
 
@@ -420,11 +414,8 @@ struct EngineTests {
             #expect(
                 log.all.contains { if case .retrying(id, _, _, DownloadError.idleTimeout) = $0 { true } else { false } }
             )
-            // A stalled response is journalled when its connection ends: wait for the resumed one, not a count.
-            try await eventually(.seconds(10), "the resumed request in the journal") {
-                requests(server, "/bytes/512K?seed=51").contains { $0.requestHeaders["range"] == "bytes=102400-" }
-            }
-            let gets = requests(server, "/bytes/512K?seed=51").sorted {
+            // A stalled response is journalled when its connection ends, which the journal's settling waits for.
+            let gets = await settledRequests(server, "/bytes/512K?seed=51").sorted {
                 $0.requestHeaders["range"] ?? "" < $1.requestHeaders["range"] ?? ""
             }
             #expect(
@@ -472,10 +463,7 @@ struct EngineTests {
                 return
             }
             #expect(DownloadError.tooManyRedirects ~= error)
-            try await eventually(.seconds(10), "21 GETs in the journal") {
-                requests(server, "/redirect-loop").count >= 21
-            }
-            #expect(requests(server, "/redirect-loop").count == 21)
+            #expect(await settledRequests(server, "/redirect-loop").count == 21)
         }
     }
 
@@ -489,7 +477,7 @@ struct EngineTests {
             try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) >= 200 << 10 }
             try await engine.pause(id)
             // The stopped response is journalled once the server sees the close; wait, so the order is fixed.
-            try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }
+            try #require(await !settledRequests(server, "/bytes/").isEmpty, "the stopped response in the journal")
             let pausedAt = fileSize(dir + "/.rangefetch/\(id).part") ?? 0
             let store = try StateStore(directory: dir + "/.rangefetch")
             var record = try StateStore.decode(Data(contentsOf: URL(fileURLWithPath: store.recordPath(id))))
@@ -680,10 +668,7 @@ struct EngineTests {
             // In this engine the task stays completed: adding it again fetches nothing.
             #expect(try await engine.add(.init(url: smallURL, destination: dir + "/s")) == small)
             #expect(await engine.snapshot(small)?.state == .completed)
-            try await eventually(.seconds(10), "the GET in the journal") {
-                requests(server, "/bytes/256K?seed=104").count >= 1
-            }
-            #expect(requests(server, "/bytes/256K?seed=104").count == 1)
+            #expect(await settledRequests(server, "/bytes/256K?seed=104").count == 1)
             // Nor does a later engine on the same state directory (a rerun of the same command), once this one has
             // let the directory go.
             await engine.shutdown()
@@ -758,7 +743,7 @@ struct EngineTests {
             let id = try await engine.add(.init(url: url, destination: dir + "/l.bin"))
             try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
             try await engine.pause(id)
-            try await eventually(.seconds(10), "journal") { requests(server, "/bytes/").count >= 1 }
+            try #require(await !settledRequests(server, "/bytes/").isEmpty, "the stopped response in the journal")
             let pausedAt = try #require(fileSize(dir + "/.rangefetch/\(id).part"))
             try await engine.resume(id)
             #expect(await engine.result(of: id) == .completed(path: dir + "/l.bin", sha256: nil, bytes: 1 << 20))

@@ -192,9 +192,8 @@ struct RequestHeaderEngineTests {
             #expect(!text.contains("s3cret"))
             #expect(text.contains("withheldHeaders"))
 
-            try await eventually(.seconds(10), "the paused response in the journal") {
-                requests(server, "/bytes/1M?seed=531").count == 1
-            }
+            try #require(
+                await settledRequests(server, "/bytes/1M?seed=531").count == 1, "the paused response in the journal")
             // A new engine (a restart): without the credential the task is not resumed, with it it is.
             try await withEngine(on: server, testConfiguration(), directory: dir) { _, engine, _ in
                 do {

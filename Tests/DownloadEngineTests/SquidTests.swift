@@ -299,9 +299,10 @@ struct SquidCLITests {
         let second = try await startRangefetch(all, logs: dir + "/second", environment: environment)
         #expect(try await second.wait() == 0, "\(second.errors)")
         #expect(try sha256(ofFile: dir + "/out.bin") == expectedSHA256(size: size, seed: seed))
-        try await eventually(.seconds(15), "two GETs in the journal") { requests(server, path).count >= 2 }
         // In arrival order: the killed run's stalled response can end after the rerun's, once squid gives it up.
-        return requests(server, path).sorted { $0.arrival < $1.arrival }
+        let journal = await settledRequests(server, path, timeout: .seconds(15)).sorted { $0.arrival < $1.arrival }
+        try #require(journal.count >= 2, "two GETs in the journal")
+        return journal
     }
 
     @Test("http_proxy= and --proxy through squid: http:// and https:// download, and resume after kill -9")

@@ -95,10 +95,7 @@ struct StateDirectoryLockTests {
             #expect(records.count == 1)
             let record = try StateStore.decode(Data(contentsOf: URL(fileURLWithPath: state + "/" + records[0])))
             #expect(record.state == .completed)
-            try await eventually(.seconds(10), "the GET in the journal") {
-                requests(server, "/bytes/8M?seed=301").count >= 1
-            }
-            #expect(requests(server, "/bytes/8M?seed=301").count == 1)
+            #expect(await settledRequests(server, "/bytes/8M?seed=301").count == 1)
         }
     }
 
@@ -123,11 +120,9 @@ struct StateDirectoryLockTests {
             let rerun = try await Child.start(arguments, logs: dir + "/rerun")
             #expect(try await rerun.wait() == 0, "\(rerun.errors)")
             #expect(try sha256(ofFile: dir + "/k.bin") == expectedSHA256(size: 2 << 20, seed: 302))
-            try await eventually(.seconds(10), "both GETs in the journal") {
-                requests(server, "/bytes/2M?seed=302").count >= 2
-            }
-            #expect(
-                requests(server, "/bytes/2M?seed=302").sorted { $0.seq < $1.seq }.last?.requestHeaders["range"] != nil)
+            let gets = await settledRequests(server, "/bytes/2M?seed=302").sorted { $0.seq < $1.seq }
+            #expect(gets.count >= 2, "both GETs in the journal")
+            #expect(gets.last?.requestHeaders["range"] != nil)
         }
     }
 
@@ -159,10 +154,7 @@ struct StateDirectoryLockTests {
             #expect(patient.errors == waiting)
             #expect(try sha256(ofFile: dir + "/w.bin") == expectedSHA256(size: 4 << 20, seed: 303))
             // It found the task completed in the state directory: nothing fetched twice.
-            try await eventually(.seconds(10), "the GET in the journal") {
-                requests(server, "/bytes/4M?seed=303").count >= 1
-            }
-            #expect(requests(server, "/bytes/4M?seed=303").count == 1)
+            #expect(await settledRequests(server, "/bytes/4M?seed=303").count == 1)
         }
     }
 }

@@ -26,11 +26,10 @@ struct StructuredCancellationTests {
         } catch {
             thrown = error
         }
-        // The server journals a response when it ends: the transfer really stopped.
-        try await eventually(.seconds(10), "the stopped response in the journal") {
-            requests(server, prefix).count == 1
-        }
-        return (thrown, id, try #require(requests(server, prefix).first))
+        // The server journals a response when it ends: once the journal settles, the transfer really stopped.
+        let gets = await settledRequests(server, prefix)
+        try #require(gets.count == 1, "the stopped response in the journal: \(gets.count) responses")
+        return (thrown, id, gets[0])
     }
 
     @Test(

@@ -90,11 +90,14 @@ func withEngine<T>(
     }
 }
 
-/// ``requests(_:_:)`` once the server has finished every request it read (`Journal.settled`, at most 10 s times
+/// ``requests(_:_:)`` once the server has finished every request it read (`Journal.settled`, at most `timeout` times
 /// `testTimeScale`): a response is journalled when the server finishes it, which can be just after the client had
-/// all of it.
-func settledRequests(_ server: RangeServer, _ prefix: String) async -> [JournalEntry] {
-    _ = await server.journal.settled(timeout: scaled(.seconds(10)))
+/// all of it, and a response whose client stopped (a pause, a cancel, a kill) when the server notices the close.
+/// The server says when that is; nothing is polled.
+func settledRequests(
+    _ server: RangeServer, _ prefix: String, timeout: Duration = .seconds(10)
+) async -> [JournalEntry] {
+    _ = await server.journal.settled(timeout: scaled(timeout))
     return requests(server, prefix)
 }
 

@@ -36,8 +36,8 @@ struct WriteFailureTests {
             #expect(try sha256(ofFile: dir + "/out.bin") == digest)
             #expect(partialFiles(dir + "/.rangefetch").isEmpty)
 
-            try await eventually(.seconds(5), "journal") { requests(server, path).count == 2 }
-            let gets = requests(server, path).sorted { $0.seq < $1.seq }
+            let gets = await settledRequests(server, path).sorted { $0.seq < $1.seq }
+            try #require(gets.count == 2, "\(gets.count) GETs in the journal")
             #expect(gets[0].requestHeaders["range"] == nil)
             #expect(gets[1].requestHeaders["range"] == "bytes=\(limit)-")
             #expect(gets[1].requestHeaders["if-range"] == gets[0].responseHeaders["etag"])
