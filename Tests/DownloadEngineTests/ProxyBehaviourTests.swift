@@ -168,6 +168,39 @@ struct ProxyBehaviourTests {
         }
     }
 
+    @Test("the overall deadline holds through the proxy: a slow http:// body and a stalled one in a tunnel end in it")
+    func overallDeadlineThroughProxy() async throws {
+        try await withForwardProxy { proxy in
+            try await withRangeServer(tlsServerConfiguration()) { server in
+                let tls = try #require(server.tlsBaseURL)
+                let tlsPort = try #require(server.tlsPort)
+                // A deadline of a second against a body of about ten (100K/s for 1M) and one that stalls after 64K for
+                // an hour, well inside the idle timeout: only the deadline can end them, and it ends both in seconds.
+                let configuration = through(proxy, server) { $0.timeouts.overall = scaled(.seconds(1)) }
+                try await withEngine(on: server, configuration) { server, engine, dir in
+                    let downloads = [
+                        ("http", server.baseURL + "/bytes/1M?seed=725&rate=\(paced(100))"),
+                        ("https", tls + "/bytes/1M?seed=726&stall-after=64K"),
+                    ]
+                    for (name, url) in downloads {
+                        let id = try await engine.add(.init(url: url, destination: dir + "/" + name))
+                        guard case .failed(let error) = await engine.result(of: id) else {
+                            Issue.record("\(name) did not fail")
+                            continue
+                        }
+                        #expect(DownloadError.deadlineExceeded ~= error, "\(name): \(error.message)")
+                        #expect(!FileManager.default.fileExists(atPath: dir + "/" + name))
+                    }
+                    // Both went through the proxy: in absolute form for http://, in a tunnel for https://.
+                    let lines = proxy.requests.map(\.line)
+                    #expect(
+                        lines.contains { $0.hasPrefix("GET \(server.baseURL)/bytes/1M?seed=725") }
+                            && lines.contains("CONNECT 127.0.0.1:\(tlsPort) HTTP/1.1"), "\(lines)")
+                }
+            }
+        }
+    }
+
     @Test("segments over https:// go through a tunnel each, all with Range and If-Range")
     func segmentsThroughTunnels() async throws {
         try await withForwardProxy { proxy in
