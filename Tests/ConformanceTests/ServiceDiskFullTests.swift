@@ -16,19 +16,12 @@ struct ServiceDiskFullTests {
     @Test("disk-full hands out disk-full-at with its room; a failure on the full disk, then a resume, passes")
     func failureThenResumePasses() async throws {
         try await withService { _, _, client in
-            let run = try await client.createRun("disk-full", client: "full-disk-tester")
+            let (run, data, verdict) = try await Self.judgeResumed(client, label: "full-disk-tester", first: "failure")
             let steps = try #require(run["steps"] as? [[String: Any]])
             #expect(steps.count == 1)
             #expect(steps.first?["disk-full-at"] as? String == "2M")
             #expect(steps.first?["bytes"] as? Int == Self.room)
-            let data = try await client.fetchAroundAFullDisk(try Self.url(run), room: Self.room)
             #expect(data == generated(length: Self.length, seed: 66, version: 1))
-            let verdict = try await client.send(
-                "POST", try #require(run["result"] as? String),
-                json: [
-                    "outcome": "success", "outputs": [ServiceClient.output(route: "", data)],
-                    "steps-done": ["disk-full-at"], "disk-full-outcome": "failure",
-                ])
             #expect(verdict.object["result"] as? String == "pass", "\(verdict.text)")
             let notes = verdict.object["notes"] as? [String] ?? []
             #expect(
@@ -42,14 +35,7 @@ struct ServiceDiskFullTests {
     @Test("success reported on the full disk is corrupt: the room cannot hold the file")
     func successIsCorrupt() async throws {
         try await withService { _, _, client in
-            let run = try await client.createRun("disk-full", client: "says-success")
-            let data = try await client.fetchAroundAFullDisk(try Self.url(run), room: Self.room)
-            let verdict = try await client.send(
-                "POST", try #require(run["result"] as? String),
-                json: [
-                    "outcome": "success", "outputs": [ServiceClient.output(route: "", data)],
-                    "steps-done": ["disk-full-at"], "disk-full-outcome": "success",
-                ])
+            let verdict = try await Self.judgeResumed(client, label: "says-success", first: "success").verdict
             #expect(verdict.object["result"] as? String == "fail", "\(verdict.text)")
             #expect(verdict.object["grade"] as? String == "corrupt", "\(verdict.text)")
             #expect(
@@ -83,8 +69,24 @@ struct ServiceDiskFullTests {
         }
     }
 
-    private static func url(_ run: [String: Any]) throws -> String {
-        try #require((run["urls"] as? [[String: Any]])?.first?["url"] as? String)
+    /// Runs `disk-full` as a tester whose client fails on the full disk and then resumes
+    /// (``ServiceClient/fetchAroundAFullDisk(_:room:)``), and reports the whole file with `first` as the
+    /// `disk-full-outcome`.
+    ///
+    /// - Returns: the run as handed out, the bytes fetched, and the verdict's answer.
+    private static func judgeResumed(
+        _ client: ServiceClient, label: String, first: String
+    ) async throws -> (run: [String: Any], data: Data, verdict: ServiceClient.Answer) {
+        let run = try await client.createRun("disk-full", client: label)
+        let url = try #require((run["urls"] as? [[String: Any]])?.first?["url"] as? String)
+        let data = try await client.fetchAroundAFullDisk(url, room: room)
+        let verdict = try await client.send(
+            "POST", try #require(run["result"] as? String),
+            json: [
+                "outcome": "success", "outputs": [ServiceClient.output(route: "", data)],
+                "steps-done": ["disk-full-at"], "disk-full-outcome": first,
+            ])
+        return (run, data, verdict)
     }
 }
 
