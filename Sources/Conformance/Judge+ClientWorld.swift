@@ -17,21 +17,17 @@ extension Judge {
         switch full.exit {
         case .failure: break
         case .success:
-            let complete = full.outputs.allSatisfy { output in
-                output.exists && output.size == facts.resourceLength
-                    && output.segments.allSatisfy { $0.version == facts.expectedVersion }
-            }
-            if !complete {
-                let sizes = full.outputs.map { "\($0.name) \(ByteSize.format($0.size))" }.joined(separator: ", ")
+            if let truncated = truncation(full, facts) {
                 reasons.append(
-                    Violation(
-                        "reported success on a full disk (\(room) of room), leaving \(sizes) of "
-                            + ByteSize.format(facts.resourceLength), grade: .corrupt))
+                    Violation("reported success on a full disk (\(room) of room), \(truncated)", grade: .corrupt))
             }
         case .cancelled:
             reasons.append(Violation("reported cancelled on a full disk (\(room) of room), not failure", grade: .fail))
         }
-        for output in full.outputs where output.exists {
+        let reported = "on a full disk (\(room) of room) it reported \(full.exit.summary)"
+        // A remote tester reports the start's outcome only, not what it left.
+        guard let left = full.outputs else { return (reasons, [reported + "; given room, it ran again"]) }
+        for output in left where output.exists {
             let lastKnown = output.segments.lastIndex { $0.version != nil }
             let bad = output.segments.enumerated().first { index, segment in
                 // Unknown bytes before known ones, or bytes of another version: not a prefix a resume can build on.
@@ -45,15 +41,29 @@ extension Judge {
                             + "\(bad.element.range.lowerBound)", grade: .corrupt))
             }
         }
-        let kept = full.outputs.map { output -> String in
+        let kept = left.map { output -> String in
             guard output.exists else { return "no \(output.name) (what it wrote, if anything, is in its state)" }
             let prefix = output.segments.first.flatMap { $0.version == facts.expectedVersion ? $0.range.count : nil }
             return "\(ByteSize.format(UInt64(prefix ?? 0))) of \(output.name) correct"
         }
-        let note =
-            "on a full disk (\(room) of room) it reported \(full.exit.summary) and left "
-            + kept.joined(separator: ", ") + "; given room, it ran again"
+        let note = reported + " and left " + kept.joined(separator: ", ") + "; given room, it ran again"
         return (reasons, [note])
+    }
+
+    /// Why a success the first start reported cannot be true, or nil when it may be: an output it left short or not
+    /// the representation; or, when what it left was not seen, a filesystem too small for the files.
+    private static func truncation(_ full: RunFacts.DiskFull, _ facts: RunFacts) -> String? {
+        guard let left = full.outputs else {
+            let total = facts.resourceLength * UInt64(max(1, facts.outputs.count))
+            return full.size < total ? "which cannot hold the \(ByteSize.format(total)) it fetches" : nil
+        }
+        let complete = left.allSatisfy { output in
+            output.exists && output.size == facts.resourceLength
+                && output.segments.allSatisfy { $0.version == facts.expectedVersion }
+        }
+        if complete { return nil }
+        let sizes = left.map { "\($0.name) \(ByteSize.format($0.size))" }.joined(separator: ", ")
+        return "leaving \(sizes) of " + ByteSize.format(facts.resourceLength)
     }
 
     /// `dead-ipv6`: how often the client tried the dead address, as a note (the runner makes a row whose client never

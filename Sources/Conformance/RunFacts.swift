@@ -107,16 +107,18 @@ public struct RunFacts: Sendable {
         public var size: UInt64
         /// How the client said that start ended (a conforming one reports failure).
         public var exit: ClientExit
-        /// The outputs as it left them, one per transfer (what a resume builds on must be a correct prefix).
-        public var outputs: [OutputFacts]
+        /// The outputs as it left them, one per transfer (what a resume builds on must be a correct prefix); nil
+        /// when not seen: a remote tester reports only how the start ended (`disk-full-outcome`), and what it left is
+        /// judged through the requests of the start after it.
+        public var outputs: [OutputFacts]?
 
         /// Makes the facts.
         ///
         /// - Parameters:
         ///   - size: the filesystem's size.
         ///   - exit: how the start ended.
-        ///   - outputs: the outputs it left.
-        public init(size: UInt64, exit: ClientExit, outputs: [OutputFacts]) {
+        ///   - outputs: the outputs it left; nil when not seen.
+        public init(size: UInt64, exit: ClientExit, outputs: [OutputFacts]?) {
             self.size = size
             self.exit = exit
             self.outputs = outputs

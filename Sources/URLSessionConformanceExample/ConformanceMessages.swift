@@ -35,22 +35,30 @@ struct Run: Decodable {
 }
 
 /// One step of a run, such as `{"kill-at": "25%", "bytes": 1048576}` or `{"pause-at": "40%", "for": "1s", ...}`:
-/// exactly one of the kinds is set, and `bytes` is where it happens, counted over all outputs on disk.
+/// exactly one of the kinds is set, and `bytes` is where it happens, counted over all outputs on disk (for
+/// `disk-full-at`, the room of the filesystem the outputs are on).
 struct Step: Decodable {
     var killAt: String?
     var pauseAt: String?
     var pauseFor: String?
     var cancelAt: String?
     var prefill: String?
+    var diskFullAt: String?
     var bytes: Int64
 
-    /// The step's name, as `steps-done` lists it.
-    var name: String {
+    /// The step's name, as `steps-done` lists it; nil for a kind this client does not know (a newer server's).
+    var name: String? {
         if killAt != nil { return "kill-at" }
         if pauseAt != nil { return "pause-at" }
         if cancelAt != nil { return "cancel-at" }
-        return "prefill"
+        if prefill != nil { return "prefill" }
+        if diskFullAt != nil { return "disk-full-at" }
+        return nil
     }
+
+    /// Whether this client performs the step while it downloads: `kill-at`, `pause-at` and `cancel-at`. The others
+    /// stay out of `steps-done`, so the server says n/a, never a pass.
+    var isPerformed: Bool { killAt != nil || pauseAt != nil || cancelAt != nil }
 
     /// How long a `pause-at` lasts: `2s` or `500ms`; one second when it cannot be read.
     var pauseSeconds: Double {
@@ -64,6 +72,7 @@ struct Step: Decodable {
         case pauseAt = "pause-at"
         case pauseFor = "for"
         case cancelAt = "cancel-at"
+        case diskFullAt = "disk-full-at"
         case prefill, bytes
     }
 }

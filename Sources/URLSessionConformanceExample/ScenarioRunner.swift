@@ -16,6 +16,9 @@ import FoundationNetworking
 /// - `cancel-at`: the transfer is stopped, and the output and its record removed.
 /// - `prefill`: not performed. Bytes this client has no record of cannot be vouched for, so it would fetch the file
 ///   from zero, which judges nothing; the step stays out of `steps-done` and the server says n/a.
+/// - `disk-full-at`: not performed. It needs the outputs on a filesystem with that little room (a tmpfs mounted as
+///   root), which an app cannot arrange for itself; the step stays out of `steps-done` and the server says n/a. So
+///   does any step of a kind this client does not know.
 struct ScenarioRunner {
     let api: ConformanceAPI
     let label: String
@@ -32,7 +35,7 @@ struct ScenarioRunner {
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let outputs = run.urls.indices.map { directory + "/output-\($0)" }
-        var pending = run.steps.filter { $0.prefill == nil }
+        var pending = run.steps.filter(\.isPerformed)
         var stepsDone: [String] = []
         var outcome = "success"
         var detail: String?
@@ -56,7 +59,7 @@ struct ScenarioRunner {
                 }
                 guard ending == .stopped, let step else { break }
                 pending.removeFirst()
-                stepsDone.append(step.name)
+                if let name = step.name { stepsDone.append(name) }
                 if step.pauseAt != nil {
                     try await Task.sleep(for: .seconds(step.pauseSeconds))
                 } else if step.cancelAt != nil {

@@ -132,6 +132,56 @@ struct ServeReferenceClientTests {
         }
     }
 
+    @Test(
+        "scripts/conformance-client fills its own disk as root: rangefetch passes disk-full, the next row is judged",
+        .enabled(if: geteuid() == 0 && BuiltProducts.onPath("python3") != nil, "mounting needs root"))
+    func pythonClientFillsItsDisk() async throws {
+        let mounts = try String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)
+        try await withServe { base in
+            let client = try await ChildProcess.start(
+                BuiltProducts.repositoryRoot + "/scripts/conformance-client",
+                [
+                    "--server", base, "--client-label", "rangefetch-python", "--command",
+                    Self.rangefetchCommand, "--scenario", "disk-full,drop-then-resume",
+                ])
+            let run = try await ClientRun(client)
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.verdicts["disk-full"] == "pass disk-full", "\(run.output)")
+            #expect(run.verdicts["drop-then-resume"] == "pass drop-then-resume", "\(run.output)")
+            let cells = try await reportCells(base, client: "rangefetch-python")
+            #expect(cells == ["disk-full": "pass", "drop-then-resume": "pass"], "\(cells)")
+        }
+        // The tmpfs was in the tester's own mount namespace, which ended with it: this one never saw it.
+        #expect(try String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) == mounts)
+    }
+
+    @Test("scripts/conformance-client where it cannot fill its disk: disk-full is n/a with why, and the run goes on")
+    func pythonClientWithoutMounts() async throws {
+        try await withServe { base in
+            let client = try await ChildProcess.start(
+                BuiltProducts.repositoryRoot + "/scripts/conformance-client",
+                [
+                    "--server", base, "--client-label", "no-mounts", "--command", Self.rangefetchCommand,
+                    "--scenario", "disk-full,drop-then-resume", "--no-mounts",
+                ])
+            let run = try await ClientRun(client)
+            #expect(run.status == 0, "\(run.output)")
+            #expect(
+                run.verdicts["disk-full"]
+                    == "n/a  disk-full: the client did not perform the disk-full-at 2M step (disk-full-at not "
+                    + "performed: --no-mounts was given)", "\(run.output)")
+            #expect(run.verdicts["drop-then-resume"] == "pass drop-then-resume", "\(run.output)")
+            #expect(run.output.contains("no-mounts: 1 pass, 0 corrupt, 0 unsafe, 0 fail, 0 costly, 1 n/a"))
+            let cells = try await reportCells(base, client: "no-mounts")
+            #expect(cells == ["disk-full": "n/a", "drop-then-resume": "pass"], "\(cells)")
+        }
+    }
+
+    /// rangefetch as a tester's download command, with the flags the harness gives it.
+    private static var rangefetchCommand: String {
+        "\(BuiltProducts.path(of: "rangefetch")) --output {output} --state {state} --idle-timeout 5s {url}"
+    }
+
     @Test("scripts/conformance-client: an unreachable server is one line and exit 2")
     func pythonClientUnreachable() async throws {
         let client = try await ChildProcess.start(
@@ -143,7 +193,7 @@ struct ServeReferenceClientTests {
         #expect(client.errors.split(separator: "\n").count == 1)
     }
 
-    @Test("urlsession-conformance: resumes with If-Range through a kill, a pause and a new version; no prefill")
+    @Test("urlsession-conformance: If-Range through a kill, a pause and a version change; prefill, disk-full n/a")
     func urlSessionExample() async throws {
         let example = BuiltProducts.path(of: "urlsession-conformance")
         #expect(FileManager.default.isExecutableFile(atPath: example), "build urlsession-conformance first")
@@ -152,7 +202,7 @@ struct ServeReferenceClientTests {
                 example,
                 [
                     "--server", base, "--client-label", "urlsession-example", "--scenario",
-                    "plain,kill-at-25,pause-resume,version-change,cancel,already-complete-416",
+                    "plain,kill-at-25,pause-resume,version-change,cancel,already-complete-416,disk-full",
                 ])
             let run = try await ClientRun(client)
             #expect(run.status == 0, "\(run.output)")
@@ -162,11 +212,17 @@ struct ServeReferenceClientTests {
             #expect(
                 run.verdicts["already-complete-416"]
                     == "n/a  already-complete-416: the client did not perform the prefill 100% step", "\(run.output)")
+            // An app cannot give itself a full disk: the step is not performed, never mistaken for another.
             #expect(
-                run.output.contains("urlsession-example: 5 pass, 0 corrupt, 0 unsafe, 0 fail, 0 costly, 1 n/a"),
+                run.verdicts["disk-full"] == "n/a  disk-full: the client did not perform the disk-full-at 2M step",
+                "\(run.output)")
+            #expect(
+                run.output.contains("urlsession-example: 5 pass, 0 corrupt, 0 unsafe, 0 fail, 0 costly, 2 n/a"),
                 "\(run.output)")
             let cells = try await reportCells(base, client: "urlsession-example")
-            #expect(cells["kill-at-25"] == "pass" && cells["already-complete-416"] == "n/a", "\(cells)")
+            #expect(
+                cells["kill-at-25"] == "pass" && cells["already-complete-416"] == "n/a" && cells["disk-full"] == "n/a",
+                "\(cells)")
         }
     }
 }

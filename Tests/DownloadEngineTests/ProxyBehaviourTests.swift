@@ -23,6 +23,17 @@ struct ProxyBehaviourTests {
         }
     }
 
+    /// Runs `body` with the forward proxy and a TLS rangeserver, given the server's https base URL and TLS port.
+    func withProxyAndTLSServer(
+        _ body: (ForwardProxy, RangeServer, _ base: String, _ port: Int) async throws -> Void
+    ) async throws {
+        try await withForwardProxy { proxy in
+            try await withRangeServer(tlsServerConfiguration()) { server in
+                try await body(proxy, server, try #require(server.tlsBaseURL), try #require(server.tlsPort))
+            }
+        }
+    }
+
     @Test("inside a tunnel the certificate is checked against the origin: by IP address and by name, faults refused")
     func trustInsideTunnels() async throws {
         try await withForwardProxy { proxy in
@@ -168,28 +179,53 @@ struct ProxyBehaviourTests {
         }
     }
 
+    @Test("the overall deadline holds through the proxy: a slow http:// body and a stalled one in a tunnel end in it")
+    func overallDeadlineThroughProxy() async throws {
+        try await withProxyAndTLSServer { proxy, server, tls, tlsPort in
+            // A deadline of a second against a body of about ten (100K/s for 1M) and one that stalls after 64K for
+            // an hour, well inside the idle timeout: only the deadline can end them, and it ends both in seconds.
+            let configuration = through(proxy, server) { $0.timeouts.overall = scaled(.seconds(1)) }
+            try await withEngine(on: server, configuration) { server, engine, dir in
+                let downloads = [
+                    ("http", server.baseURL + "/bytes/1M?seed=725&rate=\(paced(100))"),
+                    ("https", tls + "/bytes/1M?seed=726&stall-after=64K"),
+                ]
+                for (name, url) in downloads {
+                    let id = try await engine.add(.init(url: url, destination: dir + "/" + name))
+                    guard case .failed(let error) = await engine.result(of: id) else {
+                        Issue.record("\(name) did not fail")
+                        continue
+                    }
+                    #expect(DownloadError.deadlineExceeded ~= error, "\(name): \(error.message)")
+                    #expect(!FileManager.default.fileExists(atPath: dir + "/" + name))
+                }
+                // Both went through the proxy: in absolute form for http://, in a tunnel for https://.
+                let lines = proxy.requests.map(\.line)
+                #expect(
+                    lines.contains { $0.hasPrefix("GET \(server.baseURL)/bytes/1M?seed=725") }
+                        && lines.contains("CONNECT 127.0.0.1:\(tlsPort) HTTP/1.1"), "\(lines)")
+            }
+        }
+    }
+
     @Test("segments over https:// go through a tunnel each, all with Range and If-Range")
     func segmentsThroughTunnels() async throws {
-        try await withForwardProxy { proxy in
-            try await withRangeServer(tlsServerConfiguration()) { server in
-                let base = try #require(server.tlsBaseURL)
-                let port = try #require(server.tlsPort)
-                try await withEngine(on: server, through(proxy, server) { $0.connectionsPerFile = 4 }) {
-                    server, engine, dir in
-                    let id = try await engine.add(.init(url: base + "/bytes/8M?seed=724", destination: dir + "/a"))
-                    #expect(
-                        await engine.result(of: id)
-                            == .completed(
-                                path: dir + "/a", sha256: expectedSHA256(size: 8 << 20, seed: 724), bytes: 8 << 20))
-                    let gets = await settledRequests(server, "/bytes/8M?seed=724")
-                    #expect(gets.count >= 4)
-                    #expect(gets.allSatisfy { $0.tls && $0.requestHeaders["range"] != nil })
-                    #expect(gets.dropFirst().allSatisfy { $0.requestHeaders["if-range"] != nil })
-                    // Segments run at once over tunnels of their own; the first request's tunnel, kept alive, may
-                    // carry a segment after it, so there are at least two, not necessarily four.
-                    let tunnels = proxy.requests.filter { $0.line == "CONNECT 127.0.0.1:\(port) HTTP/1.1" }
-                    #expect(tunnels.count >= 2, "\(proxy.requests.map(\.line))")
-                }
+        try await withProxyAndTLSServer { proxy, server, base, port in
+            try await withEngine(on: server, through(proxy, server) { $0.connectionsPerFile = 4 }) {
+                server, engine, dir in
+                let id = try await engine.add(.init(url: base + "/bytes/8M?seed=724", destination: dir + "/a"))
+                #expect(
+                    await engine.result(of: id)
+                        == .completed(
+                            path: dir + "/a", sha256: expectedSHA256(size: 8 << 20, seed: 724), bytes: 8 << 20))
+                let gets = await settledRequests(server, "/bytes/8M?seed=724")
+                #expect(gets.count >= 4)
+                #expect(gets.allSatisfy { $0.tls && $0.requestHeaders["range"] != nil })
+                #expect(gets.dropFirst().allSatisfy { $0.requestHeaders["if-range"] != nil })
+                // Segments run at once over tunnels of their own; the first request's tunnel, kept alive, may
+                // carry a segment after it, so there are at least two, not necessarily four.
+                let tunnels = proxy.requests.filter { $0.line == "CONNECT 127.0.0.1:\(port) HTTP/1.1" }
+                #expect(tunnels.count >= 2, "\(proxy.requests.map(\.line))")
             }
         }
     }

@@ -359,12 +359,46 @@ struct SquidCLITests {
                         "HTTP 403 from proxy \(squid.authority): CONNECT 127.0.0.1:\(port) refused (ERR_ACCESS_DENIED)")
                         == true, "\(child.errors)")
                 // A figure for the report, not an assertion: speed targets live in scripts/bench.
-                print("rangefetch refused by squid in \(ContinuousClock.now - started)")
+                print("rangefetch refused by squid (403) in \(ContinuousClock.now - started)")
                 // squid logs the refusal when its transaction ends, which can be just after rangefetch exited.
                 try await eventually(.seconds(10), "the refusal in squid's log") {
                     squid.accessLog.contains { $0.contains("TCP_DENIED/403") }
                 }
                 #expect(squid.accessLog.filter { $0.contains("TCP_DENIED/403") }.count == 1)
+            }
+        }
+    }
+
+    @Test("a squid that wants credentials: a 407 without them or with wrong ones, one line naming it, exit 2, no retry")
+    func credentialsRefusedNamesTheProxy() async throws {
+        try await withRangeServer(fixturesServerConfiguration) { server in
+            try await withSquid(.init(authenticates: true)) { squid in
+                let cases = [
+                    (squid.url, "it wants credentials"),
+                    ("http://\(Squid.user):wrong@\(squid.authority)", "it did not accept the credentials given"),
+                ]
+                for (proxy, reason) in cases {
+                    let dir = makeTemporaryDirectory()
+                    let started = ContinuousClock.now
+                    let child = try await startRangefetch(
+                        [server.baseURL + "/bytes/1K", "-o", dir + "/out"], logs: dir + "/run",
+                        environment: ["http_proxy": proxy])
+                    #expect(try await child.wait() == 2)
+                    let lines = child.errors.split(separator: "\n")
+                    #expect(lines.count == 1, "\(child.errors)")
+                    #expect(
+                        lines.first?.contains("HTTP 407 from proxy \(squid.authority): ") == true, "\(child.errors)")
+                    #expect(lines.first?.contains(reason) == true, "\(child.errors)")
+                    #expect(!child.errors.contains("wrong"))
+                    // A figure for the report, not an assertion: speed targets live in scripts/bench.
+                    print("rangefetch refused by squid (407, \(reason)) in \(ContinuousClock.now - started)")
+                }
+                // Each asked once: squid logs a refusal when its transaction ends, which can be just after the exit.
+                try await eventually(.seconds(10), "two refusals in squid's log") {
+                    squid.accessLog.filter { $0.contains("TCP_DENIED/407") }.count >= 2
+                }
+                #expect(squid.accessLog.filter { $0.contains("TCP_DENIED/407") }.count == 2)
+                #expect(requests(server, "/bytes/").isEmpty)
             }
         }
     }

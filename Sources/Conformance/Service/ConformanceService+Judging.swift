@@ -92,7 +92,7 @@ extension ConformanceService {
                 case "cancelled": .cancelled
                 default: .failure("reported by the client")
                 }
-            facts.diskFull = RunFacts.DiskFull(size: size, exit: first, outputs: [])
+            facts.diskFull = RunFacts.DiskFull(size: size, exit: first, outputs: nil)
         }
         let judgement = Judge.judgement(of: entry.expectation, in: facts)
         let result = Self.cellResult(entry: entry, pending: pending, report: report, judgement: judgement)
