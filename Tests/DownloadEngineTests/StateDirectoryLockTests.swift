@@ -131,7 +131,9 @@ struct StateDirectoryLockTests {
         try await withRangeServer(fixturesServerConfiguration) { server in
             let dir = makeTemporaryDirectory()
             let state = dir + "/.rangefetch"
-            let url = server.baseURL + "/bytes/4M?seed=303&rate=\(paced(2048))"
+            // 8 s: both waiting runs must start, print their line and (the first) be interrupted while the first
+            // download runs (at 2 s, a loaded run saw it end before the second waiter had started).
+            let url = server.baseURL + "/bytes/4M?seed=303&rate=\(paced(512))"
             let arguments = [url, "-o", dir + "/w.bin"]
             let first = try await Child.start(arguments, logs: dir + "/first")
             try await eventually(.seconds(20), "partial bytes") {
