@@ -1,5 +1,6 @@
 import Foundation
 import RangeServer
+import TestSupport
 import Testing
 
 @testable import DownloadEngine
@@ -42,6 +43,43 @@ struct WriteFailureTests {
             #expect(gets[1].requestHeaders["range"] == "bytes=\(limit)-")
             #expect(gets[1].requestHeaders["if-range"] == gets[0].responseHeaders["etag"])
             #expect(gets[1].status == 206)
+        }
+    }
+
+    @Test(
+        "on a full disk: one line naming it, exit 1, the partial and its record kept",
+        .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root")
+    )
+    func fullDiskIsNamedInOneLine() async throws {
+        try await withRangeServer(fixturesServerConfiguration) { server in
+            let dir = makeTemporaryDirectory()
+            // A 1 MiB tmpfs in a mount namespace of the shell's own, so nothing is mounted where anyone else sees it;
+            // the shell lists what is left on it before the namespace, and the tmpfs, go away with it.
+            let script = """
+                mount -t tmpfs -o size=1m,nosuid,nodev rangefetch-full "$1" || exit 90
+                "$2" "$3" -o "$1/out.bin"
+                status=$?
+                for file in "$1"/.rangefetch/*; do echo "kept ${file##*/} $(stat -c %s "$file")"; done
+                exit $status
+                """
+            let child = try await ChildProcess.start(
+                "/usr/bin/unshare",
+                [
+                    "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", dir, rangefetchPath,
+                    server.baseURL + "/bytes/4M?seed=132",
+                ])
+            let status = try #require(await child.wait(limit: .seconds(60)))
+            try #require(ChildProcess.code(status) != 90, "could not mount a tmpfs: \(child.errors)")
+            #expect(ChildProcess.code(status) == 1, "\(child.errors)")
+            let lines = child.errors.split(separator: "\n")
+            #expect(lines.count == 1, "\(child.errors)")
+            #expect(lines.first?.contains("disk full: ") == true, "\(child.errors)")
+            #expect(lines.first?.contains("what was written is kept, make room and run again to resume") == true)
+            let kept = child.output.split(separator: "\n").filter { $0.hasPrefix("kept ") }
+            let partial = try #require(kept.first { $0.contains(".part ") }, "\(child.output)")
+            #expect((Int(partial.split(separator: " ").last ?? "") ?? 0) > 512 << 10, "\(partial)")
+            #expect(kept.contains { $0.contains(".json ") }, "no task record kept: \(child.output)")
+            #expect(!FileManager.default.fileExists(atPath: dir + "/out.bin"))
         }
     }
 }
