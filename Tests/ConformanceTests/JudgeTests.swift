@@ -471,6 +471,13 @@ import Testing
         let expectation = ScenarioExpectation(outcome: .failure(kind: "too-many-redirects"))
         let loop = (1...6).map { Self.entry($0, status: 302, sent: 0) }
         #expect(Judge.violations(of: expectation, in: Self.facts(loop, exit: .failure("exit 47"))) == [])
+        // Stopping at the first URL it is sent back to is detecting the loop (apt-helper's 3 responses).
+        let detected = (1...3).map { Self.entry($0, status: 302, sent: 0) }
+        #expect(Judge.violations(of: expectation, in: Self.facts(detected, exit: .failure("exit 100"))) == [])
+        let gaveUpAtOnce = (1...2).map { Self.entry($0, status: 302, sent: 0) }
+        #expect(
+            Judge.violations(of: expectation, in: Self.facts(gaveUpAtOnce, exit: .failure("exit 1")))
+                == ["failed, but not after redirects only (2 of 2 responses)"])
         let other = Self.facts([Self.entry(1, status: 500, sent: 0)], exit: .failure("exit 22"))
         #expect(
             Judge.violations(of: expectation, in: other) == ["failed, but not after redirects only (0 of 1 responses)"])
