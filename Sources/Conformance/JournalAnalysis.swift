@@ -246,9 +246,10 @@ struct JournalAnalysis {
             violate(Violation("restarted from 0 instead of resuming at \(kept)", grade: .costly))
         }
         guard let rangeHeader = entry.requestHeaders["range"] else { return }
-        // A Range from byte 0 of a download with nothing received resumes nothing (a segmented client's first
-        // request asks for its first segment only).
-        if rangeRule == .forbidden, start != 0 || kept > 0 {
+        // A Range from byte 0 resumes nothing, whatever was received before (a segmented client's first request
+        // asks for its first segment only; pySmartDL asks `bytes=0-LAST` after its probes): the answer is written
+        // from the file's start, so no two versions can meet in it.
+        if rangeRule == .forbidden, start != 0 {
             violate(
                 Violation(
                     "resumed with Range \(rangeHeader) although no safe validator exists", grade: .unsafe,
