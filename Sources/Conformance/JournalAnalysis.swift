@@ -28,6 +28,13 @@ struct JournalAnalysis {
     /// The row where resuming without the right validator corrupts the file: the `unsafe` violations name it.
     static let unsafeSibling = "version-change"
 
+    /// The row where a resume validated by `ifRange` corrupts the file: a date (a Last-Modified, or a file's own
+    /// mtime) lets through a new version that kept the old date (`lm-collide`); anything else a new version
+    /// (`version-change`).
+    static func unsafeSibling(ifRange: String) -> String {
+        ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") ? unsafeSibling : "lm-collide"
+    }
+
     /// How far before the bytes received a resume may start and have what it fetches again left out of the bounds:
     /// a client that resumes from what it had written (httpie, yt-dlp round down to their block) asks again for what
     /// its buffers still held.
@@ -288,7 +295,9 @@ struct JournalAnalysis {
         if let ifRange {
             if ifRange != wanted && !seenValidators.contains(ifRange) {
                 violate(
-                    Violation("If-Range \(ifRange), expected \(wanted)", grade: .unsafe, sibling: Self.unsafeSibling))
+                    Violation(
+                        "If-Range \(ifRange), expected \(wanted)", grade: .unsafe,
+                        sibling: Self.unsafeSibling(ifRange: ifRange)))
             }
         } else {
             violate(

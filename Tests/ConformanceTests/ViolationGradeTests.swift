@@ -12,6 +12,8 @@ struct GradedViolation: Sendable, CustomTestStringConvertible {
     let facts: RunFacts
     let reason: String
     let grade: Grade
+    /// The row an `unsafe` one corrupts the file in.
+    var sibling: String? = nil
 
     var testDescription: String { "\(kind) is \(grade.rawValue)" }
 }
@@ -191,6 +193,11 @@ struct GradedViolation: Sendable, CustomTestStringConvertible {
             facts: Fabricated.facts(resumed { $0.requestHeaders["if-range"] = "\"other\"" }),
             reason: "If-Range \"other\", expected \(Fabricated.etag)", grade: .unsafe),
         GradedViolation(
+            kind: "an If-Range naming a date where the ETag was expected", expectation: Fabricated.resume,
+            facts: Fabricated.facts(resumed { $0.requestHeaders["if-range"] = "Thu, 26 Nov 2026 10:00:00 GMT" }),
+            reason: "If-Range Thu, 26 Nov 2026 10:00:00 GMT, expected \(Fabricated.etag)", grade: .unsafe,
+            sibling: "lm-collide"),
+        GradedViolation(
             kind: "a Range where no safe validator exists",
             expectation: ScenarioExpectation(outcome: .success, range: .forbidden),
             facts: Fabricated.facts(Fabricated.resumed),
@@ -266,6 +273,6 @@ struct GradedViolation: Sendable, CustomTestStringConvertible {
         #expect(found?.reason.hasPrefix(violation.reason) == true, "\(reasons)")
         #expect(found?.grade == violation.grade)
         #expect(judgement.grade == violation.grade)
-        #expect(found?.sibling == (violation.grade == .unsafe ? "version-change" : nil))
+        #expect(found?.sibling == (violation.grade == .unsafe ? violation.sibling ?? "version-change" : nil))
     }
 }
