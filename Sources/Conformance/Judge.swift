@@ -110,9 +110,15 @@ public enum Judge {
             reasons.append(Violation("took \(seconds(elapsed)), expected at most \(seconds(maximum))", grade: .costly))
         }
         if let maximum = expectation.maxConnections {
-            let peak = max(analysis.simultaneousConnections, facts.observedPeakConnections ?? 0)
+            let fromJournal = analysis.simultaneousConnections
+            let peak = max(fromJournal, facts.observedPeakConnections ?? 0)
             if peak > maximum {
-                reasons.append(Violation("\(peak) connections at once, at most \(maximum) allowed", grade: .costly))
+                // Say where the peak was seen: a socket the runner sampled open may have carried no request (a
+                // connection opened while another was on its way back to the client's pool), which the journal,
+                // recording requests only, cannot show.
+                let source = peak > fromJournal ? " (sampled open; \(fromJournal) with requests at once)" : ""
+                reasons.append(
+                    Violation("\(peak) connections at once\(source), at most \(maximum) allowed", grade: .costly))
             }
         }
         var notes =

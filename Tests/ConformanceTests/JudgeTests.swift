@@ -437,7 +437,7 @@ import Testing
             Judge.violations(of: expectation, in: Self.facts(entries)) == ["2 connections at once, at most 1 allowed"])
         #expect(
             Judge.violations(of: expectation, in: Self.facts(entries, peak: 3)) == [
-                "3 connections at once, at most 1 allowed"
+                "3 connections at once (sampled open; 2 with requests at once), at most 1 allowed"
             ])
     }
 

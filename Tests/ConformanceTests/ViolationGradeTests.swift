@@ -228,7 +228,8 @@ struct GradedViolation: Sendable, CustomTestStringConvertible {
             grade: .costly),
         GradedViolation(
             kind: "over max-connections", expectation: ScenarioExpectation(outcome: .success, maxConnections: 1),
-            facts: Fabricated.facts([Fabricated.entry(1)], peak: 3), reason: "3 connections at once, at most 1 allowed",
+            facts: Fabricated.facts([Fabricated.entry(1)], peak: 3),
+            reason: "3 connections at once (sampled open; 1 with requests at once), at most 1 allowed",
             grade: .costly),
         GradedViolation(
             kind: "a retry sooner than Retry-After", expectation: success,

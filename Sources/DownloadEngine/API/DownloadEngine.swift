@@ -16,7 +16,7 @@ import Foundation
 /// ``shutdown()`` (or until it is deinitialised), and a second engine on the directory, in this process or another,
 /// fails to be created with ``DownloadError/stateDirectoryLocked(_:by:)``.
 public actor DownloadEngine {
-    private struct Entry {
+    struct Entry {
         var record: TaskRecord
         var state: DownloadState
         var progress: DownloadProgress
@@ -37,7 +37,7 @@ public actor DownloadEngine {
         var notModified = false
     }
 
-    private struct GroupEntry {
+    struct GroupEntry {
         var members: [DownloadTaskID]
         var waiters: [CheckedContinuation<[DownloadTaskID: DownloadResult], Never>] = []
         var finished = false
@@ -50,23 +50,23 @@ public actor DownloadEngine {
     /// Problems found while loading the state directory (corrupt records set aside).
     public nonisolated let loadProblems: [DownloadError]
 
-    private let store: StateStore
+    let store: StateStore
     /// Held from `init` to ``shutdown()``; dropped with the engine otherwise.
-    private let lock: StateDirectoryLock
-    private let transport: any Transport
+    let lock: StateDirectoryLock
+    let transport: any Transport
     /// The engine-wide bandwidth limit (``DownloadConfiguration/maximumBytesPerSecond``), shared by every transfer.
-    private let bandwidth: BandwidthLimiter?
-    private let hub = EventHub()
-    private var tasks: [DownloadTaskID: Entry] = [:]
-    private var order: [DownloadTaskID] = []
+    let bandwidth: BandwidthLimiter?
+    let hub = EventHub()
+    var tasks: [DownloadTaskID: Entry] = [:]
+    var order: [DownloadTaskID] = []
     /// Tasks by URL and absolute destination: `add` of a long list must not scan every task for every URL.
-    private var byTarget: [TaskTarget: DownloadTaskID] = [:]
-    private var queue: [DownloadTaskID] = []
-    private var running: Set<DownloadTaskID> = []
-    private var groups: [DownloadGroupID: GroupEntry] = [:]
-    private var isShutDown = false
+    var byTarget: [TaskTarget: DownloadTaskID] = [:]
+    var queue: [DownloadTaskID] = []
+    var running: Set<DownloadTaskID> = []
+    var groups: [DownloadGroupID: GroupEntry] = [:]
+    var isShutDown = false
     /// Output directories already created and found writable: adding 500 files to one directory checks it once.
-    private var usableDirectories: Set<String> = []
+    var usableDirectories: Set<String> = []
 
     /// Opens (or creates) a state directory and loads its task records; unfinished tasks come back `paused`.
     ///
@@ -153,7 +153,7 @@ public actor DownloadEngine {
         try add(request, start: start, group: nil)
     }
 
-    private func add(_ request: DownloadRequest, start: Bool, group: DownloadGroupID?) throws -> DownloadTaskID {
+    func add(_ request: DownloadRequest, start: Bool, group: DownloadGroupID?) throws -> DownloadTaskID {
         guard !isShutDown else { throw DownloadError.invalidState("the engine is shut down") }
         try Self.validate(url: request.url)
         try RequestHeaders.validate(configuration.headers + request.headers)
@@ -353,7 +353,7 @@ public actor DownloadEngine {
         }
     }
 
-    private func currentResult(_ entry: Entry) -> DownloadResult? {
+    func currentResult(_ entry: Entry) -> DownloadResult? {
         if let result = entry.result { return result }
         switch entry.state {
         case .completed:
@@ -365,80 +365,6 @@ public actor DownloadEngine {
         case .paused: return .paused
         default: return nil
         }
-    }
-
-    // MARK: Groups
-
-    /// Adds a batch of tasks as one group and starts them.
-    ///
-    /// - Parameter requests: The members.
-    /// - Returns: The group. Members that could not be added are not in it; ``add(_:start:)`` explains why.
-    /// - Throws: The first member's error when no member could be added.
-    public func addGroup(_ requests: [DownloadRequest]) throws -> DownloadGroup {
-        let id = DownloadGroupID(rawValue: UUID().uuidString.lowercased())
-        var members: [DownloadTaskID] = []
-        var firstError: (any Error)?
-        groups[id] = GroupEntry(members: [])
-        for request in requests {
-            do {
-                members.append(try add(request, start: false, group: id))
-            } catch {
-                firstError = firstError ?? error
-            }
-        }
-        if members.isEmpty, let firstError { throw firstError }
-        groups[id]?.members = members
-        for member in members where tasks[member]?.state != .completed { try? start(member) }
-        checkGroup(id)
-        return DownloadGroup(id: id, members: members)
-    }
-
-    /// Waits until every member of a group has a result.
-    ///
-    /// - Parameter group: The group.
-    /// - Returns: Each member's result.
-    public func results(of group: DownloadGroup) async -> [DownloadTaskID: DownloadResult] {
-        guard let entry = groups[group.id] else { return [:] }
-        if entry.finished { return groupResults(entry.members) }
-        return await withCheckedContinuation { continuation in
-            groups[group.id]?.waiters.append(continuation)
-        }
-    }
-
-    /// The group's aggregate progress (sums of bytes, totals and speeds; total `nil` while any member's is unknown).
-    ///
-    /// - Parameter group: The group.
-    /// - Returns: The aggregate.
-    public func progress(of group: DownloadGroup) -> DownloadProgress {
-        var bytes: Int64 = 0
-        var total: Int64? = 0
-        var speed = 0.0
-        for member in group.members {
-            guard let entry = tasks[member] else { continue }
-            bytes += entry.progress.bytes
-            speed += entry.progress.bytesPerSecond
-            if let t = entry.progress.total, let sum = total { total = sum + t } else { total = nil }
-        }
-        let eta = total.flatMap { speed > 0 ? Double(max(0, $0 - bytes)) / speed : nil }
-        return DownloadProgress(bytes: bytes, total: total, bytesPerSecond: speed, eta: eta)
-    }
-
-    private func groupResults(_ members: [DownloadTaskID]) -> [DownloadTaskID: DownloadResult] {
-        var results: [DownloadTaskID: DownloadResult] = [:]
-        for member in members {
-            if let entry = tasks[member], let result = currentResult(entry) { results[member] = result }
-        }
-        return results
-    }
-
-    private func checkGroup(_ id: DownloadGroupID?) {
-        guard let id, let entry = groups[id], !entry.finished else { return }
-        let results = groupResults(entry.members)
-        guard results.count == entry.members.count else { return }
-        groups[id]?.finished = true
-        hub.publish(.groupFinished(id, results: results))
-        for waiter in entry.waiters { waiter.resume(returning: results) }
-        groups[id]?.waiters = []
     }
 
     // MARK: Shutdown
@@ -458,186 +384,5 @@ public actor DownloadEngine {
         // Last: every record is saved, so the next engine on the directory finds them all.
         lock.release()
         hub.finish()
-    }
-
-    // MARK: Scheduling
-
-    private func pump() {
-        while running.count < max(1, configuration.concurrency), !queue.isEmpty {
-            let id = queue.removeFirst()
-            guard let entry = tasks[id], entry.state == .waiting else { continue }
-            running.insert(id)
-            // Announced here, in the order the queue starts tasks: the workers begin on the concurrency pool in the
-            // order it picks them, and their first step (creating the partial file on the file-system lane) is a
-            // hop of its own, so their own `running` reports could arrive in another order.
-            setState(id, .running, persist: false)
-            let transfer = Transfer(
-                record: entry.record, recordOnDisk: entry.onDisk, revalidating: entry.revalidating, store: store,
-                transport: transport, configuration: configuration,
-                pacing: ReadPacing(
-                    shared: bandwidth, own: entry.bytesPerSecond.map(BandwidthLimiter.init(bytesPerSecond:)))
-            ) { [weak self] report in
-                await self?.handle(report, for: id)
-            }
-            tasks[id]?.worker = Task { [weak self] in
-                let outcome = await transfer.run()
-                await self?.finished(id, outcome)
-            }
-        }
-    }
-
-    private func stopWorker(_ id: DownloadTaskID, intent: DownloadState) async {
-        guard let worker = tasks[id]?.worker else { return }
-        tasks[id]?.stopIntent = intent
-        worker.cancel()
-        await worker.value
-    }
-
-    private func handle(_ report: TransferReport, for id: DownloadTaskID) {
-        guard tasks[id] != nil, tasks[id]?.stopIntent == nil else { return }
-        switch report {
-        case .running:
-            if tasks[id]?.state != .running { setState(id, .running) }
-        case .progress(let progress):
-            tasks[id]?.progress = progress
-            hub.publish(.progress(id, progress))
-        case .redirected(let hop, let record):
-            tasks[id]?.record = record
-            hub.publish(.redirected(id, hop))
-        case .named(let record):
-            tasks[id]?.record = record
-        case .retrying(let attempt, let delay, let error):
-            hub.publish(.retrying(id, attempt: attempt, delay: delay, error: error))
-            setState(id, .retrying)
-        }
-    }
-
-    private func finished(_ id: DownloadTaskID, _ outcome: TransferOutcome) {
-        running.remove(id)
-        guard var entry = tasks[id] else { return pump() }
-        let intent = entry.stopIntent
-        // Every outcome but a completion without a record was saved by the transfer.
-        entry.onDisk = true
-        entry.worker = nil
-        entry.stopIntent = nil
-        entry.revalidating = false
-        switch outcome {
-        case .completed(let record, let sha256, let bytes, let onDisk, let notModified):
-            entry.onDisk = onDisk
-            entry.notModified = notModified
-            entry.record = record
-            entry.progress = .init(bytes: bytes, total: bytes, bytesPerSecond: entry.progress.bytesPerSecond, eta: 0)
-            tasks[id] = entry
-            hub.publish(.progress(id, entry.progress))
-            let path = store.destinationPath(record)
-            hub.publish(.completed(id, path: path, sha256: sha256, bytes: bytes))
-            setState(id, .completed, persist: false)
-            settle(id, .completed(path: path, sha256: sha256, bytes: bytes))
-        case .failed(let record, let error):
-            entry.record = record
-            entry.error = error
-            tasks[id] = entry
-            hub.publish(.failed(id, error))
-            setState(id, .failed, persist: false)
-            settle(id, .failed(error))
-        case .stopped(let record, let revalidating):
-            entry.record = record
-            entry.revalidating = revalidating
-            tasks[id] = entry
-            if intent == .cancelled {
-                finishCancelled(id)
-            } else {
-                setState(id, .paused, persist: false)
-                settle(id, .paused)
-            }
-        }
-        pump()
-    }
-
-    private func finishCancelled(_ id: DownloadTaskID) {
-        guard var entry = tasks[id] else { return }
-        FileIO.unlink(store.partialPath(entry.record))
-        FileIO.unlink(store.segmentLogPath(entry.record))
-        entry.record.validators = .init()
-        entry.record.segments = nil
-        entry.progress = .init(bytes: 0, total: entry.progress.total, bytesPerSecond: 0, eta: nil)
-        tasks[id] = entry
-        setState(id, .cancelled)
-        settle(id, .cancelled)
-    }
-
-    /// Changes a task's state. Only the states a later run must see are saved: paused, cancelled, and failed or
-    /// completed when the transfer has not saved them already (`persist: false`); `idle`, `waiting`, `running` and
-    /// `retrying` are never saved by the engine, since a loaded unfinished task is paused whatever it was.
-    private func setState(_ id: DownloadTaskID, _ state: DownloadState, persist: Bool = true) {
-        guard var entry = tasks[id] else { return }
-        entry.state = state
-        entry.record.state = state
-        tasks[id] = entry
-        // A revalidation that has not started keeps the completed record on disk: the next run finds the task done.
-        let keepsCompleted = entry.revalidating && state == .paused
-        if persist, !keepsCompleted, [.paused, .cancelled, .failed, .completed].contains(state),
-            (try? store.save(entry.record)) != nil
-        {
-            tasks[id]?.onDisk = true
-        }
-        hub.publish(.stateChanged(id, state))
-    }
-
-    private func settle(_ id: DownloadTaskID, _ result: DownloadResult) {
-        guard var entry = tasks[id] else { return }
-        entry.result = result
-        let waiters = entry.waiters
-        entry.waiters = []
-        tasks[id] = entry
-        for waiter in waiters { waiter.resume(returning: result) }
-        checkGroup(entry.group)
-    }
-}
-
-/// Fans events out to every subscriber.
-final class EventHub: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuations: [Int: AsyncStream<DownloadEvent>.Continuation] = [:] {
-        // Published to on every event (about six per task), subscribed to rarely: the array is built once here,
-        // not copied out of the dictionary per event.
-        didSet { targets = Array(continuations.values) }
-    }
-    private var targets: [AsyncStream<DownloadEvent>.Continuation] = []
-    private var nextKey = 0
-    private var finished = false
-
-    func subscribe() -> AsyncStream<DownloadEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: DownloadEvent.self)
-        let key: Int? = lock.withLock {
-            guard !finished else { return nil }
-            nextKey += 1
-            continuations[nextKey] = continuation
-            return nextKey
-        }
-        guard let key else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            _ = self.lock.withLock { self.continuations.removeValue(forKey: key) }
-        }
-        return stream
-    }
-
-    func publish(_ event: DownloadEvent) {
-        let targets = lock.withLock { self.targets }
-        for continuation in targets { continuation.yield(event) }
-    }
-
-    func finish() {
-        let targets = lock.withLock {
-            finished = true
-            let all = Array(continuations.values)
-            continuations.removeAll()
-            return all
-        }
-        for continuation in targets { continuation.finish() }
     }
 }

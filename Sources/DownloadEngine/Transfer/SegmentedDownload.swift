@@ -5,13 +5,14 @@ import Logging
 /// One file fetched over several connections at once, each with `Range` and the same `If-Range`, into a partial
 /// file of the full length.
 ///
-/// Every response goes through the same ``ResumePlanner/decide(_:request:validators:url:usingResolvedURL:now:)`` as
-/// a single connection's. Whatever proves another representation (another validator or length, a 200 to a Range, a
-/// bad `Content-Range`) ends the whole download with ``Outcome/restart(_:)``: the transfer empties the partial file
-/// and starts from zero, so two versions are never spliced. A connection refused with 503 or 429 while others work
-/// (a per-client connection cap) gives its range back and ends, so the download goes on with fewer connections; any
-/// other retryable failure is retried by that connection after a backoff. The last connection's failure ends the
-/// run with that error, for the transfer's own retry policy.
+/// Every request follows the same ``RequestPolicy`` as a single connection's (its fields, its redirects, what its
+/// response means) and every failure the same ``Retries``. Whatever proves another representation (another
+/// validator or length, a 200 to a Range, a bad `Content-Range`) ends the whole download with
+/// ``Outcome/restart(_:response:)``: the transfer empties the partial file and starts from zero, so two versions are
+/// never spliced. A connection refused with 503 or 429 while others work (a per-client connection cap) gives its
+/// range back and ends, so the download goes on with fewer connections; any other retryable failure is retried by
+/// that connection after a backoff. The last connection's failure ends the run with that error, for the transfer's
+/// own retries.
 ///
 /// With a ``DownloadConfiguration/LowSpeedLimit``, a segment's request slower than the limit is aborted by the
 /// watchdog; its connection gives the rest of the segment back and steps aside for ``slowStepBack``, so that a
@@ -54,7 +55,10 @@ final class SegmentedDownload: @unchecked Sendable {
     struct Context: Sendable {
         var transport: any Transport
         var configuration: DownloadConfiguration
-        var originalURL: String
+        /// The transfer's request rules: every segment's request carries the fields a single connection's would.
+        var policy: RequestPolicy
+        /// Where each connection's requests start.
+        var route: Route
         var validators: ResumePlanner.Validators
         var ifRange: String
         var fd: Int32
@@ -66,7 +70,6 @@ final class SegmentedDownload: @unchecked Sendable {
         var pacing: ReadPacing?
         /// Counts a slow segment aborted; throws when the download has aborted too many.
         var countSlowAbort: @Sendable () throws -> Int
-        var headers: @Sendable (_ url: String) -> [(name: String, value: String)]
         var progress: @Sendable (_ bytes: Int64) async -> Void
     }
 
@@ -169,9 +172,11 @@ final class SegmentedDownload: @unchecked Sendable {
             firstBody?.abandon()
             board.exit(connection)
         }
-        var url = initial?.first.url ?? context.originalURL
-        var failures = 0
-        var hops = 0
+        var route = context.route
+        if let first = initial?.first {
+            route = Route(original: route.original, at: first.url, crossOrigin: route.crossOrigin)
+        }
+        var retries = Retries()
         var initial = initial
         while true {
             try Task.checkCancellation()
@@ -194,41 +199,47 @@ final class SegmentedDownload: @unchecked Sendable {
                 }
             }
             do {
-                let after = try await fetch(segment, connection: connection, url: &url, hops: &hops, body: body)
-                if after > segment.position { failures = 0 }
+                let after = try await fetch(segment, connection: connection, route: &route, body: body)
+                retries.succeeded(progressed: after > segment.position)
             } catch let retry as Retry {
                 let progressed = board.withPlan { plan in
                     defer { plan.release(connection) }
                     return (plan.active[connection]?.position ?? segment.position) > segment.position
                 }
-                if progressed { failures = 0 }
-                if DownloadError.slowTransfer ~= retry.error {
+                _ = route.forgetUnreachable(after: retry.error)
+                let step = retries.step(
+                    after: retry.error, retryAfter: retry.after, progressed: progressed,
+                    sharing: board.isLast(connection) ? .last : .withOthers, policy: context.policy.retry,
+                    random: .random(in: 0..<1))
+                switch step {
+                case .resumeNow:
                     let aborts = try context.countSlowAbort()
                     configuration.logger.info(
                         "slow segment aborted; its rest goes back to the pending ranges",
-                        metadata: ["url": "\(url)", "aborts": "\(aborts)", "reason": "\(retry.error.message)"])
+                        metadata: ["url": "\(route.url)", "aborts": "\(aborts)", "reason": "\(retry.error.message)"])
                     try await Task.sleep(for: Self.slowStepBack)
-                    continue
-                }
-                if board.isLast(connection) { throw retry }
-                if retry.error.status == 503 || retry.error.status == 429 {
+                case .retry(let delay):
+                    if let error = context.policy.deadlineError(elapsed: .now - context.started, waiting: delay) {
+                        throw error
+                    }
                     configuration.logger.info(
-                        "connection refused by the server; going on with fewer connections",
-                        metadata: ["url": "\(url)", "status": "\(retry.error.status ?? 0)"])
+                        "segment retrying",
+                        metadata: [
+                            "url": "\(route.url)", "attempt": "\(retries.failures)", "reason": "\(retry.error.message)",
+                        ])
+                    try await Task.sleep(for: delay)
+                case .leave:
+                    if let status = retry.error.status, status == 503 || status == 429 {
+                        configuration.logger.info(
+                            "connection refused by the server; going on with fewer connections",
+                            metadata: ["url": "\(route.url)", "status": "\(status)"])
+                    }
                     return
+                case .handUp:
+                    throw retry
+                case .giveUp(let error):
+                    throw error
                 }
-                failures += 1
-                guard
-                    let delay = configuration.retry.delay(
-                        forRetry: failures, retryAfter: retry.after, random: .random(in: 0..<1))
-                else {
-                    if board.isLast(connection) { throw retry }
-                    return
-                }
-                configuration.logger.info(
-                    "segment retrying",
-                    metadata: ["url": "\(url)", "attempt": "\(failures)", "reason": "\(retry.error.message)"])
-                try await Task.sleep(for: delay)
             }
         }
     }
@@ -237,7 +248,7 @@ final class SegmentedDownload: @unchecked Sendable {
     ///
     /// - Returns: The segment's position afterwards.
     private func fetch(
-        _ segment: SegmentPlan.Segment, connection: Int, url: inout String, hops: inout Int, body: TransportBody?
+        _ segment: SegmentPlan.Segment, connection: Int, route: inout Route, body: TransportBody?
     ) async throws -> Int64 {
         let activity = ActivityClock()
         // The segment's own position, so that the low-speed watch counts this request's bytes from there.
@@ -251,37 +262,36 @@ final class SegmentedDownload: @unchecked Sendable {
             if wait > .zero { try await Task.sleep(for: wait) }
             let end = board.withPlan { $0.end(of: connection) } ?? segment.end
             let plan = ResumePlanner.Request.resume(offset: segment.position, ifRange: context.ifRange)
-            var headers: [(name: String, value: String)] = [("Accept-Encoding", "identity")]
-            // Asked on every segment too: a 200 to a segment's Range becomes the restart's body, and its digest
-            // must be the one it is checked against.
-            if configuration.verification.computesSHA256 { headers.append(("Want-Repr-Digest", "sha-256=1")) }
-            headers += [("Range", "bytes=\(segment.position)-\(end - 1)"), ("If-Range", context.ifRange)]
-            headers += context.headers(url)
-            let sent = headers
+            let request = TransportRequest(
+                url: route.url, headers: context.policy.headers(for: plan, end: end, route: route),
+                pacing: context.pacing?.watched(by: activity))
             configuration.logger.debug(
-                "request sent", metadata: ["url": "\(url)", "range": "bytes=\(segment.position)-\(end - 1)"])
+                "request sent",
+                metadata: ["url": "\(route.url)", "range": "\(RequestPolicy.range(plan, end: end) ?? "none")"])
             activity.touch()
-            let requestURL = url
             let response: TransportResponse
             do {
-                response = try await watched(activity) { [context] in
-                    try await context.transport.execute(
-                        TransportRequest(url: requestURL, headers: sent, pacing: context.pacing?.watched(by: activity)))
-                }
+                response = try await watched(activity) { [context] in try await context.transport.execute(request) }
             } catch let error as DownloadError where error.isRetryable {
                 throw Retry(error: error, after: nil)
             }
             let head = ResumePlanner.ResponseHead(response)
-            let decision = ResumePlanner.decide(
-                head, request: plan, validators: context.validators, url: url,
-                usingResolvedURL: url != context.originalURL, now: Date())
+            let meaning: RequestPolicy.Meaning
+            do {
+                meaning = try context.policy.meaning(
+                    of: head, asked: plan, validators: context.validators, route: &route, now: Date())
+            } catch {
+                response.body.abandon()
+                throw error
+            }
             configuration.logger.debug(
-                "segment decision", metadata: ["url": "\(url)", "status": "\(head.status)", "decision": "\(decision)"])
-            switch decision {
-            case .append, .skipOverlap:
+                "segment decision",
+                metadata: ["url": "\(route.url)", "status": "\(head.status)", "decision": "\(meaning)"])
+            switch meaning {
+            case .append, .skipOverlap(_, _):
                 // Another complete length or validator was already a `.restart` of the planner's.
                 var skip: Int64 = 0
-                if case .skipOverlap(let overlap, _) = decision { skip = overlap }
+                if case .skipOverlap(let overlap, _) = meaning { skip = overlap }
                 return try await stream(
                     response.body, skip: skip, segment: segment, connection: connection, activity: activity)
             case .restartWithBody:
@@ -297,27 +307,12 @@ final class SegmentedDownload: @unchecked Sendable {
             case .finish:
                 response.body.abandon()
                 throw Restart(reason: .unsatisfiable)
-            case .redirect(let location):
+            case .askAgain:
                 response.body.abandon()
-                hops += 1
-                guard hops <= configuration.redirects.maximumHops else {
-                    throw DownloadError.tooManyRedirects(configuration.redirects.maximumHops, url: context.originalURL)
-                }
-                url = try ResumePlanner.redirectTarget(location, from: url, status: head.status)
-            case .reresolve:
-                response.body.abandon()
-                url = context.originalURL
-                hops = 0
-            case .retry(let after):
+            case .failure(let error, let after):
                 response.body.abandon()
                 if let after { board.holdRequests(for: after) }
-                throw Retry(error: .retryableHTTPStatus(head.status, url: url), after: after)
-            case .refuse(let error):
-                response.body.abandon()
-                throw Retry(error: error, after: nil)
-            case .fail(let error):
-                response.body.abandon()
-                throw error
+                throw Retry(error: error, after: after)
             }
         }
     }
