@@ -208,7 +208,7 @@ final class BodyReader: @unchecked Sendable {
             // Not a fault it met after all.
             context.faultFired = false
             context.outcome = .clientClosed
-            return cmhd_reader_end_with_error()
+            return endWithError()
         case 1:
             return end(.dropped)
         default:
@@ -229,6 +229,14 @@ final class BodyReader: @unchecked Sendable {
     private func end(_ outcome: JournalOutcome) -> Int {
         context.outcome = outcome
         context.faultFired = true
+        return endWithError()
+    }
+
+    /// libmicrohttpd's answer that ends the body here and closes the connection, once the daemon has been asked to
+    /// come back to it: otherwise a connection closed this way after a wait kept its socket open (see
+    /// `MicroHTTPDaemon.revisit(_:)`).
+    private func endWithError() -> Int {
+        daemon.revisit(connection)
         return cmhd_reader_end_with_error()
     }
 

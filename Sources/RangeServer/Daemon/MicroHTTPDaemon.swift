@@ -210,6 +210,24 @@ final class MicroHTTPDaemon: @unchecked Sendable {
 
     var isStopping: Bool { suspensions.withLockedValue { $0.stopping } }
 
+    /// Makes libmicrohttpd visit `connection` again on its next pass. A content reader calls this just before it
+    /// ends the body with an error (which closes the connection). Must be called from a libmicrohttpd callback.
+    ///
+    /// libmicrohttpd 0.9.75 closes such a connection there and then, but when the reader was asked for a body that was
+    /// not ready (the first bytes, and every read after a wait) it frees the connection, and closes its socket, only
+    /// when it next visits it: on an event on its socket, or in its sweep for idle connections, which stops at the
+    /// first live connection older than this one (`MHD_connection_handle_idle`, `MHD_epoll`). A body that waited
+    /// suspended (a drop watching the client, a stall, pacing) is resumed outside the epoll set, and its client may
+    /// have closed meanwhile, so no event comes: the socket stayed open until every older connection of its thread had
+    /// gone and something woke the thread, at the latest the idle timeout (a socket left over after `scripts/soak`
+    /// in about one run of four). A connection suspended and resumed at once is on the list of those to handle on the
+    /// next pass, which finds it closed and frees it. When the daemon is stopping this does nothing: stopping frees
+    /// every connection.
+    func revisit(_ connection: OpaquePointer) {
+        guard let token = suspend(connection) else { return }
+        resume(token)
+    }
+
     /// The longest a response waiting on a fault (a stall, a delay) stays suspended before it looks at its socket:
     /// libmicrohttpd does not watch a suspended connection, so without a look a client that gave up on a 30-second
     /// stall would keep its request open, and its run unsettled, for 30 seconds.
