@@ -647,7 +647,7 @@ class Bench:
                            "--output-dir", directory, "--remote-name-all", "-K", curl_config]
             server_before = threads_cpu_seconds(rs.pid)
             sample = self.timed_run(command, 180)
-            # The server's CPU for this client's 500 requests (utime + stime of all its threads), per request.
+            # The server's CPU for this client's 500 requests (the time its threads ran), per request.
             sample["serverMicrosPerRequest"] = (threads_cpu_seconds(rs.pid) - server_before) / 500 * 1e6
             names = [n for n in os.listdir(directory) if n.endswith(".bin")]
             sizes = {os.path.getsize(os.path.join(directory, n)) for n in names}
