@@ -76,16 +76,21 @@ final class ResponseBodyStream: @unchecked Sendable {
     // MARK: Consumer side
 
     /// Waits for the response head; cancelling the calling task cancels the request.
+    ///
+    /// No continuation of this type is resumed while `lock` is held. Resuming takes the task's status lock, which
+    /// a thread cancelling the task holds while it runs the cancellation handler, and the handler (`cancel()`)
+    /// takes `lock`: an event loop resuming the head inside `lock` while a task group cancelled the download's
+    /// segments left both threads waiting on each other for good (seen once in a fault-matrix run,
+    /// `ignore-if-range-version-change × engine-x4`).
     func head() async throws -> HTTPResponseHead {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                lock.withLock {
-                    if let headResult {
-                        continuation.resume(with: headResult)
-                    } else {
-                        headWaiter = continuation
-                    }
+                let ready: Result<HTTPResponseHead, any Error>? = lock.withLock {
+                    if let headResult { return headResult }
+                    headWaiter = continuation
+                    return nil
                 }
+                if let ready { continuation.resume(with: ready) }
             }
         } onCancel: {
             cancel()
@@ -189,11 +194,13 @@ final class ResponseBodyStream: @unchecked Sendable {
 
     /// Takes the response head; the awaiting ``head()`` returns it.
     func receiveHead(_ head: HTTPResponseHead) {
-        lock.withLock {
+        let waiter: CheckedContinuation<HTTPResponseHead, any Error>? = lock.withLock {
             headResult = .success(head)
-            headWaiter?.resume(returning: head)
-            headWaiter = nil
+            defer { headWaiter = nil }
+            return headWaiter
         }
+        // Outside the lock (see `head()`).
+        waiter?.resume(returning: head)
     }
 
     /// Takes one part of the body, on the request's event loop: straight to the sink once the drain started, else
@@ -242,19 +249,23 @@ final class ResponseBodyStream: @unchecked Sendable {
     /// Before the head, a success means the connection ended without a response:
     /// ``ResponseBodyStream/ConnectionClosed``.
     func finish(_ result: Result<Void, any Error>) {
-        let (release, attached): (EventLoopPromise<Void>?, Bool) = lock.withLock {
-            guard ending == nil else { return (nil, false) }
-            ending = result
-            if let waiter = headWaiter {
-                headWaiter = nil
-                switch result {
-                case .success: waiter.resume(throwing: ConnectionClosed())
-                case .failure(let error): waiter.resume(throwing: error)
+        let (release, attached, waiter):
+            (EventLoopPromise<Void>?, Bool, CheckedContinuation<HTTPResponseHead, any Error>?) = lock.withLock {
+                guard ending == nil else { return (nil, false, nil) }
+                ending = result
+                if headResult == nil, case .failure(let error) = result { headResult = .failure(error) }
+                defer {
+                    backpressure = nil
+                    headWaiter = nil
                 }
+                return (backpressure, sink != nil, headWaiter)
             }
-            if headResult == nil, case .failure(let error) = result { headResult = .failure(error) }
-            defer { backpressure = nil }
-            return (backpressure, sink != nil)
+        // Outside the lock (see `head()`).
+        if let waiter {
+            switch result {
+            case .success: waiter.resume(throwing: ConnectionClosed())
+            case .failure(let error): waiter.resume(throwing: error)
+            }
         }
         release?.succeed()
         // Without a sink yet, `start` delivers the early parts first and then resolves with this ending.
