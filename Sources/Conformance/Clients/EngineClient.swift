@@ -157,7 +157,13 @@ private final class EngineRun: ClientRun {
 
     func terminate() async {
         waiter.withLockedValue { $0 }?.cancel()
-        await engine.shutdown()
-        exit.withLockedValue { $0 = $0 ?? .failure("terminated") }
+        // A hung engine may never shut down (its threads deadlocked): the run ends here all the same, and says so.
+        let stopped = await finishes(within: Self.shutdownLimit) { [engine] in await engine.shutdown() }
+        exit.withLockedValue {
+            $0 = $0 ?? .failure(stopped ? "terminated" : "terminated; the engine did not shut down within 10 s")
+        }
     }
+
+    /// How long terminating waits for the engine to shut down.
+    static let shutdownLimit: Duration = .seconds(10)
 }
