@@ -57,7 +57,8 @@ struct ResponseBodyStreamTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         let ended = over.value == 1
-        #expect(ended, "\(finished.value) rounds finished, then none for 5 s: the event loop and the canceller deadlocked")
+        #expect(
+            ended, "\(finished.value) rounds finished, then none for 5 s: the event loop and the canceller deadlocked")
         #expect(finished.value > 0)
         if ended {
             _ = await racing.value
