@@ -21,3 +21,17 @@ public func asciiCaseInsensitiveEqual(_ bytes: some Collection<UInt8>, _ lowerCa
 public func isOptionalWhitespace(_ byte: UInt8) -> Bool {
     byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
 }
+
+/// A `tchar` (RFC 9110 §5.6.2): a byte allowed in a token, such as a field name.
+///
+/// - Parameter byte: A byte of a token.
+/// - Returns: Whether it is a digit, a letter or one of ``!#$%&'*+-.^_`|~``.
+@inlinable
+public func isTokenCharacter(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+        UInt8(ascii: "A")...UInt8(ascii: "Z"):
+        true
+    default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+    }
+}

@@ -1,3 +1,5 @@
+import HTTPVocabulary
+
 /// One request header field as the engine stores it: in a ``DownloadRequest`` (so the request stays `Hashable`) and
 /// in a task record.
 struct HeaderField: Codable, Hashable, Sendable {
@@ -40,7 +42,7 @@ enum RequestHeaders {
     ///   value holds a line break or a NUL, or which the engine sets itself (``owned``).
     static func validate(_ headers: [(name: String, value: String)]) throws {
         for (name, value) in headers {
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenCharacter) else {
                 throw DownloadError.invalidHeader("invalid header name '\(printable(name))'")
             }
             guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
@@ -94,16 +96,6 @@ enum RequestHeaders {
     static func missing(_ withheld: [String], in headers: [(name: String, value: String)]) -> [String] {
         let present = Set(headers.map { $0.name.lowercased() })
         return withheld.filter { !present.contains($0.lowercased()) }
-    }
-
-    /// RFC 9110 `tchar`.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            true
-        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
     }
 
     /// `text` with control characters shown as `\u{..}`, so an error message stays one line.

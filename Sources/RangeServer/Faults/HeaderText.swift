@@ -1,3 +1,5 @@
+import HTTPVocabulary
+
 /// The values of the fault keys that carry header text (`content-range=RAW`, `content-type=VALUE`,
 /// `content-disposition=VALUE`, `reject-header=NAME`): what they accept, and how they print so that the journal's
 /// names parse back.
@@ -29,18 +31,8 @@ enum HeaderText {
 
     /// `text` lower-cased when it is a field name (an RFC 9110 token of at most 64 characters); nil otherwise.
     static func name(_ text: String) -> String? {
-        guard (1...64).contains(text.utf8.count), text.utf8.allSatisfy(isTokenByte) else { return nil }
+        guard (1...64).contains(text.utf8.count), text.utf8.allSatisfy(isTokenCharacter) else { return nil }
         return text.lowercased()
-    }
-
-    /// An RFC 9110 `tchar`.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            true
-        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
     }
 
     /// `text` as a query value: percent-encoded wherever a URL query could not carry the byte as it is or
