@@ -12,10 +12,12 @@ median and the median of the per-pair ratios, so drift in machine load during th
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import random
 import re
+import resource
 import selectors
 import shutil
 import signal
@@ -530,8 +532,11 @@ class Bench:
         return path
 
     def timed_run(self, command, timeout, cwd=None):
-        """Runs a client under /usr/bin/time -v; returns wall seconds and peak RSS in KiB."""
+        """Runs a client under /usr/bin/time -v; returns wall seconds, peak RSS in KiB and CPU seconds (user +
+        system, from this process's children's usage, to the microsecond where /usr/bin/time prints hundredths; it
+        includes /usr/bin/time's own, well under a millisecond)."""
         report = os.path.join(self.work, "time-v.txt")
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
         process = self.processes.start(["/usr/bin/time", "-v", "-o", report, *command], cwd=cwd,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -541,13 +546,15 @@ class Bench:
             self.processes.stop(process, signal.SIGKILL)
             raise RuntimeError(f"{command[0]} did not finish within {timeout}s")
         seconds = time.monotonic() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - usage.ru_utime + after.ru_stime - usage.ru_stime
         self.processes.forget(process)
         if process.returncode != 0:
             raise RuntimeError(f"{' '.join(command[:3])}... exited {process.returncode}: {stderr.decode()[-2000:]}")
         with open(report) as file:
             text = file.read()
         rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1))
-        return {"seconds": seconds, "peakRssKiB": rss}
+        return {"seconds": seconds, "peakRssKiB": rss, "cpuSeconds": cpu}
 
     def rounds(self, label, sides):
         """A warm-up round of every side, then `pairs` rounds of each side in order; returns samples per side."""
@@ -694,6 +701,25 @@ class Bench:
         def server_micros(side):
             return median([s["serverMicrosPerRequest"] for s in samples[side]])
 
+        def cpu_millis_per_file(side):
+            return median([s["cpuSeconds"] for s in samples[side]]) / 500 * 1000
+
+        # The most any client that verifies could gain on this machine in these rounds. Such a client does at least
+        # the faster peer's work (the same bytes read from the sockets and written to files, measured as that peer's
+        # CPU) plus SHA-256 of every byte (`hash_seconds`), and the server does what it did for that peer; spread
+        # perfectly over every core, that CPU takes at least its sum divided by the cores. Below 1.0, no verifying
+        # client can match the peer here, however it is built.
+        hash_seconds = self.hash_cost(urls)
+        cores = os.cpu_count() or 1
+
+        def ceilings():
+            result = []
+            for i in range(self.pairs):
+                peer = min((samples[name][i] for name in ("aria2c", "curl")), key=lambda s: s["seconds"])
+                least = (peer["cpuSeconds"] + hash_seconds + peer["serverMicrosPerRequest"] * 500 / 1e6) / cores
+                result.append(peer["seconds"] / least)
+            return result
+
         ratio = median(speedups("rangefetchNoDigest"))
         verified_ratio = median(speedups("rangefetch"))
         rows = [
@@ -710,6 +736,14 @@ class Bench:
             {"metric": "peak RSS MiB, rangefetch --no-digest / verified",
              "a": median([s["peakRssKiB"] for s in samples["rangefetchNoDigest"]]) / KIB,
              "b": median([s["peakRssKiB"] for s in samples["rangefetch"]]) / KIB},
+            {"metric": "client CPU ms per file (user + system): rangefetch verified / curl",
+             "a": cpu_millis_per_file("rangefetch"), "b": cpu_millis_per_file("curl")},
+            {"metric": "client CPU ms per file (user + system): rangefetch --no-digest / aria2c",
+             "a": cpu_millis_per_file("rangefetchNoDigest"), "b": cpu_millis_per_file("aria2c")},
+            {"metric": "ms of SHA-256 for the 500 files in memory, on one core (hashlib)", "a": hash_seconds * 1000},
+            {"metric": f"ceiling: the speed-up a verifying client doing the faster peer's work plus SHA-256 on {cores} "
+             "cores could reach, per round (not judged; the rounds: " + ", ".join(f"{r:.2f}" for r in ceilings())
+             + ")", "ratio": median(ceilings())},
             {"metric": "rangeserver CPU µs per request, serving rangefetch verified / curl",
              "a": server_micros("rangefetch"), "b": server_micros("curl")},
             {"metric": "rangeserver CPU µs per request, serving rangefetch --no-digest / aria2c",
@@ -717,6 +751,23 @@ class Bench:
         ]
         # Judged on the verified run (issue 31): a download that is not checked is not what rangefetch does by default.
         self.record(6, title, rows, "verified speed-up >= 1.0", verified_ratio >= 1.0, samples=samples)
+
+    def hash_cost(self, urls):
+        """Seconds of CPU that SHA-256 of case 6's files costs on one core, in memory (the best of three passes):
+        OpenSSL's through hashlib, with the same SHA extensions rangefetch's BoringSSL uses."""
+        small = os.path.join(self.files, "small")
+        bodies = []
+        for url in urls:
+            with open(os.path.join(small, url.rsplit("/", 1)[1]), "rb") as file:
+                bodies.append(file.read())
+        best = None
+        for _ in range(3):
+            start = time.process_time()
+            for body in bodies:
+                hashlib.sha256(body).digest()
+            spent = time.process_time() - start
+            best = spent if best is None else min(best, spent)
+        return best
 
     def journal_overlap(self, base, target_prefix):
         """Bytes the server sent more than once for `target_prefix`, from the journal."""
