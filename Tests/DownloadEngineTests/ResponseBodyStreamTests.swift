@@ -65,6 +65,95 @@ struct ResponseBodyStreamTests {
             try await group.shutdownGracefully()
         }
     }
+
+    /// A body that ended before the drain (a small file, whole in the first reads) goes to the sink on the draining
+    /// task's thread, in order, without a round trip through the event loop; one still arriving is delivered on the
+    /// event loop, as every part after the drain started.
+    @Test("a body that has ended is drained on the caller's thread, in order; one still arriving on the event loop")
+    func endedBodyIsDrainedInPlace() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let parts = ["first ", "second ", "third"]
+
+        let ended = ResponseBodyStream()
+        ended.attach(eventLoop: loop, cancel: {})
+        try await loop.submit {
+            ended.receiveHead(HTTPResponseHead(version: .http1_1, status: .ok))
+            for part in parts { _ = ended.receive(ByteBuffer(string: part), on: loop) }
+            ended.finish(.success(()))
+        }.get()
+        #expect(ended.isComplete)
+        let inPlace = RecordingSink(loop: loop)
+        try await ended.drain(into: inPlace)
+        #expect(inPlace.text == parts.joined())
+        #expect(inPlace.onEventLoop == [false, false, false])
+
+        let arriving = ResponseBodyStream()
+        arriving.attach(eventLoop: loop, cancel: {})
+        try await loop.submit {
+            arriving.receiveHead(HTTPResponseHead(version: .http1_1, status: .ok))
+            _ = arriving.receive(ByteBuffer(string: parts[0]), on: loop)
+        }.get()
+        #expect(!arriving.isComplete)
+        let onLoop = RecordingSink(loop: loop)
+        async let drained: Void = arriving.drain(into: onLoop)
+        // The rest arrives once the drain has taken the first part (it is then delivered straight from the loop).
+        while onLoop.text.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+        try await loop.submit {
+            for part in parts.dropFirst() { _ = arriving.receive(ByteBuffer(string: part), on: loop) }
+            arriving.finish(.success(()))
+        }.get()
+        try await drained
+        #expect(onLoop.text == parts.joined())
+        #expect(onLoop.onEventLoop == [true, true, true])
+        try await group.shutdownGracefully()
+    }
+
+    /// A sink that fails on an ended body: the drain throws its error, and no part after it reaches the sink.
+    @Test("a sink's error on an ended body ends the drain with that error")
+    func endedBodySinkError() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let stream = ResponseBodyStream()
+        stream.attach(eventLoop: loop, cancel: {})
+        try await loop.submit {
+            stream.receiveHead(HTTPResponseHead(version: .http1_1, status: .ok))
+            for part in ["a", "b", "c"] { _ = stream.receive(ByteBuffer(string: part), on: loop) }
+            stream.finish(.success(()))
+        }.get()
+        let sink = RecordingSink(loop: loop, failAfter: 2)
+        await #expect(throws: RecordingSink.Full.self) { try await stream.drain(into: sink) }
+        #expect(sink.text == "ab")
+        try await group.shutdownGracefully()
+    }
+}
+
+/// Records what it is given and on which thread: the event loop's or another.
+private final class RecordingSink: BodySink, @unchecked Sendable {
+    struct Full: Error {}
+    private let lock = NSLock()
+    private let loop: any EventLoop
+    private let failAfter: Int?
+    private var parts: [String] = []
+    private var threads: [Bool] = []
+
+    init(loop: any EventLoop, failAfter: Int? = nil) {
+        self.loop = loop
+        self.failAfter = failAfter
+    }
+
+    var text: String { lock.withLock { parts.joined() } }
+    var onEventLoop: [Bool] { lock.withLock { threads } }
+
+    func consume(_ part: ByteBuffer) throws -> Bool {
+        let count = lock.withLock {
+            parts.append(String(buffer: part))
+            threads.append(loop.inEventLoop)
+            return parts.count
+        }
+        if let failAfter, count >= failAfter { throw Full() }
+        return true
+    }
 }
 
 /// A counter the racing rounds bump and the test reads from another task.

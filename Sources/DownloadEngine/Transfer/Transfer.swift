@@ -158,11 +158,17 @@ final class Transfer: @unchecked Sendable {
         try await store.lane.run { try self.openPartial() }
         var retries = Retries()
         var restarts = 0
+        // The engine marked the task running when it started this transfer; only a retry (which reported
+        // `.retrying`) needs it said again. One actor hop less per file.
+        var announceRunning = false
 
         while true {
             try Task.checkCancellation()
             if let error = policy.deadlineError(elapsed: .now - started) { throw error }
-            await report(.running)
+            if announceRunning {
+                await report(.running)
+                announceRunning = false
+            }
             let before = length
             let result: AttemptResult
             do {
@@ -194,6 +200,7 @@ final class Transfer: @unchecked Sendable {
                     after: error, retryAfter: retryAfter, progressed: length > before, sharing: .alone,
                     policy: policy.retry, random: .random(in: 0..<1))
                 try await carryOut(step, after: error, failures: retries.failures)
+                announceRunning = true
             }
         }
     }
