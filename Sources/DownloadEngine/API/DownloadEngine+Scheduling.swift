@@ -9,8 +9,9 @@ extension DownloadEngine {
             guard let entry = tasks[id], entry.state == .waiting else { continue }
             running.insert(id)
             // Announced here, in the order the queue starts tasks: the workers begin on the concurrency pool in the
-            // order it picks them, and their first step (creating the partial file on the file-system lane) is a
-            // hop of its own, so their own `running` reports could arrive in another order.
+            // order it picks them, and their first step (creating the partial file on the file-system lane) may
+            // wait for the lane, so reports of their own could arrive in another order. The transfer does not
+            // report `running` on its first attempt for that reason.
             setState(id, .running, persist: false)
             let transfer = Transfer(
                 record: entry.record, recordOnDisk: entry.onDisk, revalidating: entry.revalidating, store: store,
