@@ -26,9 +26,9 @@ import NIOHTTP1
 ///
 /// The drain is resolved on the event loop (by the end of the body, an error, the sink's error or the sink
 /// declining more), after the sink's last call: once it returns, the sink is no longer in use. The exception is a
-/// body that had ended when the drain began: the draining task feeds it to the sink itself (``drain(into:)``). Cancelling the
-/// draining task cancels the request; the client then reports the error on the event loop, which resolves the
-/// drain.
+/// body that had ended when the drain began: the draining task feeds it to the sink itself (``drain(into:)``).
+/// Cancelling the draining task cancels the request; the client then reports the error on the event loop, which
+/// resolves the drain.
 final class ResponseBodyStream: @unchecked Sendable {
     /// Bytes held before the drain starts, at most (then reading stops until the drain takes them).
     static let highWater = 4 << 20
