@@ -708,7 +708,7 @@ class Bench:
         # the faster peer's work (the same bytes read from the sockets and written to files, measured as that peer's
         # CPU) plus SHA-256 of every byte (`hash_seconds`), and the server does what it did for that peer; spread
         # perfectly over every core, that CPU takes at least its sum divided by the cores. Below 1.0, no verifying
-        # client can match the peer here, however it is built.
+        # client that reads and writes the bytes as the peer does can match the peer here.
         hash_seconds = self.hash_cost(urls)
         cores = os.cpu_count() or 1
 
