@@ -34,7 +34,7 @@ struct CLIRequestTests {
                     "Cookie:  c=1 ", "--user-agent", "fetch-tests/1",
                 ], logs: dir + "/a")
             #expect(try await run.wait() == 0, "\(run.errors)")
-            let get = try #require(requests(server, "/bytes/1K?seed=801").first)
+            let get = try #require(await settledRequests(server, "/bytes/1K?seed=801").first)
             #expect(get.requestHeaders["x-trace"] == "t1")
             #expect(get.requestHeaders["cookie"] == "c=1")
             #expect(get.requestHeaders["user-agent"] == "fetch-tests/1")
@@ -46,7 +46,7 @@ struct CLIRequestTests {
                 ],
                 logs: dir + "/b")
             #expect(try await both.wait() == 0, "\(both.errors)")
-            #expect(requests(server, "/bytes/1K?seed=802").first?.requestHeaders["user-agent"] == "b/2")
+            #expect(await settledRequests(server, "/bytes/1K?seed=802").first?.requestHeaders["user-agent"] == "b/2")
         }
     }
 
@@ -123,7 +123,7 @@ struct CLIRequestTests {
                     let lines = proxy.requests.dropFirst(before).map(\.line)
                     let get = "GET \(server.baseURL)/bytes/1K?seed=\(820 + index) HTTP/1.1"
                     #expect(lines == (run.proxied ? [get] : []), "\(run.name)")
-                    #expect(requests(server, "/bytes/1K?seed=\(820 + index)").count == 1, "\(run.name)")
+                    #expect(await settledRequests(server, "/bytes/1K?seed=\(820 + index)").count == 1, "\(run.name)")
                 }
                 let bad = try await startRangefetch(
                     [server.baseURL + "/bytes/1K", "-o", dir + "/bad"], logs: dir + "/bad",

@@ -30,7 +30,7 @@ struct CLITLSTests {
             #expect(!refused.output.contains("\"event\":\"retrying\""))
             #expect(!FileManager.default.fileExists(atPath: dir + "/b"))
             // Only the trusted run reached HTTP.
-            #expect(requests(server, path).count == 1)
+            #expect(await settledRequests(server, path).count == 1)
 
             let untrusted = try #require(server.tlsFaultBaseURL(.certUntrusted)) + "/bytes/64K?seed=442"
             let insecure = try await Child.start([untrusted, "-o", dir + "/c", "--insecure"], logs: dir + "/insecure")

@@ -59,7 +59,7 @@ struct EngineTLSTests {
                         == .completed(
                             path: dir + "/\(seed).bin", sha256: expectedSHA256(size: 1 << 20, seed: UInt64(seed)),
                             bytes: 1 << 20))
-                let gets = requests(server, "/bytes/1M?seed=\(seed)")
+                let gets = await settledRequests(server, "/bytes/1M?seed=\(seed)")
                 #expect(gets.count == 1)
                 #expect(gets.allSatisfy { $0.tls && $0.status == 200 })
             }
@@ -173,8 +173,8 @@ struct EngineTLSTests {
                             path: dir + "/\(seed)", sha256: expectedSHA256(size: 64 << 10, seed: UInt64(seed)),
                             bytes: 64 << 10))
                 #expect(await engine.snapshot(id)?.resolvedURL == target)
-                let hop = try #require(requests(server, "/redirect-to?url=\(queryEncoded(target))").first)
-                let landing = try #require(requests(server, "/bytes/64K?seed=\(seed)").first)
+                let hop = try #require(await settledRequests(server, "/redirect-to?url=\(queryEncoded(target))").first)
+                let landing = try #require(await settledRequests(server, "/bytes/64K?seed=\(seed)").first)
                 #expect(hop.tls == from.hasPrefix("https:") && landing.tls == to.hasPrefix("https:"))
                 #expect(hop.requestHeaders["authorization"] == "Bearer secret")
                 #expect(hop.requestHeaders["cookie"] == "session=1")

@@ -94,7 +94,7 @@ struct EngineTests {
                 result
                     == .completed(
                         path: dir + "/moved/f.bin", sha256: expectedSHA256(size: 1 << 20, seed: 21), bytes: 1 << 20))
-            let gets = requests(server, "/bytes/1M?seed=21")
+            let gets = await settledRequests(server, "/bytes/1M?seed=21")
             #expect(gets.last?.requestHeaders["range"] == "bytes=100000-")
         }
     }
@@ -267,7 +267,7 @@ struct EngineTests {
             try handle.close()
             try await engine.resume(id)
             let result = await engine.result(of: id)
-            let gets = requests(server, "/bytes/1M?seed=37")
+            let gets = await settledRequests(server, "/bytes/1M?seed=37")
             #expect(gets.last?.status == 416)
             #expect(gets.last?.requestHeaders["range"] == "bytes=\(size)-")
             #expect(
@@ -389,7 +389,7 @@ struct EngineTests {
             return
         }
         #expect(DownloadError.retriesExhausted ~= error)
-        #expect(requests(run.server, "/redirect-to").count == 3)
+        #expect(await settledRequests(run.server, "/redirect-to").count == 3)
     }
 
     @Test("5. idle timeout aborts a stalled body and retries from the offset; overall deadline fails")
@@ -454,7 +454,7 @@ struct EngineTests {
             #expect(snapshot.redirects.allSatisfy { $0.status == 303 })
             #expect(snapshot.resolvedURL == server.baseURL + "/bytes/64K?seed=61")
             #expect(log.kinds(id).filter { $0 == "redirect" }.count == 3)
-            #expect(requests(server, "/redirect/").allSatisfy { $0.method == "GET" })
+            #expect(await settledRequests(server, "/redirect/").allSatisfy { $0.method == "GET" })
 
             let loop = try await engine.add(.init(url: server.baseURL + "/redirect-loop", destination: dir + "/loop"))
             let loopResult = await engine.result(of: loop)
@@ -492,10 +492,11 @@ struct EngineTests {
                 result
                     == .completed(
                         path: dir + "/62.bin", sha256: expectedSHA256(size: 1 << 20, seed: 62), bytes: 1 << 20))
+            _ = await server.journal.settled(timeout: scaled(.seconds(10)))
             let targets = server.journal.entries().map(\.target)
             let gone = try #require(targets.firstIndex(of: "/files/moved-away"))
             #expect(targets[(gone + 1)...].first == path)
-            let last = try #require(requests(server, "/bytes/1M?seed=62").last)
+            let last = try #require(await settledRequests(server, "/bytes/1M?seed=62").last)
             #expect(last.requestHeaders["range"] == "bytes=\(pausedAt)-")
             #expect(last.requestHeaders["if-range"] != nil)
         }
@@ -566,7 +567,10 @@ struct EngineTests {
                 Issue.record("expected completion")
                 return
             }
-            #expect(requests(server, "/bytes/64K?seed=81").allSatisfy { $0.requestHeaders["want-repr-digest"] != nil })
+            #expect(
+                await settledRequests(server, "/bytes/64K?seed=81").allSatisfy {
+                    $0.requestHeaders["want-repr-digest"] != nil
+                })
 
             try Data("keep me".utf8).write(to: URL(fileURLWithPath: dir + "/existing"))
             let blocked = try await engine.add(.init(url: url, destination: dir + "/existing"))
@@ -601,7 +605,7 @@ struct EngineTests {
             #expect(DownloadError.verificationFailed ~= error)
             #expect(error.message.contains("restarted from zero 3 times"), "\(error.message)")
             #expect(!FileManager.default.fileExists(atPath: dir + "/g"))
-            let fetches = requests(server, "/bytes/64K?seed=82&garbage-after=1K")
+            let fetches = await settledRequests(server, "/bytes/64K?seed=82&garbage-after=1K")
             #expect(fetches.count == 4)
             #expect(fetches.allSatisfy { $0.requestHeaders["range"] == nil }, "every fetch starts from zero")
         }
@@ -679,7 +683,7 @@ struct EngineTests {
                 await rerun.result(of: small)
                     == .completed(
                         path: dir + "/s", sha256: expectedSHA256(size: 256 << 10, seed: 104), bytes: 256 << 10))
-            #expect(requests(server, "/bytes/256K?seed=104").count == 1)
+            #expect(await settledRequests(server, "/bytes/256K?seed=104").count == 1)
             // Removed, it is gone from the log as well: a third engine does not know it.
             try await rerun.remove(small)
             await rerun.shutdown()
@@ -762,7 +766,8 @@ struct EngineTests {
             // A small body too, and an expected digest is refused rather than silently not checked.
             let small = try await engine.add(.init(url: server.baseURL + "/bytes/4K?seed=112", destination: dir + "/s"))
             #expect(await engine.result(of: small) == .completed(path: dir + "/s", sha256: nil, bytes: 4096))
-            #expect(requests(server, "/bytes/4K").allSatisfy { $0.requestHeaders["want-repr-digest"] == nil })
+            #expect(
+                await settledRequests(server, "/bytes/4K").allSatisfy { $0.requestHeaders["want-repr-digest"] == nil })
             await #expect {
                 try await engine.add(
                     .init(

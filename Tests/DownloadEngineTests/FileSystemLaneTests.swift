@@ -8,7 +8,7 @@ import Testing
 struct FileSystemLaneTests {
     /// Many tasks at once: every call runs, returns its own result, and no two ever overlap, whether a call ran in
     /// place (the lane was free) or queued behind another on the lane's thread.
-    @Test("calls from many tasks never overlap, each returns its own result, and some queue when the lane is busy")
+    @Test("calls from many tasks never overlap, and each returns its own result")
     func callsNeverOverlap() async throws {
         let lane = FileSystemLane()
         let probe = OverlapProbe()
@@ -30,7 +30,41 @@ struct FileSystemLaneTests {
         }
         #expect(results.sorted() == Array(0..<400))
         #expect(probe.maximum == 1, "\(probe.maximum) lane calls ran at once")
-        #expect(probe.threads > 1, "every call ran on one thread: none queued, or none ran in place")
+    }
+
+    /// A call made while another holds the lane does not run beside it: it queues, and runs once the first is done.
+    @Test("a call made while another runs waits for it and then runs")
+    func busyLaneQueues() async throws {
+        let lane = FileSystemLane()
+        let release = DispatchSemaphore(value: 0)
+        let order = OverlapProbe()
+        let first = try await withCheckedThrowingContinuation {
+            (holding: CheckedContinuation<Task<Int, any Error>, any Error>) in
+            let task = Task {
+                try await lane.run {
+                    order.record("first started")
+                    release.wait()
+                    order.record("first ended")
+                    return 1
+                }
+            }
+            Task {
+                // Hands the task over once its call holds the lane.
+                while order.events.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+                holding.resume(returning: task)
+            }
+        }
+        let second = Task {
+            try await lane.run {
+                order.record("second"); return 2
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(order.events == ["first started"], "the second call ran while the first held the lane")
+        release.signal()
+        #expect(try await first.value == 1)
+        #expect(try await second.value == 2)
+        #expect(order.events == ["first started", "first ended", "second"])
     }
 
     /// A call's error reaches its caller, in place or queued, and does not stop the calls after it.
@@ -63,23 +97,23 @@ struct FileSystemLaneTests {
     }
 }
 
-/// Counts the calls inside the lane at once, and the threads they ran on.
+/// Counts the calls inside the lane at once, and records what the calls did, in order.
 private final class OverlapProbe: @unchecked Sendable {
     private let lock = NSLock()
     private var inside = 0
-    private var seenThreads: Set<ObjectIdentifier> = []
     private(set) var maximumSeen = 0
 
     func enter() {
-        let thread = ObjectIdentifier(Thread.current)
         lock.withLock {
             inside += 1
             maximumSeen = max(maximumSeen, inside)
-            seenThreads.insert(thread)
         }
     }
 
     func leave() { lock.withLock { inside -= 1 } }
     var maximum: Int { lock.withLock { maximumSeen } }
-    var threads: Int { lock.withLock { seenThreads.count } }
+
+    private var log: [String] = []
+    func record(_ event: String) { lock.withLock { log.append(event) } }
+    var events: [String] { lock.withLock { log } }
 }

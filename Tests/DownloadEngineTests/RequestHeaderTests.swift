@@ -96,7 +96,7 @@ struct RequestHeaderEngineTests {
             let result = await engine.result(of: try await engine.add(request))
             #expect(
                 result == .completed(path: dir + "/a", sha256: expectedSHA256(size: 64 << 10, seed: 501), bytes: 65536))
-            let get = try #require(requests(server, "/bytes/64K?seed=501").first)
+            let get = try #require(await settledRequests(server, "/bytes/64K?seed=501").first)
             #expect(get.requestHeaders["x-team"] == "request")
             #expect(get.requestHeaders["x-extra"] == "1")
             #expect(get.requestHeaders["user-agent"] == "engine-tests/1")
@@ -128,8 +128,8 @@ struct RequestHeaderEngineTests {
                         == .completed(
                             path: dir + "/\(seed)", sha256: expectedSHA256(size: 65536, seed: UInt64(seed)),
                             bytes: 65536))
-                let hop = try #require(requests(server, "/redirect-to?url=\(queryEncoded(target))").first)
-                let landing = try #require(requests(server, "/bytes/64K?seed=\(seed)").first)
+                let hop = try #require(await settledRequests(server, "/redirect-to?url=\(queryEncoded(target))").first)
+                let landing = try #require(await settledRequests(server, "/bytes/64K?seed=\(seed)").first)
                 #expect(hop.requestHeaders["authorization"] == "Bearer secret")
                 #expect(hop.requestHeaders["cookie"] == "session=1")
                 #expect(hop.requestHeaders["proxy-authorization"] == "Basic eA==")
@@ -205,7 +205,7 @@ struct RequestHeaderEngineTests {
                     #expect(error.message.contains("Authorization"), "\(error.message)")
                     #expect(!error.message.contains("s3cret"))
                 }
-                #expect(requests(server, "/bytes/1M?seed=531").count == 1)
+                #expect(await settledRequests(server, "/bytes/1M?seed=531").count == 1)
                 let id = try await engine.add(
                     .init(url: url, destination: dir + "/a", headers: [("Authorization", "Bearer s3cret")]))
                 let result = await engine.result(of: id)
@@ -214,7 +214,7 @@ struct RequestHeaderEngineTests {
                         == .completed(
                             path: dir + "/a", sha256: expectedSHA256(size: 1 << 20, seed: 531), bytes: 1 << 20))
             }
-            let gets = requests(server, "/bytes/1M?seed=531").sorted { $0.arrival < $1.arrival }
+            let gets = await settledRequests(server, "/bytes/1M?seed=531").sorted { $0.arrival < $1.arrival }
             #expect(gets.count == 2)
             let resume = try #require(gets.last)
             #expect(resume.requestHeaders["range"] != nil)
@@ -240,7 +240,7 @@ struct RequestHeaderEngineTests {
                         == .completed(
                             path: other + "/b", sha256: expectedSHA256(size: 1 << 20, seed: 532), bytes: 1 << 20))
             }
-            let last = try #require(requests(server, "/bytes/1M?seed=532").max { $0.arrival < $1.arrival })
+            let last = try #require(await settledRequests(server, "/bytes/1M?seed=532").max { $0.arrival < $1.arrival })
             #expect(last.requestHeaders["authorization"] == "Bearer s3cret")
             #expect(last.requestHeaders["range"] != nil)
         }

@@ -84,7 +84,7 @@ struct SegmentedDownloadTests {
                         == .completed(
                             path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 502, version: 2),
                             bytes: 8 << 20))
-                let gets = requests(server, "/scenario/seg-version/r1").sorted { $0.arrival < $1.arrival }
+                let gets = await settledRequests(server, "/scenario/seg-version/r1").sorted { $0.arrival < $1.arrival }
                 let v1 = try #require(gets.first?.responseHeaders["etag"])
                 // The 206 of version 2 to a segment that asked If-Range: v1 ...
                 let changed = try #require(gets.firstIndex { $0.status == 206 && $0.responseHeaders["etag"] != v1 })
@@ -205,7 +205,7 @@ struct SegmentedDownloadTests {
                 result
                     == .completed(path: dir + "/out", sha256: expectedSHA256(size: 8 << 20, seed: 505), bytes: 8 << 20))
             // No resumed request asked for a byte the record held.
-            let resumed = requests(server, "/bytes/8M").filter {
+            let resumed = await settledRequests(server, "/bytes/8M").filter {
                 (instant($0.arrivalTime) ?? .distantPast) >= resumedAt
             }
             #expect(resumed.count >= 2)

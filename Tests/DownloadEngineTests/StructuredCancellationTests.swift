@@ -56,7 +56,7 @@ struct StructuredCancellationTests {
             #expect(
                 result == .completed(path: dir + "/a", sha256: expectedSHA256(size: 1 << 20, seed: 701), bytes: 1 << 20)
             )
-            let gets = requests(server, "/bytes/1M?seed=701").sorted { $0.arrival < $1.arrival }
+            let gets = await settledRequests(server, "/bytes/1M?seed=701").sorted { $0.arrival < $1.arrival }
             #expect(gets.count == 2)
             #expect(gets.last?.requestHeaders["range"] == "bytes=\(partial)-")
         }
