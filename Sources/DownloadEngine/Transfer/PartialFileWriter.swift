@@ -46,11 +46,7 @@ final class PartialFileWriter: BodySink, @unchecked Sendable {
     }
 
     func consume(_ part: ByteBuffer) throws -> Bool {
-        var start = 0
-        if skip > 0 {
-            start = Int(min(Int64(part.readableBytes), skip))
-            skip -= Int64(start)
-        }
+        var start = Self.skipping(&skip, in: part.readableBytes)
         var stop = part.readableBytes
         if let end { stop = start + Int(max(0, min(end - length, Int64(stop - start)))) }
         while start < stop {

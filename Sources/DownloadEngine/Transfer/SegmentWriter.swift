@@ -36,11 +36,7 @@ final class SegmentWriter: BodySink, @unchecked Sendable {
     }
 
     func consume(_ part: ByteBuffer) throws -> Bool {
-        var index = 0
-        if skip > 0 {
-            index = Int(min(Int64(part.readableBytes), skip))
-            skip -= Int64(index)
-        }
+        var index = Self.skipping(&skip, in: part.readableBytes)
         var end = board.withPlan { $0.end(of: connection) } ?? position
         while index < part.readableBytes {
             let room = end - position

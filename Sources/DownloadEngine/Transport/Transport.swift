@@ -24,8 +24,9 @@ struct TransportResponse: Sendable {
 
 /// Where a response body goes.
 ///
-/// The transport calls ``consume(_:)`` with each part in arrival order, one call at a time, on the connection's event loop,
-/// and reads the next part from the connection only after the call returned. A sink that writes the part before
+/// The transport calls ``consume(_:)`` with each part in arrival order, one call at a time, on the connection's
+/// event loop (or, for a body that had ended before the drain began, on the draining task), and reads the next part
+/// from the connection only after the call returned. A sink that writes the part before
 /// returning therefore leaves nothing received-but-unwritten in this process beyond the part in hand: that is what
 /// bounds the bytes a `kill -9` costs.
 protocol BodySink: AnyObject, Sendable {
@@ -36,6 +37,16 @@ protocol BodySink: AnyObject, Sendable {
     ///   cancelled.
     /// - Throws: Ends the body with this error (the request is cancelled).
     func consume(_ part: ByteBuffer) throws -> Bool
+}
+
+extension BodySink {
+    /// How many of a part's first `available` bytes to pass over because the file already holds them (a resume
+    /// whose response starts before the bytes kept), taken off `skip`.
+    static func skipping(_ skip: inout Int64, in available: Int) -> Int {
+        let skipped = Int(min(Int64(available), skip))
+        skip -= Int64(skipped)
+        return skipped
+    }
 }
 
 /// A response body, handed to a ``BodySink`` once the engine has decided to keep it.
