@@ -48,11 +48,14 @@ import Testing
         let child = try await ChildProcess(
             executable: "/bin/sh", arguments: ["-c", "sleep 300 & echo $! > grandchild; wait"],
             directory: directory, logDirectory: directory, label: "group")
+        // Both waits below are bounded by a deadline (30 s, stretched by the time scale).
         var grandchild: Int32?
-        for _ in 0..<3000 where grandchild == nil {
+        let written = ContinuousClock.now + scaled(.seconds(30))
+        while true {
             grandchild = (try? String(contentsOfFile: directory + "/grandchild", encoding: .utf8))
                 .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            if grandchild == nil { try await Task.sleep(for: .milliseconds(10)) }
+            guard grandchild == nil, ContinuousClock.now < written else { break }
+            try await Task.sleep(for: .milliseconds(10))
         }
         let pid = try #require(grandchild)
         child.kill()
@@ -60,7 +63,8 @@ import Testing
         #expect(child.status == 128 + SIGKILL)
         // Killed, the grandchild is gone or a zombie waiting for init to reap it; never still sleeping.
         var state = Self.state(of: pid)
-        for _ in 0..<3000 where state != nil && state != "Z" {
+        let reaped = ContinuousClock.now + scaled(.seconds(30))
+        while state != nil && state != "Z" && ContinuousClock.now < reaped {
             try await Task.sleep(for: .milliseconds(10))
             state = Self.state(of: pid)
         }

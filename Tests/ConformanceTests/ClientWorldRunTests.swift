@@ -44,7 +44,8 @@ struct ClientWorldRunTests {
                 "--quiet",
             ],
             environment: .inherit.updating(["TMPDIR": directory + "/tmp"]))
-        let status = await child.wait(limit: scaled(.seconds(300)))
+        // `wait(limit:)` stretches its limit by the time scale itself.
+        let status = await child.wait(limit: .seconds(300))
         #expect(status == .exited(0), "\(child.output)\n\(child.errors)")
         let document = try #require(
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any])
@@ -87,12 +88,15 @@ struct ClientWorldRunTests {
 
         child.send(SIGKILL)
         #expect(await child.wait(limit: .seconds(30)) == .signaled(SIGKILL))
-        // The namespace ends with its last process: the in-process engine left none behind.
+        // The namespace ends with its last process: the in-process engine left none behind. Looked for until a
+        // deadline (10 s, stretched by the time scale), as a loaded machine reaps the killed processes later.
         var holders: [Int32] = [0]
-        for _ in 0..<100 where !holders.isEmpty {
+        let deadline = ContinuousClock.now + scaled(.seconds(30))
+        while true {
             holders = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap(Int32.init)
                 .filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\($0)/ns/mnt")) == theirs }
-            if !holders.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+            guard !holders.isEmpty, ContinuousClock.now < deadline else { break }
+            try await Task.sleep(for: .milliseconds(100))
         }
         #expect(holders == [], "processes still in rangecheck's mount namespace")
         #expect(!Self.mountLines().contains { $0.contains(directory) })

@@ -160,13 +160,13 @@ struct HarnessClientTests {
                 "--junit", reports + "/m.xml", "--html", reports + "/m.html",
             ] + (stop.keep ? ["--keep"] : []),
             environment: .inherit.updating(["TMPDIR": temporary]))
-        // engine's pair runs first; the hanging client's pair then waits for the signal.
-        var waited = 0
+        // engine's pair runs first; the hanging client's pair then waits for the signal. Looked for until a deadline
+        // (60 s, stretched by the time scale: engine's pair runs instrumented too).
+        let deadline = ContinuousClock.now + scaled(.seconds(60))
         while (downloader.starts.isEmpty || !FileManager.default.fileExists(atPath: downloader.log + ".child"))
-            && waited < 600
+            && ContinuousClock.now < deadline
         {
             try await Task.sleep(for: .milliseconds(100))
-            waited += 1
         }
         let leader = try #require(downloader.starts.first, "the hanging client never started: \(child.errors)")
         let grandchild = try #require(

@@ -1,5 +1,6 @@
 import Foundation
 import RangeServer
+import TestSupport
 import Testing
 
 @testable import DownloadEngine
@@ -176,14 +177,17 @@ struct BandwidthLimitTests {
 
     @Test("a read held back by the limit is not idle: waits longer than the idle timeout cause no retry")
     func heldReadsAreNotIdle() async throws {
-        // At 32 KiB/s a read of 16 KiB or more is held back longer than the 300 ms idle timeout.
-        let configuration = testConfiguration { $0.timeouts.idle = .milliseconds(300) }
+        // At 32 KiB/s a read of 16 KiB or more is held back longer than the 300 ms idle timeout. The test expects
+        // the timeout never to fire, so it is stretched by the time scale (a head or a read that a loaded machine
+        // delays must not look idle) and the limit slowed by as much, so that every such read still outlasts it.
+        let configuration = testConfiguration { $0.timeouts.idle = scaled(.milliseconds(300)) }
+        let limit = Int64(Double(32 << 10) / testTimeScale)
         try await withEngine(configuration) { server, engine, dir in
             let log = EventLog(engine.events())
             let id = try await engine.add(
                 .init(
                     url: server.baseURL + "/bytes/128K?seed=3104", destination: dir + "/held",
-                    maximumBytesPerSecond: 32 << 10))
+                    maximumBytesPerSecond: limit))
             let result = await engine.result(of: id)
             #expect(
                 result

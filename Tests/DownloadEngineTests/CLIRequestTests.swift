@@ -74,8 +74,11 @@ struct CLIRequestTests {
             let url = server.baseURL + "/bytes/1M?seed=811&rate=\(paced(256))"
             let auth = ["-H", "Authorization: Bearer t0ken"]
             let base = [url, "-o", dir + "/a", "--retries", "0", "-H", "X-Kept: yes"]
-            // Stopped by its deadline midway: a failed task with its partial file and record.
-            let first = try await startRangefetch(base + auth + ["--deadline", "1s"], logs: dir + "/first")
+            // Stopped by its deadline midway: a failed task with its partial file and record. The second must hold the
+            // child's start, its request and the first bytes, so it is stretched by the time scale, as `paced` slows
+            // the body: the deadline still ends the same share of it.
+            let deadline = "\(scaled(seconds: 1) as Int)s"
+            let first = try await startRangefetch(base + auth + ["--deadline", deadline], logs: dir + "/first")
             #expect(try await first.wait() == 4, "\(first.errors)")
             let records = recordTexts(dir + "/.rangefetch")
             #expect(records.contains("X-Kept") && !records.contains("t0ken"))

@@ -106,9 +106,13 @@ struct RevalidationTests {
 
     @Test("a revalidation paused before its answer stays one: the completed record stays, the resume asks again")
     func pausedRevalidation() async throws {
+        // The pause below must land before the held-back 304, so the hold is a window for this task to act in: 5 s
+        // stretched by the time scale (2 s once, which a loaded machine could outlast), half the idle timeout, so a
+        // resume that meets the hold (a pause that caught the request still queued) waits it out without a retry.
+        let hold = scaled(seconds: 5) as Int
         let scenario = """
-            { "description": "v1, then a 304 held back 2 s, then v1 again.", "resource": "/bytes/300K?seed=84",
-              "attempts": [ {}, { "delay": "2s" }, {} ] }
+            { "description": "v1, then a 304 held back \(hold) s, then v1 again.", "resource": "/bytes/300K?seed=84",
+              "attempts": [ {}, { "delay": "\(hold)s" }, {} ] }
             """
         try await withRangeServer(try serverWithScenario("reval-pause", scenario)) { server in
             try await withEngine(on: server, testConfiguration()) { server, engine, dir in

@@ -139,14 +139,16 @@ final class Squid: Sendable {
     }
 
     /// Polls the port until squid accepts a TCP connection (it binds after reading its configuration), for at
-    /// most 10 seconds, or until it exits.
+    /// most 10 seconds stretched by the time scale (a deadline: a loaded machine starts it slowly too), or until it
+    /// exits.
     private func waitUntilAccepting() async -> Bool {
-        for _ in 0..<200 {
+        let deadline = ContinuousClock.now + scaled(.seconds(30))
+        while true {
             if process.hasExited { return false }
             if Self.accepts(port) { return true }
+            if ContinuousClock.now >= deadline { return false }
             try? await Task.sleep(for: .milliseconds(50))
         }
-        return false
     }
 
     private static func accepts(_ port: Int) -> Bool {

@@ -19,6 +19,8 @@ func testConfiguration(_ adjust: (inout DownloadConfiguration) -> Void = { _ in 
     configuration.retry = .init(
         maximumRetries: 5, initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200), multiplier: 2)
     configuration.timeouts.idle = scaled(.seconds(10))
+    // A deadline for every connect and TLS handshake, which instrumented code on a loaded machine makes slow.
+    configuration.timeouts.connect = scaled(.seconds(10))
     configuration.progressInterval = .milliseconds(20)
     adjust(&configuration)
     return configuration
@@ -154,6 +156,24 @@ final class EventLog: @unchecked Sendable {
         all.compactMap { if case .stateChanged(id, let s) = $0 { s } else { nil } }
     }
 
+    /// One `retrying` event: the attempt it counts, the delay before the next one and why.
+    struct Retry {
+        var attempt: Int
+        var delay: Duration
+        var error: DownloadError
+    }
+
+    /// The `retrying` events of `id`, in order.
+    func retries(_ id: DownloadTaskID) -> [Retry] {
+        all.compactMap {
+            if case .retrying(id, let attempt, let delay, let error) = $0 {
+                Retry(attempt: attempt, delay: delay, error: error)
+            } else {
+                nil
+            }
+        }
+    }
+
     /// A compact name per event of `id`, for order checks.
     func kinds(_ id: DownloadTaskID) -> [String] {
         all.compactMap { event -> String? in
@@ -168,5 +188,70 @@ final class EventLog: @unchecked Sendable {
             default: nil
             }
         }
+    }
+}
+
+/// Checks that a download of `size` bytes whose every response the server cut after `cut` body bytes was retried
+/// from the current offset: the rule, not a count.
+///
+/// - The first request has no Range; every later one asks `bytes=N-` where the previous response ended as the client
+///   held it: exactly after the bytes the server wrote when `everyByteArrives` (a FIN or close_notify delivers
+///   them), else no earlier than the previous request started and no later than the bytes the server wrote (an RST
+///   discards what the client's kernel held but the client had not read yet, more of it the slower the reader).
+/// - Every request after the first follows one `retrying` event of `id` for an error the retry policy retries.
+/// - So there are at least `size / cut` requests, rounded up; more when an RST discarded bytes or a slow machine
+///   tripped a timeout, and then the requests and their reasons are printed, pass or fail.
+func expectRetriedFromOffset(
+    _ gets: [JournalEntry], log: EventLog, id: DownloadTaskID, size: Int64, cut: Int64, everyByteArrives: Bool,
+    _ label: String, sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
+    // Events reach the log on their own task: wait for the last one before reading the retries.
+    try await eventually(.seconds(5), "completed event") { log.kinds(id).last == "completed" }
+    let retries = log.retries(id)
+    let story = RetryStory(gets: gets, retries: retries)
+    let fewest = Int((size + cut - 1) / cut)
+    if gets.count > fewest { print("\(label): \(gets.count) requests: \(story)") }
+    #expect(
+        gets.first.map { $0.requestHeaders["range"] == nil } == true, "\(label): \(story)",
+        sourceLocation: sourceLocation)
+    #expect(gets.count >= fewest, "\(label): \(story)", sourceLocation: sourceLocation)
+    #expect(
+        gets.count == retries.count + 1, "\(label): a request without a retry event: \(story)",
+        sourceLocation: sourceLocation)
+    #expect(retries.allSatisfy { $0.error.isRetryable }, "\(label): \(story)", sourceLocation: sourceLocation)
+    for (previous, next) in zip(gets, gets.dropFirst()) {
+        let from = previous.rangeStart ?? 0
+        let sent = Int64(previous.bodyBytesSent)
+        guard let start = next.rangeStart else {
+            Issue.record("\(label): a retry without Range: \(story)", sourceLocation: sourceLocation)
+            continue
+        }
+        if everyByteArrives {
+            #expect(start == from + sent, "\(label): \(story)", sourceLocation: sourceLocation)
+        } else {
+            #expect(start >= from && start <= from + sent, "\(label): \(story)", sourceLocation: sourceLocation)
+        }
+    }
+}
+
+/// The requests and retry events of one download, as a failed retry check prints them.
+struct RetryStory: CustomStringConvertible {
+    var gets: [JournalEntry]
+    var retries: [EventLog.Retry]
+
+    var description: String {
+        let requests = gets.map {
+            "\($0.requestHeaders["range"] ?? "no Range") -> \($0.status), \($0.bodyBytesSent) bytes sent, \($0.outcome)"
+        }
+        let events = retries.map { "attempt \($0.attempt) after \($0.delay): \($0.error.kind) (\($0.error.message))" }
+        return "requests [\(requests.joined(separator: "; "))], retry events [\(events.joined(separator: "; "))]"
+    }
+}
+
+extension JournalEntry {
+    /// The first byte a `Range: bytes=N-` request asked for; `nil` without such a Range.
+    var rangeStart: Int64? {
+        guard let range = requestHeaders["range"], range.hasPrefix("bytes="), range.hasSuffix("-") else { return nil }
+        return Int64(range.dropFirst("bytes=".count).dropLast())
     }
 }

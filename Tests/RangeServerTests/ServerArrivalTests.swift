@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import RangeServer
@@ -73,10 +74,13 @@ struct ServerArrivalTests {
             try first.send("GET /scenario/numbered/held HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\n")
             // HEAD shows the next attempt's step without counting: once it shows attempt 2 (501), the first
             // request holds attempt 1.
+            // Bounded by a deadline, stretched by the time scale.
+            let deadline = ContinuousClock.now + scaled(.seconds(30))
             var peek = 0
-            for _ in 0..<500 where peek != 501 {
+            while peek != 501 {
                 peek = try await FaultWire.get(server, "/scenario/numbered/held", method: "HEAD").status
-                if peek != 501 { try await Task.sleep(for: .milliseconds(10)) }
+                guard peek != 501, ContinuousClock.now < deadline else { break }
+                try await Task.sleep(for: .milliseconds(10))
             }
             #expect(peek == 501, "the first request was not counted when its headers arrived")
             let second = try await FaultWire.get(server, "/scenario/numbered/held")

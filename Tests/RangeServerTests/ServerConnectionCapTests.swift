@@ -12,8 +12,10 @@ struct ServerConnectionCapTests {
     func capAndRelease() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
             let port = server.port
-            // Each held response stalls after 1K for a second, so both are in progress when the third arrives.
-            let target = "/bytes/64K?seed=9&connection-cap=2&stall-after=1K&stall-for=1s"
+            // Each held response stalls after 1K for a second, so both are in progress when the third arrives. The
+            // second is a window for the third request to arrive in, not a timing the test checks, so it is stretched
+            // by the time scale; both responses then end by themselves, which frees their slots.
+            let target = "/bytes/64K?seed=9&connection-cap=2&stall-after=1K&stall-for=\(scaled(seconds: 1) as Int)s"
             let (statuses, extra, otherURL) = try await FaultWire.blocking {
                 let first = try RawHTTPConnection(port: port)
                 let second = try RawHTTPConnection(port: port)

@@ -99,7 +99,7 @@ enum FaultWire {
     ///   - port: the server's port.
     ///   - target: the request target.
     ///   - headers: extra request headers.
-    ///   - timeout: the per-read timeout in seconds; by default `RawHTTPConnection`'s (10 s, stretched by the time
+    ///   - timeout: the per-read timeout in seconds; by default `RawHTTPConnection`'s (30 s, stretched by the time
     ///     scale).
     /// - Returns: the response; `ending` tells how it ended.
     static func timedGet(

@@ -140,10 +140,10 @@ enum WireCheck {
         return rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? "/"
     }
 
-    /// The journal once the server has answered every request it has read (`Journal.settled`); `count` is what the
-    /// caller expects.
+    /// The journal once the server has answered every request it has read (`Journal.settled`, at most 10 s stretched
+    /// by the time scale: a deadline); `count` is what the caller expects.
     static func journalEntries(_ server: RangeServer, count: Int) async throws -> [JournalEntry] {
-        await server.journal.settled().entries
+        await server.journal.settled(timeout: scaled(.seconds(10))).entries
     }
 }
 

@@ -81,14 +81,17 @@ struct ServerHeadFaultTests: TLSWireSuite {
         try await withRangeServer(configuration()) { server in
             let target = "/bytes/64K?seed=43&head=stall"
             let port = server.port
+            // Each client leaves after a second, stretched by the time scale: the stall never ends, so a longer wait
+            // changes nothing it sees, but the journal below counts both HEADs, so the server must have read each
+            // one (over TLS, after a handshake) before its client leaves.
             let plain = try await FaultWire.blocking {
-                let connection = try RawHTTPConnection(port: port, timeout: 1)
+                let connection = try RawHTTPConnection(port: port, timeout: scaled(seconds: 1))
                 try connection.request("HEAD", target, close: true)
                 return connection.readToEnd()
             }
             #expect(plain.bytes.isEmpty)
             #expect(plain.ending == .timedOut)
-            let secure = try await tlsRequest(server, target, method: "HEAD", limit: .seconds(1))
+            let secure = try await tlsRequest(server, target, method: "HEAD", limit: TimeAmount(scaled(.seconds(1))))
             #expect(secure.bytes.isEmpty)
             #expect(secure.ending == .timedOut)
             let get = try await FaultWire.get(server, target)
@@ -117,8 +120,11 @@ struct ServerHeadFaultTests: TLSWireSuite {
                 return connection.readToEnd()
             }
         }
-        // Bounded: until the server holds the HEAD open.
-        for _ in 0..<500 where server.journal.openCount() == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        // Bounded (a deadline, stretched by the time scale): until the server holds the HEAD open.
+        let deadline = ContinuousClock.now + scaled(.seconds(30))
+        while server.journal.openCount() == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(server.journal.openCount() == 1)
         server.stop()
         let ended = try await client.value

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RangeServer
@@ -49,14 +50,20 @@ struct ServerJournalTests {
     @Test("arrival orders requests as received, while seq follows the end of responses")
     func arrivalOrder() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in
-            // The first request stalls after 1K, so it ends (and is journalled) after the second.
+            // The first request stalls after 1K (for the default hour), so it ends (and is journalled) after the
+            // second: the test closes it once the second is in the journal. A stall of a second, which the second
+            // request had to beat, was a race a loaded machine could lose.
             let stalled = try RawHTTPConnection(port: server.port)
-            try stalled.request("GET", "/bytes/4K?stall-after=1K&stall-for=1s")
+            try stalled.request("GET", "/bytes/4K?stall-after=1K")
             // Reading the first 1K proves the server has the first request before the second is sent.
             let head = try stalled.readResponse(bodyLimit: 1024)
             #expect(head.status == 200)
             _ = try rawRequest(port: server.port, "GET", "/bytes/1K")
-            // The stalled response completes by itself a second later.
+            // Bounded by a deadline, stretched by the time scale.
+            let deadline = ContinuousClock.now + scaled(.seconds(30))
+            let journalled = { server.journal.entries().contains { $0.target == "/bytes/1K" } }
+            while !journalled(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            _ = shutdown(stalled.fd, Int32(SHUT_RDWR))
             let entries = try await WireCheck.journalEntries(server, count: 2)
             withExtendedLifetime(stalled) {}
             let first = try #require(entries.first { $0.target.hasPrefix("/bytes/4K") })
@@ -113,7 +120,13 @@ struct ServerJournalTests {
             }
             return UncheckedBox(connection)
         }
-        _ = await FaultWire.waitForJournal(server)
+        // Until only the stalled response is open (a deadline, stretched by the time scale): the others are journaled.
+        // Waiting for the journal to settle would wait out its whole timeout on the stall, 50 s of the stall's 60 s
+        // under ThreadSanitizer's time scale.
+        let deadline = ContinuousClock.now + scaled(.seconds(30))
+        while server.journal.openCount() > 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         server.stop()
         withExtendedLifetime(stalledClient) {}
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RangeServer
@@ -28,8 +29,9 @@ struct ServerLyingLengthTests {
     }
 
     /// Sends `GET target` without `Connection: close`, so whatever closes the connection is the server's choice, and
-    /// reads until the server closes it (or stays silent for `timeout` seconds).
-    private func wire(_ server: RangeServer, _ target: String, timeout: Int = 3) async throws -> Wire {
+    /// reads until the server closes it (or stays silent for `timeout` seconds). Every caller expects the close, so the
+    /// silence is a deadline, stretched by the time scale.
+    private func wire(_ server: RangeServer, _ target: String, timeout: Int = scaled(seconds: 3)) async throws -> Wire {
         let port = server.port
         let (bytes, ending) = try await FaultWire.blocking {
             let connection = try RawHTTPConnection(port: port, timeout: timeout)
@@ -67,7 +69,7 @@ struct ServerLyingLengthTests {
 
             let port = server.port
             let ranged = try await FaultWire.blocking {
-                let connection = try RawHTTPConnection(port: port, timeout: 3)
+                let connection = try RawHTTPConnection(port: port, timeout: scaled(seconds: 3))
                 try connection.request("GET", "/bytes/64K?seed=2&length-delta=-10", headers: ["Range": "bytes=100-199"])
                 return connection.readToEnd()
             }
@@ -84,7 +86,7 @@ struct ServerLyingLengthTests {
         try await withRangeServer(Fixtures.configuration()) { server in
             let port = server.port
             let (first, second) = try await FaultWire.blocking {
-                let connection = try RawHTTPConnection(port: port, timeout: 3)
+                let connection = try RawHTTPConnection(port: port, timeout: scaled(seconds: 3))
                 try connection.request("GET", "/bytes/64K?seed=4&chunked-with-length=1")
                 let first = try connection.readResponse()
                 // The connection stays open: a second request on it is answered.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import RangeServer
@@ -61,8 +62,9 @@ struct ServerSettledTests {
             #expect(early.entries.isEmpty)
             #expect(opened != nil)
             opened = nil
-            // Well within the 60-second stall: the server noticed the close.
-            let (settled, entries) = await server.journal.settled(run: "s1", timeout: .seconds(20))
+            // Well within the 60-second stall: the server noticed the close. The timeout is a deadline (stretched by
+            // the time scale), unlike the 300 ms above, which the test expects to run out.
+            let (settled, entries) = await server.journal.settled(run: "s1", timeout: scaled(.seconds(20)))
             #expect(settled)
             #expect(entries.map(\.outcome) == [.stalled])
             #expect(entries.first?.abandoned == false)
@@ -75,11 +77,15 @@ struct ServerSettledTests {
         try await withRangeServer(configuration()) { server in
             var connection: RawHTTPConnection? = try RawHTTPConnection(port: server.port)
             try connection!.request("GET", "/scenario/waits/w1")
-            // Sent, not read: the delay holds the headers back.
-            try await Task.sleep(for: .milliseconds(100))
+            // Sent, not read: the delay holds the headers back. Until the server has read the request (a deadline,
+            // stretched by the time scale), rather than a fixed pause a loaded machine can outlast.
+            let deadline = ContinuousClock.now + scaled(.seconds(30))
+            while server.journal.openCount(run: "w1") == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             #expect(server.journal.openCount(run: "w1") == 1)
             connection = nil
-            let (settled, entries) = await server.journal.settled(run: "w1", timeout: .seconds(20))
+            let (settled, entries) = await server.journal.settled(run: "w1", timeout: scaled(.seconds(20)))
             #expect(settled)
             #expect(entries.count == 1)
             #expect(entries.first?.outcome == .clientClosed)
@@ -87,7 +93,7 @@ struct ServerSettledTests {
             #expect(entries.first?.abandoned == false)
             let next = try await FaultWire.get(server, "/scenario/waits/w1")
             #expect(next.status == 200)
-            let all = await server.journal.settled(run: "w1").entries
+            let all = await server.journal.settled(run: "w1", timeout: scaled(.seconds(10))).entries
             #expect(all.last?.attempt == 2)
         }
     }
@@ -99,7 +105,7 @@ struct ServerSettledTests {
             let download = try await FaultWire.get(server, "/scenario/drops/p1")
             #expect(download.ending == .closed)
             #expect(download.body.count == 3 << 20)
-            let (settled, entries) = await server.journal.settled(run: "p1", timeout: .seconds(20))
+            let (settled, entries) = await server.journal.settled(run: "p1", timeout: scaled(.seconds(20)))
             #expect(settled)
             #expect(entries.count == 4)
             let ordered = entries.sorted { $0.arrival < $1.arrival }
@@ -110,7 +116,7 @@ struct ServerSettledTests {
             // A client that read up to the drop met it: the next request takes the next attempt.
             let resumed = try await FaultWire.get(server, "/scenario/drops/p1")
             #expect(resumed.status == 200 && resumed.ending == .complete)
-            #expect(await server.journal.settled(run: "p1").entries.last?.attempt == 2)
+            #expect(await server.journal.settled(run: "p1", timeout: scaled(.seconds(10))).entries.last?.attempt == 2)
         }
     }
 
@@ -118,10 +124,10 @@ struct ServerSettledTests {
     func countedProbes() async throws {
         try await withRangeServer(configuration()) { server in
             try await probe(server, "/scenario/counted/c1")
-            _ = await server.journal.settled(run: "c1", timeout: .seconds(20))
+            _ = await server.journal.settled(run: "c1", timeout: scaled(.seconds(20)))
             let download = try await FaultWire.get(server, "/scenario/counted/c1")
             #expect(download.ending == .complete)
-            let entries = await server.journal.settled(run: "c1", timeout: .seconds(20)).entries
+            let entries = await server.journal.settled(run: "c1", timeout: scaled(.seconds(20))).entries
             #expect(entries.sorted { $0.arrival < $1.arrival }.map(\.attempt) == [1, 2])
         }
     }
@@ -131,8 +137,10 @@ struct ServerSettledTests {
         try await withRangeServer(configuration()) { server in
             _ = try await FaultWire.get(server, "/scenario/drops/k1?drop-after=1K")
             let port = server.port
+            // The server's own wait is a deadline too: stretched by the time scale, within the 60 s it accepts.
+            let settle: Int = min(scaled(seconds: 5), 60)
             let answer = try await FaultWire.blocking {
-                try rawRequest(port: port, "GET", "/_control/journal?run=k1&settled=5s")
+                try rawRequest(port: port, "GET", "/_control/journal?run=k1&settled=\(settle)s")
             }
             #expect(answer.status == 200)
             #expect(answer.header("Journal-Settled") == "true")

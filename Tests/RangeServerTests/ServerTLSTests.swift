@@ -193,10 +193,12 @@ struct ServerTLSTests {
                 (.certWrongHost, "no alternative certificate subject name matches"),
                 (.certUntrusted, "unable to get local issuer certificate"),
             ]
+            // curl's --max-time is a deadline (stretched by the time scale): one it hit would end curl with 28.
+            let maxTime = String(scaled(seconds: 10) as Int)
             for (fault, reason) in expected {
                 let url = try #require(server.tlsFaultBaseURL(fault)) + "/bytes/1K"
                 let curl = try await ChildProcess.start(
-                    "/usr/bin/curl", ["-sS", "--max-time", "10", "--cacert", authority, "-o", "/dev/null", url])
+                    "/usr/bin/curl", ["-sS", "--max-time", maxTime, "--cacert", authority, "-o", "/dev/null", url])
                 guard case .exited(let code) = await curl.wait(limit: .seconds(20)) else {
                     Issue.record("curl did not end for \(fault)")
                     continue
@@ -205,7 +207,7 @@ struct ServerTLSTests {
                 #expect(curl.errors.contains(reason), "\(fault): \(curl.errors)")
                 // The path is served to a client that does not verify.
                 let insecure = try await ChildProcess.start(
-                    "/usr/bin/curl", ["-sS", "-k", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", url])
+                    "/usr/bin/curl", ["-sS", "-k", "--max-time", maxTime, "-o", "/dev/null", "-w", "%{http_code}", url])
                 _ = await insecure.wait(limit: .seconds(20))
                 #expect(insecure.output == "200", "\(fault)")
             }
