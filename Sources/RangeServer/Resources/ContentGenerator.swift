@@ -72,7 +72,10 @@ public struct ContentGenerator: Hashable, Sendable {
 
     /// The content bytes in `offset ..< offset + count`, as an array (for tests and small bodies).
     public func bytes(offset: UInt64, count: Int) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        // An empty array is the runtime's shared empty storage, whose count the initializer below would write: two
+        // threads asking for no bytes at once were a ThreadSanitizer report (a race on `_swiftEmptyArrayStorage`).
+        guard count > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             fill(UnsafeMutableRawBufferPointer(buffer), offset: offset)
             initialized = count
         }
