@@ -24,8 +24,11 @@ public final class RangeServer: Sendable {
         public var port = 0
         /// The directory served under `/files/`.
         public var root = "fixtures/files"
-        /// The directory of scenario JSON files; nil serves no scenarios.
+        /// The directory of scenario JSON files; nil serves no scenarios (unless ``scenarios`` are given).
         public var scenariosDirectory: String? = nil
+        /// Scenarios already parsed, by name: a harness that loaded the catalogue hands it over, and the server serves
+        /// these without reading ``scenariosDirectory`` again (which then only names where they came from).
+        public var scenarios: [String: Scenario]? = nil
         /// More ranges than this in one Range header are ignored (200), as a defence against range floods.
         public var maxRanges = 64
         /// libmicrohttpd's thread pool size.
@@ -197,7 +200,9 @@ public final class RangeServer: Sendable {
             throw RangeServerError.missingRoot(
                 "root directory '\(configuration.root)' does not exist or is not a directory")
         }
-        let scenarios = try configuration.scenariosDirectory.map { try Scenario.loadDirectory($0) } ?? [:]
+        let scenarios =
+            try configuration.scenarios ?? configuration.scenariosDirectory.map { try Scenario.loadDirectory($0) }
+            ?? [:]
         let journal = try Journal(limit: configuration.journalLimit, filePath: configuration.journalFile)
 
         var running = configuration

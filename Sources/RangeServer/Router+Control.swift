@@ -28,7 +28,11 @@ extension Router {
                 default: return .text(400, "bad request: unknown parameter '\(key)' for /_control/journal")
                 }
             }
-            guard let settledWithin, request.method == "GET" else {
+            // A query that names a run waits for that run's open exchanges by default: an exchange is journaled just
+            // after its body ends, so a client that has read its whole body and asks at once would otherwise miss its
+            // last request. `settled=0` answers at once, as every query without a run does.
+            let wait = settledWithin ?? (run == nil ? nil : Self.runSettledWait)
+            guard let wait, wait > .zero, request.method == "GET" else {
                 return .json(
                     200, journal.encodedJSON(entries: journal.entries(run: run, scenario: scenario, since: since)))
             }
@@ -36,7 +40,7 @@ extension Router {
             var plan = ResponsePlan(status: 500)
             plan.journaled = false
             plan.deferred = { [journal, run, scenario, since] in
-                let (settled, _) = await journal.settled(run: run, timeout: settledWithin)
+                let (settled, _) = await journal.settled(run: run, timeout: wait)
                 var answer = ResponsePlan.json(
                     200, journal.encodedJSON(entries: journal.entries(run: run, scenario: scenario, since: since)))
                 answer.headers.append(HeaderField("Journal-Settled", settled ? "true" : "false"))
@@ -67,6 +71,9 @@ extension Router {
 
     /// The longest `settled=` wait a control request may ask for.
     static let longestSettledWait: Duration = .seconds(60)
+
+    /// How long a journal query that names a run and no `settled=` waits for the run's open exchanges.
+    static let runSettledWait: Duration = .seconds(2)
 
     /// Nil when the peer may use the control API, otherwise the refusal.
     func controlAccessRefusal(_ request: IncomingRequest) -> ResponsePlan? {

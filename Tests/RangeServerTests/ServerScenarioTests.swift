@@ -30,6 +30,22 @@ struct ServerScenarioTests {
         }
         """
 
+    @Test("scenarios handed over already parsed are served without reading the directory again")
+    func parsedScenariosHandedOver() async throws {
+        let loaded = try Scenario.loadDirectory(
+            configuration(scenarios: ["steps.json": Self.steps]).scenariosDirectory!)
+        var handed = Fixtures.configuration()
+        // A directory that does not exist: reading it would fail the start.
+        handed.scenariosDirectory = "/nonexistent/scenarios"
+        handed.scenarios = loaded
+        try await withRangeServer(handed) { server in
+            let first = try await FaultWire.get(server, "/scenario/steps/h1")
+            #expect(first.ending == .closed)
+            #expect(first.body.count == 1024)
+            #expect(try await FaultWire.get(server, "/scenario/steps/h1").status == 503)
+        }
+    }
+
     @Test("faults on the scenario URL layer over every step; resource parameters there are refused")
     func faultsOnTheScenarioURL() async throws {
         try await withRangeServer(configuration(scenarios: ["steps.json": Self.steps])) { server in

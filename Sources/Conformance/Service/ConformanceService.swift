@@ -48,6 +48,9 @@ public final class ConformanceService: Sendable {
 
     let configuration: Configuration
     let catalogue: [CatalogueEntry]
+    /// Every scenario loaded, the rows the service does not hand out included: the server it starts serves these
+    /// instead of parsing the directory again.
+    let scenarios: [String: Scenario]
     let entries: [String: CatalogueEntry]
     let store: ResultStore
     let reportedOutputs = ReportedOutputs()
@@ -99,9 +102,9 @@ public final class ConformanceService: Sendable {
         // A `dead-ipv6` row's name must resolve to a dead ::1 beside the server, which only `rangecheck run` can
         // arrange (a hosts file in its own mount namespace): a remote tester's resolver is its own, so the service
         // neither lists nor hands out such a row.
-        catalogue = try CatalogueEntry.load(
-            directory: configuration.scenariosDirectory, root: configuration.filesRoot
-        ).filter { $0.expectation.entry != .deadIPv6 }
+        let loaded = try CatalogueEntry.load(directory: configuration.scenariosDirectory, root: configuration.filesRoot)
+        scenarios = CatalogueEntry.scenariosByName(loaded)
+        catalogue = loaded.filter { $0.expectation.entry != .deadIPv6 }
         entries = Dictionary(catalogue.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         if let problem = configuration.runRetention.problem() { throw ConformanceError.invalidArgument(problem) }
         guard Retention.limitRange.contains(configuration.reportLimit) else {
@@ -143,6 +146,7 @@ public final class ConformanceService: Sendable {
     public func startServer(_ base: RangeServer.Configuration = RangeServer.Configuration()) throws -> RangeServer {
         var configuration = base
         configuration.scenariosDirectory = self.configuration.scenariosDirectory
+        configuration.scenarios = scenarios
         configuration.root = self.configuration.filesRoot
         configuration.customRoutes.append(route)
         // The scenario attempt counts of the runs held live as long as the runs do: one per route of each.

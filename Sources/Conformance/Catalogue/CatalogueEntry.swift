@@ -135,4 +135,10 @@ public struct CatalogueEntry: Sendable {
             try CatalogueEntry(scenario: $0, root: root)
         }
     }
+
+    /// The scenarios of `entries` by name, as a server that is handed the loaded catalogue takes them
+    /// (`RangeServer.Configuration.scenarios`).
+    static func scenariosByName(_ entries: [CatalogueEntry]) -> [String: Scenario] {
+        Dictionary(entries.map { ($0.name, $0.scenario) }, uniquingKeysWith: { first, _ in first })
+    }
 }

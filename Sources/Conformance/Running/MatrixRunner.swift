@@ -74,11 +74,14 @@ public enum MatrixRunner {
     /// - Returns: the matrix of the pairs in the shard (those that finished, when cancelled).
     /// - Throws: a scenario or expectation error while loading, or a server start error.
     public static func run(clients: [any ClientAdapter], options: Options) async throws -> Matrix {
-        let catalogue = select(
-            try CatalogueEntry.load(directory: options.scenariosDirectory, root: options.filesRoot), options: options)
+        let loaded = try CatalogueEntry.load(directory: options.scenariosDirectory, root: options.filesRoot)
+        let catalogue = select(loaded, options: options)
         var configuration = RangeServer.Configuration()
         configuration.root = options.filesRoot
+        // The server serves the catalogue loaded here instead of parsing the directory again; the directory still
+        // names where it came from (the reproducers' command lines).
         configuration.scenariosDirectory = options.scenariosDirectory
+        configuration.scenarios = CatalogueEntry.scenariosByName(loaded)
         configuration.threads = 8
         // For the rows that send a client to an edge that never answers (`entry: blackhole`, `blackhole:` steps).
         configuration.blackholePort = 0
