@@ -89,7 +89,7 @@ struct ClientWorldRunTests {
         child.send(SIGKILL)
         #expect(await child.wait(limit: .seconds(30)) == .signaled(SIGKILL))
         // The namespace ends with its last process: the in-process engine left none behind. Looked for until a
-        // deadline (10 s, stretched by the time scale), as a loaded machine reaps the killed processes later.
+        // deadline (30 s, stretched by the time scale), as a loaded machine reaps the killed processes later.
         var holders: [Int32] = [0]
         let deadline = ContinuousClock.now + scaled(.seconds(30))
         while true {

@@ -139,7 +139,7 @@ final class Squid: Sendable {
     }
 
     /// Polls the port until squid accepts a TCP connection (it binds after reading its configuration), for at
-    /// most 10 seconds stretched by the time scale (a deadline: a loaded machine starts it slowly too), or until it
+    /// most 30 seconds stretched by the time scale (a deadline: a loaded machine starts it slowly too), or until it
     /// exits.
     private func waitUntilAccepting() async -> Bool {
         let deadline = ContinuousClock.now + scaled(.seconds(30))

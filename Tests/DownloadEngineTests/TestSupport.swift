@@ -125,14 +125,7 @@ func eventually(
     _ timeout: Duration = .seconds(20), _ what: String = "condition",
     _ condition: @Sendable () async -> Bool
 ) async throws {
-    let deadline = ContinuousClock.now + scaled(timeout)
-    // Check once more after the last sleep: on a loaded machine this task may wake long after the deadline,
-    // and the condition may well hold by then.
-    while true {
-        if await condition() { return }
-        if ContinuousClock.now >= deadline { break }
-        try await Task.sleep(for: .milliseconds(10))
-    }
+    if await waitUntil(within: timeout, condition) { return }
     Issue.record("timed out waiting for \(what)")
     throw CancellationError()
 }

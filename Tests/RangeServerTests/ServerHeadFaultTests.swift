@@ -120,11 +120,8 @@ struct ServerHeadFaultTests: TLSWireSuite {
                 return connection.readToEnd()
             }
         }
-        // Bounded (a deadline, stretched by the time scale): until the server holds the HEAD open.
-        let deadline = ContinuousClock.now + scaled(.seconds(30))
-        while server.journal.openCount() == 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        // Bounded: until the server holds the HEAD open.
+        _ = await waitUntil { server.journal.openCount() > 0 }
         #expect(server.journal.openCount() == 1)
         server.stop()
         let ended = try await client.value

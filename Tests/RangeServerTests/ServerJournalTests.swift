@@ -59,10 +59,7 @@ struct ServerJournalTests {
             let head = try stalled.readResponse(bodyLimit: 1024)
             #expect(head.status == 200)
             _ = try rawRequest(port: server.port, "GET", "/bytes/1K")
-            // Bounded by a deadline, stretched by the time scale.
-            let deadline = ContinuousClock.now + scaled(.seconds(30))
-            let journalled = { server.journal.entries().contains { $0.target == "/bytes/1K" } }
-            while !journalled(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            _ = await waitUntil { server.journal.entries().contains { $0.target == "/bytes/1K" } }
             _ = shutdown(stalled.fd, Int32(SHUT_RDWR))
             let entries = try await WireCheck.journalEntries(server, count: 2)
             withExtendedLifetime(stalled) {}
@@ -120,13 +117,9 @@ struct ServerJournalTests {
             }
             return UncheckedBox(connection)
         }
-        // Until only the stalled response is open (a deadline, stretched by the time scale): the others are journaled.
-        // Waiting for the journal to settle would wait out its whole timeout on the stall, 50 s of the stall's 60 s
-        // under ThreadSanitizer's time scale.
-        let deadline = ContinuousClock.now + scaled(.seconds(30))
-        while server.journal.openCount() > 1, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        // Until only the stalled response is open: the others are journaled. Waiting for the journal to settle would
+        // wait out its whole timeout on the stall, 50 s of the stall's 60 s under ThreadSanitizer's time scale.
+        _ = await waitUntil { server.journal.openCount() <= 1 }
         server.stop()
         withExtendedLifetime(stalledClient) {}
 

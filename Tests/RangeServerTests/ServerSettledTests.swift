@@ -77,12 +77,9 @@ struct ServerSettledTests {
         try await withRangeServer(configuration()) { server in
             var connection: RawHTTPConnection? = try RawHTTPConnection(port: server.port)
             try connection!.request("GET", "/scenario/waits/w1")
-            // Sent, not read: the delay holds the headers back. Until the server has read the request (a deadline,
-            // stretched by the time scale), rather than a fixed pause a loaded machine can outlast.
-            let deadline = ContinuousClock.now + scaled(.seconds(30))
-            while server.journal.openCount(run: "w1") == 0, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            // Sent, not read: the delay holds the headers back. Until the server has read the request, rather than a
+            // fixed pause a loaded machine can outlast.
+            _ = await waitUntil { server.journal.openCount(run: "w1") > 0 }
             #expect(server.journal.openCount(run: "w1") == 1)
             connection = nil
             let (settled, entries) = await server.journal.settled(run: "w1", timeout: scaled(.seconds(20)))
@@ -178,10 +175,7 @@ struct ServerSettledTests {
             // A run with a request held open (a 60 s delay): the default wait runs out and says so.
             var connection: RawHTTPConnection? = try RawHTTPConnection(port: port)
             try connection!.request("GET", "/scenario/waits/held")
-            let deadline = ContinuousClock.now + scaled(.seconds(30))
-            while server.journal.openCount(run: "held") == 0, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            _ = await waitUntil { server.journal.openCount(run: "held") > 0 }
             #expect(server.journal.openCount(run: "held") == 1)
             let started = ContinuousClock.now
             let waited = try await FaultWire.blocking {
