@@ -305,9 +305,10 @@ struct ServerFaultTests {
         let server = try RangeServer.start(Fixtures.configuration())
         defer { server.stop() }
         let port = server.port
-        // Stalled for an hour: no stall may end on its own before the checks below, however slowly the 200
-        // connections open, and a stop() that waited for the stalls could never pass the stop bound.
-        let target = "/bytes/1M?stall-after=1K&stall-for=3600s"
+        // Stalled for 30 s, stretched by the time scale so that no stall ends on its own before the stretched stop
+        // bound below. Unstretched it is the 30 s this test always had: with an hour, 11 of the 200 responses were
+        // journaled as stalled after 0 bytes in one clean-clone run (and some in one debug run), not yet explained.
+        let target = "/bytes/1M?stall-after=1K&stall-for=\(scaled(seconds: 30) as Int)s"
         let result = try await FaultWire.blocking { () -> (health: [Duration], stop: Duration, ended: Int) in
             var connections: [RawHTTPConnection] = []
             for _ in 0..<200 {
