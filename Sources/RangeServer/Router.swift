@@ -27,6 +27,8 @@ final class Router: Sendable {
     let files = RepresentationCache(capacity: 256)
     /// The gzip encodings the `encoding` fault serves.
     let gzipped = GzipEncoding()
+    /// What the fault hooks read and change (see ``FaultHooks``).
+    let faultContext: FaultContext
     /// The root, open, so files are opened beneath it (see `OpenFile.opening`); -1 if it could not be opened.
     private let rootDescriptor: Int32
     /// The real port once bound, for absolute redirect locations when the request has no Host.
@@ -46,6 +48,8 @@ final class Router: Sendable {
         counters = ScenarioCounters(retention: configuration.runRetention, clock: configuration.clock)
         faultDraws = FaultDrawCounter(retention: configuration.runRetention, clock: configuration.clock)
         rootDescriptor = open(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        faultContext = FaultContext(
+            connectionCaps: connectionCaps, gzipped: gzipped, wallClock: { Int64(time(nil)) })
     }
 
     deinit {
@@ -140,64 +144,16 @@ final class Router: Sendable {
             faultsApplied = applies
             if !applies { effective = effective.chanceOnly }
         }
-        if effective.lastModifiedCollides {
-            guard case .generated(let generator) = representation.source else {
-                var plan = ResponsePlan.text(
-                    400,
-                    "bad request: parameter 'lm-collide=1' works on /bytes/ resources only (a file has one version)")
-                plan.scenario = scenario
-                return plan
-            }
-            representation = .generated(
-                length: representation.length, seed: generator.seed, version: generator.version,
-                lastModifiedVersion: max(1, generator.version - 1))
-        }
-        var capSlot: String?
-        if let cap = effective.connectionCap {
-            let key = ConnectionCapCounter.key(peerAddress: request.peerAddress, target: request.target)
-            guard connectionCaps.acquire(key, limit: cap) else {
-                var plan = ResponsePlan.text(
-                    503, "503 Service Unavailable (injected: connection-cap=\(cap), all taken for this client and URL)",
-                    headers: [
-                        HeaderField(
-                            "Retry-After", (effective.retryAfter ?? .seconds(1)).headerValue(now: Int64(time(nil))))
-                    ])
-                plan.faults = effective.appliedNames
-                plan.setFields(of: effective)
-                if let scenario { plan.scenario = scenario }
-                if let faultsApplied { plan.faultsApplied = faultsApplied }
-                return plan
-            }
-            capSlot = key
-        }
-        var encodingFields: [HeaderField] = []
-        var encodedIgnoresRange = false
-        if let encoding = effective.encoding {
-            // Every answer from a URL that negotiates says so, identity ones too, so caches keep them apart.
-            encodingFields.append(HeaderField("Vary", "Accept-Encoding"))
-            if encoding == .gzipAlways || AcceptEncoding.allowsGzip(request.header("accept-encoding")) {
-                guard let encoded = gzipped.encoded(representation) else {
-                    let limit = ByteSize.format(GzipEncoding.maximumIdentityLength)
-                    return .text(
-                        400, "bad request: encoding=\(encoding.rawValue) needs a representation of at most \(limit)")
-                }
-                representation = encoded
-                encodingFields.append(HeaderField("Content-Encoding", "gzip"))
-                encodedIgnoresRange = encoding == .gzipIgnoresRange
-            }
-        }
-        let fields = request.conditionalFields
-        var plan = respond(
-            request, fields: fields, with: representation.applying(effective), faults: effective,
-            ignoringRange: encodedIgnoresRange)
-        if !encodingFields.isEmpty, plan.status == 200 || plan.status == 206 || plan.status == 304 {
-            plan.headers += encodingFields
-        }
-        if effective.contentType != nil || effective.contentDisposition != nil { plan.setFields(of: effective) }
+        // An empty plan visits no hook and builds no exchange: most requests carry no fault.
+        var exchange =
+            effective.isEmpty
+            ? nil
+            : FaultExchange(request: request, faults: effective, names: effective.appliedNames, context: faultContext)
+        var plan = respond(request, fields: request.conditionalFields, with: representation, exchange: &exchange)
         // Assigned only when there is one: overwriting the empty field costs an outlined destroy of it.
         if let scenario { plan.scenario = scenario }
         if let faultsApplied { plan.faultsApplied = faultsApplied }
-        if let capSlot { plan.capSlot = capSlot }
+        if let capSlot = exchange?.capSlot { plan.capSlot = capSlot }
         return plan
     }
 
@@ -261,155 +217,95 @@ final class Router: Sendable {
         return representation
     }
 
-    /// Applies the RFC 9110 decision and the faults to a representation.
+    /// Makes the RFC 9110 decision for a representation, with the faults of `exchange` applied around it at their
+    /// stages (``FaultHooks``); nil `exchange` is a plan with no fault.
     ///
     /// - Parameters:
-    ///   - fields: `request.conditionalFields`, read once by the caller, which needs the digest field too.
-    ///   - ignoringRange: Serve the whole representation whatever `Range` asks (`encoding=gzip-ignores-range`).
+    ///   - fields: `request.conditionalFields`, read once: the digest field is read from it too.
     func respond(
         _ request: IncomingRequest, fields: (conditional: ConditionalRequest, wantReprDigest: String?),
-        with representation: Representation, faults: FaultPlan, ignoringRange: Bool = false
+        with resolved: Representation, exchange: inout FaultExchange?
     ) -> ResponsePlan {
-        // Most requests carry no fault: skip listing the sixteen keys' canonical values.
-        let hasFaults = !faults.isEmpty
-        let faultNames = hasFaults ? faults.appliedNames : []
-        if let name = faults.rejectHeader, request.header(name) != nil {
-            return rejection(of: name, faults: faults, named: faultNames)
-        }
-        if let status = faults.status {
-            var headers: [HeaderField] = []
-            if let retryAfter = faults.retryAfter {
-                headers.append(HeaderField("Retry-After", retryAfter.headerValue(now: Int64(time(nil)))))
+        var representation = resolved
+        var options = DecisionOptions(maxRanges: configuration.maxRanges)
+        if var faulted = exchange {
+            defer { exchange = faulted }
+            let faults = faulted.faults
+            do throws(ResponsePlanFailure) {
+                for key in FaultKey.representationStage where key.isSet(faults) {
+                    try key.hooks.representation!(&representation, &faulted)
+                }
+            } catch {
+                return error.plan
             }
-            var plan = ResponsePlan.text(status, "\(status) \(reasonPhrase(status)) (injected)", headers: headers)
-            plan.faults = faultNames
-            plan.delivery.delay = faults.delay
-            return plan
+            for key in FaultKey.answerStage where key.isSet(faults) {
+                guard var answer = key.hooks.answer!(&faulted) else { continue }
+                for key in FaultKey.headerStage where key.hooks.headersOnEveryAnswer && key.isSet(faults) {
+                    key.hooks.headers!(&answer, nil, faulted)
+                }
+                return answer
+            }
+            for key in FaultKey.decisionStage where key.isSet(faults) { key.hooks.decision!(&options, faulted) }
         }
-        if let head = faults.head, head != .stall, request.method == "HEAD" {
-            var plan =
-                head == .refuse405
-                ? ResponsePlan.text(405, "method HEAD not allowed (injected)", headers: [HeaderField("Allow", "GET")])
-                : ResponsePlan.text(403, "HEAD forbidden (injected)")
-            plan.faults = faultNames
-            plan.delivery.delay = faults.delay
-            return plan
-        }
-        if faults.htmlPage { return htmlPage(faults: faults, named: faultNames) }
-        let options = DecisionOptions(
-            maxRanges: configuration.maxRanges, ignoreRange: faults.ignoreRange || ignoringRange,
-            ignoreIfRange: faults.ignoreIfRange,
-            ifRangeDateOnly: faults.ifRangeDateOnly
-        )
         // Room for every field a 200 or single-part 206 carries, so the list is allocated once.
         var headers: [HeaderField] = []
         headers.reserveCapacity(6)
-        if !faults.noAcceptRanges { headers.append(HeaderField("Accept-Ranges", "bytes")) }
+        headers.append(HeaderField("Accept-Ranges", "bytes"))
         if let tag = representation.entityTagHeader { headers.append(HeaderField("ETag", tag)) }
         if let date = representation.lastModifiedHeader { headers.append(HeaderField("Last-Modified", date)) }
 
-        var plan: ResponsePlan
         var outcome = RequestDecision.outcome(
             fields.conditional, representation: representation.metadata, options: options)
-        if faults.unsolicited206, case .full = outcome, fields.conditional.range == nil, representation.length > 0 {
-            // As if the request had asked for bytes=0-, so the faults that shape a single-range 206 apply to it too.
-            outcome = .singleRange(0...representation.length - 1)
+        if let exchange {
+            for key in FaultKey.outcomeStage where key.isSet(exchange.faults) {
+                key.hooks.outcome!(&outcome, representation, fields.conditional, exchange)
+            }
         }
+        var plan: ResponsePlan
         switch outcome {
         case .notModified:
             plan = ResponsePlan(status: 304, headers: headers)
         case .preconditionFailed:
             plan = .text(412, "precondition failed", headers: headers)
         case .rangeNotSatisfiable:
-            plan = unsatisfiable(representation, shape: faults.unsatisfiableShape, headers: headers)
+            let contentRange = ContentRange.unsatisfied(completeLength: representation.length)
+            plan = .text(416, "range not satisfiable", headers: headers + [HeaderField("Content-Range", contentRange)])
         case .full:
             headers.append(HeaderField("Content-Type", representation.contentType))
-            if faults.contentRangeOn200 && representation.length > 0 {
-                headers.append(
-                    HeaderField(
-                        "Content-Range",
-                        ContentRange.headerValue(0...representation.length - 1, completeLength: representation.length)))
-            }
             plan = ResponsePlan(
                 status: 200, headers: headers,
                 body: .content(representation.source, offset: 0, length: representation.length))
-        case .singleRange(var range):
-            if let misalign = faults.misalignRange {
-                range = (range.lowerBound - min(misalign, range.lowerBound))...range.upperBound
-            }
-            if let cap = faults.rangeCap, cap > 0, range.upperBound - range.lowerBound >= cap {
-                range = range.lowerBound...(range.lowerBound + cap - 1)
-            }
-            if faults.multipartAlways {
-                plan = multipartPlan(request, [range], of: representation, headers: headers)
-                break
-            }
+        case .singleRange(let range):
             headers.append(HeaderField("Content-Type", representation.contentType))
-            let contentRange =
-                faults.contentRangeRaw
-                ?? (faults.contentRangeTotalUnknown
-                    ? "bytes \(range.lowerBound)-\(range.upperBound)/*"
-                    : ContentRange.headerValue(range, completeLength: representation.length))
-            headers.append(HeaderField("Content-Range", contentRange))
-            let length = range.upperBound - range.lowerBound + 1
+            headers.append(
+                HeaderField("Content-Range", ContentRange.headerValue(range, completeLength: representation.length)))
             plan = ResponsePlan(
                 status: 206, headers: headers,
-                body: .content(representation.source, offset: range.lowerBound, length: length))
+                body: .content(
+                    representation.source, offset: range.lowerBound, length: range.upperBound - range.lowerBound + 1))
         case .multipleRanges(let ranges):
             plan = multipartPlan(request, ranges, of: representation, headers: headers)
+        }
+        if let exchange {
+            for key in FaultKey.headerStage where key.isSet(exchange.faults) {
+                key.hooks.headers!(&plan, representation, exchange)
+            }
         }
         // Only a 200 or 206 carries the representation, so only they get a digest, as the last field; asked for only
         // when the request wants one (passing the fields inout on every request cost about 500 instructions).
         if let want = fields.wantReprDigest, plan.status == 200 || plan.status == 206 {
             plan.pendingDigest = addDigest(want, representation, to: &plan.headers)
         }
-        if hasFaults {
-            apply(faults, named: faultNames, to: &plan)
-            if request.method == "HEAD" { applyHeadFaults(faults, to: &plan) }
+        if let exchange {
+            apply(exchange.faults, named: exchange.names, to: &plan)
+            for key in FaultKey.bodyStage where key.isSet(exchange.faults) { key.hooks.body!(&plan, exchange) }
         }
         return plan
     }
 
-    /// The faults that make HEAD disagree with GET, on the plan HEAD would otherwise get: `head=stall` withholds the
-    /// answer, `head-length-delta` moves the Content-Length libmicrohttpd declares from the body's length (the body
-    /// of a HEAD is never read, so the length is all that changes).
-    private func applyHeadFaults(_ faults: FaultPlan, to plan: inout ResponsePlan) {
-        if faults.head == .stall { plan.delivery.silence = FaultPlan.defaultStallDuration }
-        if let delta = faults.headLengthDelta, case .content(let source, let offset, let length) = plan.body {
-            let declared = delta < 0 ? length - min(length, delta.magnitude) : length &+ delta.magnitude
-            plan.body = .content(source, offset: offset, length: declared)
-        }
-    }
-
-    /// A 416 for `representation`: `Content-Range: bytes */LENGTH` and a text body, or the `416-shape` fault's.
-    private func unsatisfiable(
-        _ representation: Representation, shape: FaultPlan.UnsatisfiableShape?, headers: [HeaderField]
-    ) -> ResponsePlan {
-        let contentRange = HeaderField("Content-Range", ContentRange.unsatisfied(completeLength: representation.length))
-        switch shape {
-        case nil:
-            return .text(416, "range not satisfiable", headers: headers + [contentRange])
-        case .noContentRange:
-            return .text(416, "range not satisfiable", headers: headers)
-        case .htmlBody:
-            return ResponsePlan(
-                status: 416,
-                headers: [HeaderField("Content-Type", "text/html; charset=utf-8")] + headers + [contentRange],
-                body: .literal(Array(Self.unsatisfiablePage.utf8)))
-        }
-    }
-
-    /// The error page of `416-shape=html-body`, like a CDN's: a client that appends it to a file corrupts the file.
-    static let unsatisfiablePage = """
-        <!DOCTYPE html>
-        <html><head><title>416 Requested Range Not Satisfiable</title></head>
-        <body><h1>416 Requested Range Not Satisfiable</h1><p>The requested range is not available.</p>
-        <hr><address>rangeserver (416-shape=html-body)</address></body></html>
-
-        """
-
-    /// Adds the delivery faults to a 200 or 206 plan (any other status keeps only the delay) and records the
-    /// applied faults, `names`, in the plan: on another status only those that need no body (`FaultKey.needsBody`).
+    /// The body stage: the delivery faults (`FaultKey.bodyFault`, `delay`, `chunked`) on a 200 or 206 plan (any
+    /// other status keeps only the delay), and the applied faults, `names`, recorded in the plan: on another status
+    /// only those that need no body (`FaultKey.needsBody`).
     private func apply(_ faults: FaultPlan, named names: [String], to plan: inout ResponsePlan) {
         if plan.status == 200 || plan.status == 206 {
             plan.delivery = Delivery(

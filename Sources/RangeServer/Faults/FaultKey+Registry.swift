@@ -10,7 +10,7 @@ extension FaultKey {
         .lengthDelta, .garbageAfter,
         .chunkedWithLength, .badChunkAfter, .connectionCap,
         .contentRange, .multipart, .unsolicited206, .htmlPage, .contentType, .contentDisposition, .rejectHeader,
-        .headLengthDelta, .lastModifiedCollide,
+        .headLengthDelta, .lastModifiedCollide, .header,
         .probability, .faultSeed,
     ]
 

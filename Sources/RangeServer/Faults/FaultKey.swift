@@ -79,6 +79,11 @@ public struct FaultKey: Sendable {
     let copy: @Sendable (inout FaultPlan, FaultPlan) -> Void
     /// What the fault makes the body reader do, when it is set (see `BodyFault`).
     let bodyFault: (@Sendable (FaultPlan) -> BodyFault?)?
+    /// For a key that may be given several times (`header`): the canonical text of each value, in order; nil for
+    /// the keys given at most once.
+    private(set) var readEach: (@Sendable (FaultPlan) -> [String])?
+    /// What the fault does to the response, at the stages of the response path (see ``FaultHooks``).
+    var hooks = FaultHooks()
 
     /// A key whose value is an optional field of `FaultPlan`.
     ///
@@ -182,6 +187,36 @@ public struct FaultKey: Sendable {
         self.isSet = isSet
         self.copy = copy
         self.bodyFault = bodyFault
+    }
+
+    /// A key that may be given several times, each value appended to an array field in order (`header=A:1&header=B:2`).
+    ///
+    /// - Parameters:
+    ///   - field: the plan's field; empty when the key is not set.
+    ///   - parse: one value from its text, nil when invalid.
+    ///   - format: one value's canonical text, which `parse` reads back to the same value.
+    static func repeatable<Value: Sendable>(
+        _ name: String, kind: Kind, valueForm: String, placeholder: String, example: String, help: String,
+        expected: String, shapesResponse: Bool = false, field: WritableKeyPath<FaultPlan, [Value]> & Sendable,
+        parse: @escaping @Sendable (String) -> Value?, format: @escaping @Sendable (Value) -> String
+    ) -> FaultKey {
+        var key = FaultKey(
+            name: name, kind: kind, valueForm: valueForm, placeholder: placeholder, example: example, help: help,
+            expected: expected, merge: .alone, needsBody: false, shapesResponse: shapesResponse,
+            assign: { plan, text in
+                guard let value = parse(text) else { return false }
+                plan[keyPath: field].append(value)
+                return true
+            },
+            // All values in one text that, after `NAME=`, is a query giving them all (`A:1&header=B:2`).
+            read: { plan in
+                plan[keyPath: field].isEmpty ? nil : plan[keyPath: field].map(format).joined(separator: "&\(name)=")
+            },
+            isSet: { plan in !plan[keyPath: field].isEmpty },
+            copy: { target, source in target[keyPath: field] = source[keyPath: field] },
+            bodyFault: nil)
+        key.readEach = { plan in plan[keyPath: field].map(format) }
+        return key
     }
 
     /// `a`, `a or b`, `a, b or c`.

@@ -112,6 +112,8 @@ public struct FaultPlan: Hashable, Sendable {
     public var headLengthDelta: Int64?
     /// Version N of a generated resource keeps version N-1's Last-Modified: new bytes and ETag under the same date.
     public var lastModifiedCollides = false
+    /// Fields every answer carries after its own, in order, as written (`header=NAME:VALUE`, repeatable).
+    public var extraHeaders: [ExtraHeader] = []
 
     /// How `encoding` serves the representation.
     ///
@@ -153,7 +155,7 @@ public struct FaultPlan: Hashable, Sendable {
             && !chunkedWithLength && badChunkAfter == nil && connectionCap == nil
             && head == nil && headLengthDelta == nil && !lastModifiedCollides
             && contentRangeRaw == nil && !multipartAlways && !unsolicited206 && !htmlPage && contentType == nil
-            && contentDisposition == nil && rejectHeader == nil
+            && contentDisposition == nil && rejectHeader == nil && extraHeaders.isEmpty
     }
 
     /// The keys whose fault shapes the response from its first byte (its status line and headers: a 200 to a Range,
@@ -183,7 +185,15 @@ public struct FaultPlan: Hashable, Sendable {
     /// or fractional seconds, booleans as `1` (false booleans and unset faults are left out). Joining
     /// the list with `&` gives a query that parses back to an equal plan, e.g. `["drop-after=2400K"]`.
     public var appliedNames: [String] {
-        FaultKey.all.compactMap { key in key.read(self).map { "\(key.name)=\($0)" } }
+        var names: [String] = []
+        for key in FaultKey.all {
+            if let each = key.readEach {
+                names += each(self).map { "\(key.name)=\($0)" }
+            } else if let value = key.read(self) {
+                names.append("\(key.name)=\(value)")
+            }
+        }
+        return names
     }
 
     /// Parses the fault parameters out of a request's query.
@@ -211,7 +221,7 @@ public struct FaultPlan: Hashable, Sendable {
             guard let key = FaultKey.named[rawKey] else {
                 throw RangeServerError.invalidFault("unknown query parameter \(quoted(rawKey, value))")
             }
-            guard seen.insert(rawKey).inserted else {
+            guard seen.insert(rawKey).inserted || key.readEach != nil else {
                 throw RangeServerError.invalidFault("repeated query parameter \(quoted(rawKey, value))")
             }
             do {

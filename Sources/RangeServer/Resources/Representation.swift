@@ -89,21 +89,19 @@ final class Representation: Sendable {
         )
     }
 
-    /// Applies the validator faults: they change what is advertised, never the bytes.
-    ///
-    /// `etag-salt=S` appends `-S` to the opaque tag (`"b100000-0-v1-edge2"`), and `weak-etag` then makes it weak.
-    func applying(_ faults: FaultPlan) -> Representation {
-        guard faults.noETag || faults.weakETag || faults.noLastModified || faults.etagSalt != nil else { return self }
-        var tag = entityTag
-        if faults.noETag {
-            tag = nil
-        } else if let current = entityTag {
-            let opaque = faults.etagSalt.map { current.opaqueTag + "-" + $0 } ?? current.opaqueTag
-            tag = EntityTag(opaqueTag: opaque, isWeak: faults.weakETag || current.isWeak)
-        }
-        return Representation(
-            source: source, length: length, contentType: contentType, entityTag: tag,
-            lastModified: faults.noLastModified ? nil : lastModified, digestKey: digestKey)
+    /// This representation with other validators (the validator faults: `no-etag`, `weak-etag`, `etag-salt`,
+    /// `no-last-modified`); the bytes are the same.
+    func with(entityTag: EntityTag?) -> Representation {
+        Representation(
+            source: source, length: length, contentType: contentType, entityTag: entityTag,
+            lastModified: lastModified, digestKey: digestKey)
+    }
+
+    /// This representation without its Last-Modified (`no-last-modified`).
+    func withoutLastModified() -> Representation {
+        Representation(
+            source: source, length: length, contentType: contentType, entityTag: entityTag, lastModified: nil,
+            digestKey: digestKey)
     }
 
     /// SHA-256 of the whole representation, read in 1 MiB steps.

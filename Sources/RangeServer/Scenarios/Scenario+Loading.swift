@@ -246,6 +246,23 @@ private struct ScenarioReader {
                     redirects.append((target, member.value.location, stepPath))
                     continue
                 }
+                if case .array(let items) = member.value.kind, let repeatable = FaultKey.named[key],
+                    repeatable.readEach != nil
+                {
+                    // A key given several times (`header`): one value per item, in order.
+                    guard !items.isEmpty else {
+                        throw fail(member.value.location, "\(stepPath).\(key) must not be an empty array")
+                    }
+                    for (index, item) in items.enumerated() {
+                        let text = try string(item, "\(stepPath).\(key)[\(index)]")
+                        do {
+                            try step.faults.set(repeatable, from: text)
+                        } catch {
+                            throw fail(item.location, "\(stepPath): \(error.message)")
+                        }
+                    }
+                    continue
+                }
                 let text = try scalarText(member.value, "\(stepPath).\(key)")
                 switch key {
                 case "version":

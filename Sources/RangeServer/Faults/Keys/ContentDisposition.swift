@@ -5,5 +5,14 @@ extension FaultKey {
         "content-disposition", kind: .headers, valueForm: "header value", placeholder: "VALUE",
         example: "attachment; filename=\"report.pdf\"", help: "every answer carries Content-Disposition: VALUE",
         expected: HeaderText.valueExpected, shapesResponse: true, field: \.contentDisposition,
-        parse: { HeaderText.value($0) }, format: { HeaderText.queryForm($0) })
+        parse: { HeaderText.value($0) }, format: { HeaderText.queryForm($0) }
+    )
+    .hooked(
+        FaultHooks(
+            rank: 25,
+            headers: { plan, _, exchange in
+                guard let value = exchange.faults.contentDisposition else { return }
+                plan.headers.append(HeaderField("Content-Disposition", value))
+            },
+            headersOnEveryAnswer: true))
 }

@@ -1,3 +1,5 @@
+import HTTPVocabulary
+
 extension FaultKey {
     /// `content-range=RAW`: a single-part 206 carries RAW as its Content-Range, verbatim, malformed values included
     /// (`bytes=0-99/100`, an end past the complete length); the body is the range asked for, and Content-Length is
@@ -6,5 +8,13 @@ extension FaultKey {
         "content-range", kind: .headers, valueForm: "header value", placeholder: "RAW", example: "bytes=0-99/100",
         help: "a 206's Content-Range is RAW verbatim (malformed too); the body is the range asked for",
         expected: HeaderText.valueExpected, needsBody: true, shapesResponse: true, field: \.contentRangeRaw,
-        parse: { HeaderText.value($0) }, format: { HeaderText.queryForm($0) })
+        parse: { HeaderText.value($0) }, format: { HeaderText.queryForm($0) }
+    )
+    .hooked(
+        FaultHooks(
+            rank: 1,
+            headers: { plan, _, exchange in
+                guard let raw = exchange.faults.contentRangeRaw else { return }
+                plan.replaceSingleRangeContentRange { _, _ in raw }
+            }))
 }

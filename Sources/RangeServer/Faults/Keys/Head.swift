@@ -4,7 +4,30 @@ extension FaultKey {
     static let head = FaultKey(
         "head", kind: .status,
         help: "HEAD is refused with 405 and Allow: GET, refused with 403, or never answered; GET as usual",
-        field: \.head)
+        field: \.head
+    )
+    .hooked(
+        FaultHooks(
+            rank: 3,
+            answer: { exchange in
+                guard let head = exchange.faults.head, head != .stall, exchange.request.method == "HEAD" else {
+                    return nil
+                }
+                var plan =
+                    head == .refuse405
+                    ? ResponsePlan.text(
+                        405, "method HEAD not allowed (injected)", headers: [HeaderField("Allow", "GET")])
+                    : ResponsePlan.text(403, "HEAD forbidden (injected)")
+                plan.faults = exchange.names
+                plan.delivery.delay = exchange.faults.delay
+                return plan
+            },
+            body: { plan, exchange in
+                // Withholds the answer HEAD would otherwise get.
+                if exchange.faults.head == .stall, exchange.request.method == "HEAD" {
+                    plan.delivery.silence = FaultPlan.defaultStallDuration
+                }
+            }))
 }
 
 extension FaultPlan {

@@ -6,5 +6,16 @@ extension FaultKey {
         example: "-1", help: "HEAD's Content-Length is SIZE bytes off GET's (negative: shorter)",
         expected: "a size with an optional sign, like -100, 1K or +16", field: \.headLengthDelta,
         parse: { FaultPlan.signedSize($0) },
-        format: { $0 < 0 ? "-" + ByteSize.format($0.magnitude) : ByteSize.format($0.magnitude) })
+        format: { $0 < 0 ? "-" + ByteSize.format($0.magnitude) : ByteSize.format($0.magnitude) }
+    )
+    .hooked(
+        FaultHooks(
+            body: { plan, exchange in
+                // The body of a HEAD is never read, so the length libmicrohttpd declares is all that changes.
+                guard exchange.request.method == "HEAD", let delta = exchange.faults.headLengthDelta,
+                    case .content(let source, let offset, let length) = plan.body
+                else { return }
+                let declared = delta < 0 ? length - min(length, delta.magnitude) : length &+ delta.magnitude
+                plan.body = .content(source, offset: offset, length: declared)
+            }))
 }

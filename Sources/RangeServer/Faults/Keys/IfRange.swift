@@ -3,5 +3,8 @@ extension FaultKey {
     static let ifRange = token(
         "if-range", value: "date-only", kind: .headers,
         help: "an If-Range with an entity tag never matches (200); a date is evaluated as usual",
-        field: \.ifRangeDateOnly)
+        field: \.ifRangeDateOnly
+    )
+    .hooked(
+        FaultHooks(decision: { options, _ in options.ifRangeDateOnly = true }))
 }

@@ -4,5 +4,20 @@ extension FaultKey {
     static let lastModifiedCollide = flag(
         "lm-collide", kind: .headers,
         help: "version N keeps version N-1's Last-Modified (new bytes and ETag, same date); /bytes only",
-        shapesResponse: true, field: \.lastModifiedCollides)
+        shapesResponse: true, field: \.lastModifiedCollides
+    )
+    .hooked(
+        FaultHooks(
+            representation: { representation, _ throws(ResponsePlanFailure) in
+                guard case .generated(let generator) = representation.source else {
+                    throw .init(
+                        .text(
+                            400,
+                            "bad request: parameter 'lm-collide=1' works on /bytes/ resources only (a file has one "
+                                + "version)"))
+                }
+                representation = .generated(
+                    length: representation.length, seed: generator.seed, version: generator.version,
+                    lastModifiedVersion: max(1, generator.version - 1))
+            }))
 }

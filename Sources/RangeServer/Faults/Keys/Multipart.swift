@@ -4,5 +4,12 @@ extension FaultKey {
     static let multipart = token(
         "multipart", value: "always", kind: .headers,
         help: "a single range is answered multipart/byteranges with one part", needsBody: true, shapesResponse: true,
-        field: \.multipartAlways)
+        field: \.multipartAlways
+    )
+    .hooked(
+        FaultHooks(
+            rank: 3,
+            outcome: { outcome, _, _, _ in
+                if case .singleRange(let range) = outcome { outcome = .multipleRanges([range]) }
+            }))
 }

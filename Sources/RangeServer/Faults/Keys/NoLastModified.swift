@@ -1,5 +1,12 @@
 extension FaultKey {
     /// `no-last-modified=1`: omit Last-Modified.
     static let noLastModified = flag(
-        "no-last-modified", kind: .headers, help: "omit Last-Modified", field: \.noLastModified)
+        "no-last-modified", kind: .headers, help: "omit Last-Modified", field: \.noLastModified
+    )
+    .hooked(
+        FaultHooks(
+            rank: 23,
+            representation: { representation, _ in
+                representation = representation.withoutLastModified()
+            }))
 }

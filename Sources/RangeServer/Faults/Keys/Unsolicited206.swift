@@ -5,5 +5,14 @@ extension FaultKey {
     static let unsolicited206 = flag(
         "unsolicited-206", kind: .headers,
         help: "a request without Range gets 206 with Content-Range bytes 0-LAST/LENGTH and the whole body",
-        needsBody: true, shapesResponse: true, field: \.unsolicited206)
+        needsBody: true, shapesResponse: true, field: \.unsolicited206
+    )
+    .hooked(
+        FaultHooks(
+            outcome: { outcome, representation, conditional, _ in
+                // As if the request had asked for bytes=0-, so the faults that shape a single-range 206 apply to it
+                // too.
+                guard case .full = outcome, conditional.range == nil, representation.length > 0 else { return }
+                outcome = .singleRange(0...representation.length - 1)
+            }))
 }
