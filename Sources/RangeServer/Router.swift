@@ -128,7 +128,7 @@ final class Router: Sendable {
             plan.scenario = scenario
             return plan
         }
-        var representation: Representation
+        let representation: Representation
         do {
             representation = try resolve(
                 resource, passthrough: passthrough, versionOverride: versionOverride, sizeOverride: sizeOverride)

@@ -1,3 +1,6 @@
+#if !FAULT_SYNTAX_ONLY
+// The fuzz targets (fuzz/build) compile the fault syntax alone: the descriptors, the parser, the merge. The stages act
+// on the whole server's types (the request, the representation, the plan), so there they are left out.
 import HTTPVocabulary
 
 /// What a fault key does to a response, as hooks at fixed stages of the response path, declared in the key's own
@@ -119,3 +122,4 @@ extension FaultKey {
     /// Stage 6's keys with a ``FaultHooks/body`` hook.
     static let bodyStage = staged { $0.body != nil }
 }
+#endif

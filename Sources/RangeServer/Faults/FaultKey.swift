@@ -82,8 +82,10 @@ public struct FaultKey: Sendable {
     /// For a key that may be given several times (`header`): the canonical text of each value, in order; nil for
     /// the keys given at most once.
     private(set) var readEach: (@Sendable (FaultPlan) -> [String])?
+    #if !FAULT_SYNTAX_ONLY
     /// What the fault does to the response, at the stages of the response path (see ``FaultHooks``).
     var hooks = FaultHooks()
+    #endif
 
     /// A key whose value is an optional field of `FaultPlan`.
     ///

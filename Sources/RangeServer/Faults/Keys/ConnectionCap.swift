@@ -7,6 +7,7 @@ extension FaultKey {
         parse: { text in FaultPlan.decimalInt(text).flatMap { (1...10_000).contains($0) ? $0 : nil } },
         format: { String($0) }
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             answer: { exchange in
@@ -26,4 +27,5 @@ extension FaultKey {
                 exchange.capSlot = key
                 return nil
             }))
+    #endif
 }

@@ -7,6 +7,7 @@ extension FaultKey {
         expected: HeaderText.valueExpected, shapesResponse: true, field: \.contentDisposition,
         parse: { HeaderText.value($0) }, format: { HeaderText.queryForm($0) }
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 25,
@@ -15,4 +16,5 @@ extension FaultKey {
                 plan.headers.append(HeaderField("Content-Disposition", value))
             },
             headersOnEveryAnswer: true))
+    #endif
 }

@@ -10,6 +10,7 @@ extension FaultKey {
         expected: HeaderText.valueExpected, needsBody: true, shapesResponse: true, field: \.contentRangeRaw,
         parse: { HeaderText.value($0) }, format: { HeaderText.queryForm($0) }
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 1,
@@ -17,4 +18,5 @@ extension FaultKey {
                 guard let raw = exchange.faults.contentRangeRaw else { return }
                 plan.replaceSingleRangeContentRange { _, _ in raw }
             }))
+    #endif
 }

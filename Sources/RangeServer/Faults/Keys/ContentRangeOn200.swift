@@ -6,6 +6,7 @@ extension FaultKey {
         "content-range-on-200", kind: .headers, help: "add Content-Range: bytes 0-LAST/LENGTH to a 200",
         needsBody: true, shapesResponse: true, field: \.contentRangeOn200
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             headers: { plan, representation, _ in
@@ -15,4 +16,5 @@ extension FaultKey {
                         "Content-Range",
                         ContentRange.headerValue(0...representation.length - 1, completeLength: representation.length)))
             }))
+    #endif
 }

@@ -8,9 +8,11 @@ extension FaultKey {
         help: "a 206's Content-Range is bytes FIRST-LAST/* (complete length unknown)", needsBody: true,
         shapesResponse: true, field: \.contentRangeTotalUnknown
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             headers: { plan, _, _ in
                 plan.replaceSingleRangeContentRange { first, last in "bytes \(first)-\(last)/*" }
             }))
+    #endif
 }

@@ -7,6 +7,7 @@ extension FaultKey {
         shapesResponse: true, field: \.contentType, parse: { HeaderText.value($0) },
         format: { HeaderText.queryForm($0) }
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 20,
@@ -20,4 +21,5 @@ extension FaultKey {
                 }
             },
             headersOnEveryAnswer: true))
+    #endif
 }

@@ -8,6 +8,7 @@ extension FaultKey {
         expected: "a token of 1 to 32 letters, digits, '.', '_' or '-', like edge2", field: \.etagSalt,
         parse: { FaultPlan.isSaltToken($0) ? $0 : nil }, format: { $0 }
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 20,
@@ -16,4 +17,5 @@ extension FaultKey {
                 representation = representation.with(
                     entityTag: EntityTag(opaqueTag: tag.opaqueTag + "-" + salt, isWeak: tag.isWeak))
             }))
+    #endif
 }

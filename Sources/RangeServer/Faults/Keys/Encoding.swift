@@ -6,6 +6,7 @@ extension FaultKey {
             "serve gzip when Accept-Encoding allows it; ignores-range: 200 to a ranged request; always: even to identity",
         shapesResponse: true, field: \.encoding
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 10,
@@ -32,4 +33,5 @@ extension FaultKey {
                 if exchange.encoded { plan.headers.append(HeaderField("Content-Encoding", "gzip")) }
             },
             headersOnEveryAnswer: true))
+    #endif
 }

@@ -6,6 +6,7 @@ extension FaultKey {
         "html-page", kind: .status, help: "answer 200 with a short HTML page (text/html) instead of the file",
         shapesResponse: true, field: \.htmlPage
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 4,
@@ -22,6 +23,7 @@ extension FaultKey {
                 plan.faults = exchange.names
                 return plan
             }))
+    #endif
 
     /// The keys that shape the representation's own answer, which the page replaces: with `html-page` they would do
     /// nothing, so the two are refused together (`FaultPlan.checkCombination`).
@@ -32,6 +34,7 @@ extension FaultKey {
     ]
 }
 
+#if !FAULT_SYNTAX_ONLY
 extension Router {
     /// The page of `html-page=1`: what a portal, a proxy or an expired session serves where a file was expected.
     static let signInPage = """
@@ -47,3 +50,4 @@ extension Router {
     /// `signInPage` as bytes, made once.
     static let signInPageBytes = Array(signInPage.utf8)
 }
+#endif

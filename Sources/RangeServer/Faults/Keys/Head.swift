@@ -6,6 +6,7 @@ extension FaultKey {
         help: "HEAD is refused with 405 and Allow: GET, refused with 403, or never answered; GET as usual",
         field: \.head
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 3,
@@ -28,6 +29,7 @@ extension FaultKey {
                     plan.delivery.silence = FaultPlan.defaultStallDuration
                 }
             }))
+    #endif
 }
 
 extension FaultPlan {

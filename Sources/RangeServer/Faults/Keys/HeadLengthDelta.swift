@@ -8,6 +8,7 @@ extension FaultKey {
         parse: { FaultPlan.signedSize($0) },
         format: { $0 < 0 ? "-" + ByteSize.format($0.magnitude) : ByteSize.format($0.magnitude) }
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             body: { plan, exchange in
@@ -18,4 +19,5 @@ extension FaultKey {
                 let declared = delta < 0 ? length - min(length, delta.magnitude) : length &+ delta.magnitude
                 plan.body = .content(source, offset: offset, length: declared)
             }))
+    #endif
 }

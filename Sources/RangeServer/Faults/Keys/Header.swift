@@ -9,6 +9,7 @@ extension FaultKey {
         expected: FaultPlan.ExtraHeader.expected, shapesResponse: true, field: \.extraHeaders,
         parse: { FaultPlan.ExtraHeader(parsing: $0) }, format: { HeaderText.queryForm($0.name + ":" + $0.value) }
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 30,
@@ -16,6 +17,7 @@ extension FaultKey {
                 for field in exchange.faults.extraHeaders { plan.headers.append(HeaderField(field.name, field.value)) }
             },
             headersOnEveryAnswer: true))
+    #endif
 }
 
 extension FaultPlan {

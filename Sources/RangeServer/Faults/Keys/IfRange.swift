@@ -5,6 +5,8 @@ extension FaultKey {
         help: "an If-Range with an entity tag never matches (200); a date is evaluated as usual",
         field: \.ifRangeDateOnly
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(decision: { options, _ in options.ifRangeDateOnly = true }))
+    #endif
 }

@@ -4,6 +4,8 @@ extension FaultKey {
         "ignore-range", kind: .headers, help: "answer 200 even when Range is present", shapesResponse: true,
         field: \.ignoreRange
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(decision: { options, _ in options.ignoreRange = true }))
+    #endif
 }

@@ -6,6 +6,7 @@ extension FaultKey {
         help: "version N keeps version N-1's Last-Modified (new bytes and ETag, same date); /bytes only",
         shapesResponse: true, field: \.lastModifiedCollides
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             representation: { representation, _ throws(ResponsePlanFailure) in
@@ -20,4 +21,5 @@ extension FaultKey {
                     length: representation.length, seed: generator.seed, version: generator.version,
                     lastModifiedVersion: max(1, generator.version - 1))
             }))
+    #endif
 }

@@ -4,6 +4,7 @@ extension FaultKey {
         "misalign-range", kind: .headers, help: "start a 206 SIZE bytes early, with a truthful Content-Range",
         needsBody: true, shapesResponse: true, field: \.misalignRange
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 1,
@@ -13,4 +14,5 @@ extension FaultKey {
                 }
                 outcome = .singleRange((range.lowerBound - min(misalign, range.lowerBound))...range.upperBound)
             }))
+    #endif
 }

@@ -6,10 +6,12 @@ extension FaultKey {
         help: "a single range is answered multipart/byteranges with one part", needsBody: true, shapesResponse: true,
         field: \.multipartAlways
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 3,
             outcome: { outcome, _, _, _ in
                 if case .singleRange(let range) = outcome { outcome = .multipleRanges([range]) }
             }))
+    #endif
 }

@@ -3,7 +3,9 @@ extension FaultKey {
     static let noETag = flag(
         "no-etag", kind: .headers, help: "omit ETag", merge: .together("etag"), field: \.noETag
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 22, representation: { representation, _ in representation = representation.with(entityTag: nil) }))
+    #endif
 }

@@ -3,10 +3,12 @@ extension FaultKey {
     static let noLastModified = flag(
         "no-last-modified", kind: .headers, help: "omit Last-Modified", field: \.noLastModified
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 23,
             representation: { representation, _ in
                 representation = representation.withoutLastModified()
             }))
+    #endif
 }

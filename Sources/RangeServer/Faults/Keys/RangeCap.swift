@@ -7,6 +7,7 @@ extension FaultKey {
         expected: "a size above zero, like 64K", needsBody: true, shapesResponse: true, field: \.rangeCap,
         parse: { ByteSize.parse($0).flatMap { $0 > 0 ? $0 : nil } }, format: { ByteSize.format($0) }
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 2,
@@ -16,4 +17,5 @@ extension FaultKey {
                 else { return }
                 outcome = .singleRange(range.lowerBound...(range.lowerBound + cap - 1))
             }))
+    #endif
 }

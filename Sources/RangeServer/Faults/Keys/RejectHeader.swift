@@ -7,6 +7,7 @@ extension FaultKey {
         shapesResponse: true, field: \.rejectHeader, parse: { HeaderText.name($0) },
         format: { HeaderText.queryForm($0) }
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 1,
@@ -22,4 +23,5 @@ extension FaultKey {
                 plan.delivery.delay = exchange.faults.delay
                 return plan
             }))
+    #endif
 }

@@ -7,6 +7,7 @@ extension FaultKey {
         parse: { text in FaultPlan.decimalInt(text).flatMap { (200...599).contains($0) ? $0 : nil } },
         format: { String($0) }
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 2,
@@ -22,4 +23,5 @@ extension FaultKey {
                 plan.delivery.delay = exchange.faults.delay
                 return plan
             }))
+    #endif
 }

@@ -4,6 +4,7 @@ extension FaultKey {
         "416-shape", kind: .status, help: "a 416 without Content-Range, or with an HTML error page",
         shapesResponse: true, field: \.unsatisfiableShape
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             headers: { plan, _, exchange in
@@ -18,8 +19,10 @@ extension FaultKey {
                     plan.body = .literal(Array(Router.unsatisfiablePage.utf8))
                 }
             }))
+    #endif
 }
 
+#if !FAULT_SYNTAX_ONLY
 extension Router {
     /// The error page of `416-shape=html-body`, like a CDN's: a client that appends it to a file corrupts the file.
     static let unsatisfiablePage = """
@@ -30,3 +33,4 @@ extension Router {
 
         """
 }
+#endif

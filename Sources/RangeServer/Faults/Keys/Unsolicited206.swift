@@ -7,6 +7,7 @@ extension FaultKey {
         help: "a request without Range gets 206 with Content-Range bytes 0-LAST/LENGTH and the whole body",
         needsBody: true, shapesResponse: true, field: \.unsolicited206
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             outcome: { outcome, representation, conditional, _ in
@@ -15,4 +16,5 @@ extension FaultKey {
                 guard case .full = outcome, conditional.range == nil, representation.length > 0 else { return }
                 outcome = .singleRange(0...representation.length - 1)
             }))
+    #endif
 }

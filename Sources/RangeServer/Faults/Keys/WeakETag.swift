@@ -6,6 +6,7 @@ extension FaultKey {
         "weak-etag", kind: .headers, help: "send the ETag as weak (W/\"...\")", merge: .together("etag"),
         field: \.weakETag
     )
+    #if !FAULT_SYNTAX_ONLY
     .hooked(
         FaultHooks(
             rank: 21,
@@ -13,4 +14,5 @@ extension FaultKey {
                 guard let tag = representation.entityTag, !tag.isWeak else { return }
                 representation = representation.with(entityTag: EntityTag(opaqueTag: tag.opaqueTag, isWeak: true))
             }))
+    #endif
 }
