@@ -166,6 +166,50 @@ import Testing
         #expect(ConnectionSampler.pendingConnects(toIPv6LoopbackPort: 1, table: directory + "/none") == nil)
     }
 
+    @Test("a pair waits for a quiet port: a connection left open is counted as residue, a closed one is not")
+    func quietPort() async throws {
+        // Forty listeners first: /proc/net/tcp lists listening sockets before the others, so the connection below
+        // is listed past the table's first page (which is all a read that trusts the file's size would see).
+        let listeners = (0..<40).map { _ in Self.loopbackSocket(listening: true) }
+        defer { for listener in listeners { close(listener) } }
+        #expect(listeners.allSatisfy { $0 >= 0 })
+        #expect(try #require(ConnectionSampler.contents(ofTable: "/proc/net/tcp")).count > 4096)
+        try await withRangeServer(RangeServer.Configuration()) { server in
+            // A connection an earlier pair left: connected, never used.
+            let socket = Self.loopbackSocket(listening: false, connectingTo: server.port)
+            try #require(socket >= 0)
+            defer { if socket >= 0 { close(socket) } }
+            // The server's side of it is established once the handshake is done.
+            #expect(
+                await waitUntil(within: .seconds(5)) { ConnectionSampler.established(toLocalPort: server.port) == 1 })
+            #expect(await ConnectionSampler.awaitQuiet(localPort: server.port, within: .milliseconds(50)) == 1)
+            close(socket)
+            #expect(await ConnectionSampler.awaitQuiet(localPort: server.port, within: .seconds(5)) == 0)
+        }
+    }
+
+    /// A TCP socket on 127.0.0.1: listening on a port of its own, or connected to `port`; -1 when that failed.
+    static func loopbackSocket(listening: Bool, connectingTo port: Int = 0) -> Int32 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return -1 }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+                let size = socklen_t(MemoryLayout<sockaddr_in>.size)
+                if listening { return bind(socket, pointer, size) == 0 ? listen(socket, 1) : -1 }
+                return connect(socket, pointer, size)
+            }
+        }
+        guard status == 0 else {
+            close(socket)
+            return -1
+        }
+        return socket
+    }
+
     @Test("mount points are read from a mountinfo table, escapes included")
     func mountPoints() throws {
         let directory =

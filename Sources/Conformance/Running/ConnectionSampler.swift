@@ -8,7 +8,7 @@ enum ConnectionSampler {
         var readAny = false
         let suffix = ":" + String(format: "%04X", port)
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let data = FileManager.default.contents(atPath: table) else { continue }
+            guard let data = contents(ofTable: table) else { continue }
             readAny = true
             for line in String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -16,6 +16,49 @@ enum ConnectionSampler {
             }
         }
         return readAny ? count : nil
+    }
+
+    /// Waits until no connection to the local `port` is established, at most `limit`, and returns how many still
+    /// are (0 when the table cannot be read).
+    ///
+    /// A pair starts on a quiet port: the connections the last pair left may still be open for a moment after it
+    /// ended (AsyncHTTPClient's shutdown completes before the closes it asked for have run, so an in-process
+    /// client's sockets outlive its shutdown on a busy event loop), and counted as this pair's they would charge
+    /// its client with connections it never opened.
+    ///
+    /// - Parameters:
+    ///   - port: the local port.
+    ///   - limit: how long to wait.
+    /// - Returns: the connections still established when the wait ended.
+    static func awaitQuiet(localPort port: Int, within limit: Duration) async -> Int {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            let open = established(toLocalPort: port) ?? 0
+            if open == 0 || ContinuousClock.now >= deadline { return open }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// The whole text of a socket table, or nil when it cannot be read.
+    ///
+    /// Read to its end by hand: `FileManager.contents(atPath:)` trusts the size `stat` gives, and a procfs file's
+    /// is 0, so it returned one read of one page (about 27 of `/proc/net/tcp`'s lines) and the sampler missed
+    /// every socket listed after them.
+    ///
+    /// - Parameter path: the table.
+    /// - Returns: its bytes.
+    static func contents(ofTable path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return count == 0 ? bytes : nil }
+            bytes += buffer[..<count]
+        }
     }
 
     /// `::1` as `/proc/net/tcp6` prints it: four 32-bit words, each in the host's byte order (little-endian here).
@@ -34,7 +77,7 @@ enum ConnectionSampler {
     ///   - table: the table to read.
     /// - Returns: the inodes, or nil.
     static func pendingConnects(toIPv6LoopbackPort port: Int, table: String = "/proc/net/tcp6") -> Set<String>? {
-        guard let data = FileManager.default.contents(atPath: table) else { return nil }
+        guard let data = contents(ofTable: table) else { return nil }
         let remote = ipv6LoopbackHex + ":" + String(format: "%04X", port)
         var inodes: Set<String> = []
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst() {

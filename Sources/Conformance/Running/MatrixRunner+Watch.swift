@@ -11,6 +11,9 @@ extension MatrixRunner {
         let watched: [String]
         /// The port whose established connections are counted.
         let sampledPort: Int
+        /// The connections an earlier pair left open on ``sampledPort`` that outlived the wait for a quiet port: the
+        /// samples count above them (they can only close, so this never counts a connection of the client's twice).
+        var residue = 0
         /// The port where `[::1]` is dead, for a `dead-ipv6` row; nil otherwise.
         let deadIPv6Port: Int?
         /// When the pair's time is up.
@@ -43,7 +46,9 @@ extension MatrixRunner {
                     await run.terminate()
                     break
                 }
-                if let count = ConnectionSampler.established(toLocalPort: sampledPort) { peak = max(peak, count) }
+                if let count = ConnectionSampler.established(toLocalPort: sampledPort) {
+                    peak = max(peak, count - residue)
+                }
                 if let port = deadIPv6Port,
                     let pending = ConnectionSampler.pendingConnects(toIPv6LoopbackPort: port)
                 {
