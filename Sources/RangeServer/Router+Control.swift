@@ -129,7 +129,7 @@ extension Router {
 /// - Parameters:
 ///   - address: a numeric IPv4 or IPv6 address.
 /// - Returns: true for a loopback address.
-public func isLoopback(_ address: String) -> Bool {
+package func isLoopback(_ address: String) -> Bool {
     address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.")
 }
 

@@ -8,22 +8,22 @@ public struct CatalogueEntry: Sendable {
     /// Its `expect` section.
     public var expectation: ScenarioExpectation
     /// The resource's reference bytes, at the length its path gives (the first attempt's).
-    public var reference: ReferenceContent
+    package var reference: ReferenceContent
     /// The length each version was last served with, by version: a step's `size` shrinks or grows the resource.
     public var versionLengths: [Int: UInt64]
     /// The length a successful output must have: that of `expectedVersion` as last served.
     public var expectedLength: UInt64
     /// The expected version's bytes at `expectedLength`: what a successful output must equal.
-    public var expectedContent: ReferenceContent { reference.resized(to: expectedLength) }
+    package var expectedContent: ReferenceContent { reference.resized(to: expectedLength) }
     /// The length `version` was last served with (the path's length for a version no step names).
     public func length(ofVersion version: Int) -> UInt64 { versionLengths[version] ?? reference.length }
     /// The bytes of `version` at the length it was last served with.
-    public func content(ofVersion version: Int) -> ReferenceContent {
+    package func content(ofVersion version: Int) -> ReferenceContent {
         reference.resized(to: length(ofVersion: version))
     }
     /// The reference at the longest length any attempt serves, so every byte any version was served with can be
     /// attributed to its version (a stale tail of a longer version included).
-    public var attributionContent: ReferenceContent {
+    package var attributionContent: ReferenceContent {
         reference.resized(to: versionLengths.values.reduce(reference.length, max))
     }
     /// Every version the scenario can serve, so outputs can be attributed (spliced versions).
@@ -31,7 +31,7 @@ public struct CatalogueEntry: Sendable {
     /// The version a successful output must equal: `expect.version`, else the latest the scenario serves.
     public var expectedVersion: Int
     /// The RFC sections the row rests on and the reports of its failure in real clients (`rfc`, `seen-in`).
-    public var references: RowReferences
+    package var references: RowReferences
 
     /// The name.
     public var name: String { scenario.name }
@@ -119,7 +119,7 @@ public struct CatalogueEntry: Sendable {
     /// - Parameters:
     ///   - entries: the catalogue.
     /// - Returns: the references.
-    public static func references(_ entries: [CatalogueEntry]) -> [String: RowReferences] {
+    package static func references(_ entries: [CatalogueEntry]) -> [String: RowReferences] {
         Dictionary(entries.map { ($0.name, $0.references) }, uniquingKeysWith: { first, _ in first })
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import RangeServer
 
 /// The bytes a resource should have, so the harness can tell which version an output holds.
-public enum ReferenceContent: Hashable, Sendable {
+package enum ReferenceContent: Hashable, Sendable {
     /// `/bytes/{length}?seed=S`: generated, any version.
     case generated(length: UInt64, seed: UInt64)
     /// `/files/...`: a file under the served root; it has one version.

@@ -5,7 +5,7 @@ import RangeServer
 ///
 /// Every catalogue row carries both, each a list or `{"none": "why"}`, so a reader of a red cell can cite the rule
 /// and find the upstream report, and a row without one says so instead of staying silent.
-public struct RowReferences: Hashable, Sendable, Encodable {
+package struct RowReferences: Hashable, Sendable, Encodable {
     /// The RFC sections (`RFC 9110 §13.1.5`), or why none applies.
     public var rfc: ScenarioCitations
     /// Reports in real clients (`curl/curl#1163`), or why there are none.

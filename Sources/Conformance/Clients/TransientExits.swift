@@ -5,7 +5,7 @@ import Foundation
 ///
 /// `CODES` is a comma-separated list of exit statuses, 1 to 255 (a death by signal N is `128 + N`, as a shell reports
 /// it). The syntax is meant to be read the same wherever a client is defined.
-public struct TransientExits: Hashable, Sendable {
+package struct TransientExits: Hashable, Sendable {
     /// The client's name (its column).
     public var client: String
     /// The exit statuses that are re-run.

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// A cell is compared by scenario and client column. A report written before grades existed gives a failed cell
 /// the grade `fail`.
-public struct Baseline: Hashable, Sendable {
+package struct Baseline: Hashable, Sendable {
     /// Where the baseline was read from, for the reports.
     public var path: String
     /// The scheme of the run it came from (`http` or `https`).

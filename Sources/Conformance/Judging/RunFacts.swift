@@ -99,7 +99,7 @@ public struct RunFacts: Sendable {
     public var ipv6Attempts: Int?
     /// For a row whose client names its output from the server (`output-names`): which file is the output (also
     /// ``outputs``' only element) and what else the client left in its directory; nil otherwise.
-    public var serverNamed: ServerNamedOutput?
+    package var serverNamed: ServerNamedOutput?
 
     /// The first start of a `disk-full-at` row, on a filesystem with ``size`` bytes of room.
     public struct DiskFull: Hashable, Sendable {

@@ -6,7 +6,7 @@ import RangeServer
 /// The client is given a directory and no name. The output is the file under an allowed name that holds the whole
 /// expected representation, else the largest file under an allowed name; every other file in the directory is kept
 /// in ``others`` for the judge (a partial copy under the other name is a finding, a control file a note).
-public struct ServerNamedOutput: Hashable, Sendable {
+package struct ServerNamedOutput: Hashable, Sendable {
     /// The names the row allows, in the order its attempts give them.
     public var names: [String]
     /// The output, or a missing file named after the allowed names.

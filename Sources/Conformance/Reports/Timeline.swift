@@ -11,7 +11,7 @@ import RangeServer
 /// The SVG is self-contained (no scripts, no fonts, no external references), uses only presentation attributes (no
 /// `<style>`, which inline in an HTML page would apply to the whole page), and carries a `<title>` on every row as
 /// its tooltip and accessible text.
-public enum Timeline {
+package enum Timeline {
     /// The timeline of one run.
     ///
     /// - Parameters:

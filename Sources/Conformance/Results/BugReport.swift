@@ -7,7 +7,7 @@ import Foundation
 /// scenario's catalogue file quoted whole), the exact client command (the cell's ``Reproducer``, the same commands
 /// the reports show), what the client did (its requests, from the server's journal), what it should have done and
 /// the RFC sections that say so, and what the output holds (its content map).
-public enum BugReport {
+package enum BugReport {
     /// The report of a cell.
     ///
     /// - Parameters:

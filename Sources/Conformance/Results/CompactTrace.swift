@@ -12,7 +12,7 @@ import RangeServer
 /// in docs/conformance.md, "The results table"): a column of runs holds thousands of requests.
 /// ``runTrace(scenario:description:)`` gives the ``RunTrace`` back, equal to the original but for the server's
 /// arrival numbers (each request's number stands in for it).
-public struct CompactTrace: Codable, Hashable, Sendable {
+package struct CompactTrace: Codable, Hashable, Sendable {
     /// The resource's length.
     public var length: UInt64
     /// Every version the scenario can serve.

@@ -6,7 +6,7 @@ import Foundation
 /// A new version of a client adds a file; recording the same version again replaces the runs of the schemes recorded
 /// and keeps the others. Every cell keeps its grade, reasons, notes and reproducer, and the run's facts as a
 /// ``CompactTrace``, from which the results page draws its picture.
-public struct ResultsFile: Codable, Hashable, Sendable {
+package struct ResultsFile: Codable, Hashable, Sendable {
     /// The layout's version: 1.
     public var format = 1
     /// The column's name.

@@ -11,7 +11,7 @@ import RangeServer
 /// ``Timeline``, from its ``CompactTrace``), the requests and the reproducer. A cell whose grade differs from the
 /// client's previous version is marked with what it was. A legend explains the grades; a filter shows only the rows
 /// with a cell of one grade, or the changed ones.
-public enum ResultsPage {
+package enum ResultsPage {
     /// The page.
     ///
     /// - Parameters:

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// A pure function of the reports, the files already there and the recording's facts (commit, date): paths under the
 /// repository's root become relative to a checkout, so a committed reproducer works from anyone's clone.
-public enum ResultsRecorder {
+package enum ResultsRecorder {
     /// The part of a `--json` report the recorder reads.
     public struct MatrixReport: Decodable, Sendable {
         /// The rangecheck command line.

@@ -4,7 +4,7 @@ import RangeServer
 /// The rows of the results table: `docs/results/scenarios.json`, each scenario with its description, what its rule
 /// rests on (`rfc`, `seen-in`) and its scenario file as it was when last recorded, so the page and the bug reports
 /// need nothing outside `docs/results/`.
-public struct ResultsRows: Codable, Hashable, Sendable {
+package struct ResultsRows: Codable, Hashable, Sendable {
     /// The layout's version: 1.
     public var format = 1
     /// The rows, in name order.

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// The table shows the newest version of each client (by its version's numbers), and for each of its cells the grade
 /// the previous version of that client had, when it differs.
-public struct ResultsTable: Hashable, Sendable {
+package struct ResultsTable: Hashable, Sendable {
     /// Every results file, any version.
     public var files: [ResultsFile]
     /// The rows' descriptions, references and scenario files.

@@ -18,7 +18,7 @@ import Glibc
 ///
 /// Where no private namespace can be made (not root, no `unshare`, a library user such as `swift test` running the
 /// matrix in process), ``unavailableReason`` says why and those rows are n/a, never a pass.
-public enum ClientWorld {
+package enum ClientWorld {
     /// The name a `dead-ipv6` row hands out: `::1` first, `127.0.0.1` second, in the private namespace's hosts file.
     /// Under `.test` (RFC 6761), which no resolver outside answers.
     public static let dualStackName = "dead-ipv6.rangecheck.test"

@@ -1,5 +1,5 @@
 /// Shell-style glob matching (`*`, `?`, `[abc]`) for `--scenario`.
-public enum Glob {
+package enum Glob {
     /// Whether `name` matches `pattern`; a comma separates alternatives (`plain,kill-*`).
     ///
     /// - Parameters:

@@ -50,7 +50,7 @@ public struct MatrixCell: Hashable, Sendable {
     /// judge did not decide (a timeout, a harness error), which is graded `fail`.
     public var reasons: [Violation]
     /// How the cell compares with a `--baseline` (new, worse, fixed or the same); nil without a baseline.
-    public var baseline: Baseline.Change?
+    package var baseline: Baseline.Change?
     /// How to reproduce the cell by hand; set for a failure whose run the harness started, nil otherwise.
     public var reproducer: Reproducer?
 
@@ -144,7 +144,7 @@ public struct Matrix: Hashable, Sendable {
     public var baseline: String?
     /// What each row rests on (its RFC sections and the reports of its failure), by scenario name, for the
     /// reports; a row without an entry shows none.
-    public var references: [String: RowReferences] = [:]
+    package var references: [String: RowReferences] = [:]
     /// Each client's version as it printed it (`7.88.1`), by client name, for the columns that have a version
     /// command; reports show it beside the column's name.
     public var versions: [String: String] = [:]

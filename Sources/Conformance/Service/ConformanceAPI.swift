@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Keys are spelled as on the wire (`steps-done`), so a client in any language reads the same names the document
 /// shows.
-public enum ConformanceAPI {
+package enum ConformanceAPI {
     /// `POST /_conformance/runs`: a client asks for a run of one scenario.
     public struct RunRequest: Codable, Sendable {
         /// The scenario's name.

@@ -9,7 +9,7 @@ import RangeServer
 /// The service is a ``CustomRoute`` on a ``RangeServer`` that serves the scenario catalogue: ``startServer(_:)``
 /// starts one. Verdicts are kept in a ``ResultStore`` (a JSON Lines file), so a restart loses none, and the live
 /// report is rebuilt from them.
-public final class ConformanceService: Sendable {
+package final class ConformanceService: Sendable {
     /// How the service runs.
     public struct Configuration: Sendable {
         /// The scenario directory.

@@ -2,7 +2,7 @@
 ///
 /// Lenient on purpose: the fault parser, not this splitter, decides what is an error, and it can
 /// only name a bad key or value in its 400 message if the splitter hands everything over.
-public enum QueryString {
+package enum QueryString {
     /// Splits and decodes a raw query string.
     ///
     /// - Parameters:

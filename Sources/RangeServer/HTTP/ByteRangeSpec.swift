@@ -3,7 +3,7 @@ import HTTPVocabulary
 /// One element of a `Range: bytes=...` header, as written by the client and not yet resolved against a length.
 ///
 /// See RFC 9110 §14.1.1. Resolution against a representation happens in ``RangeHeader/evaluate(length:maxRanges:)``.
-public enum ByteRangeSpec: Hashable, Sendable {
+package enum ByteRangeSpec: Hashable, Sendable {
     /// `first-last`: both positions inclusive; the parser guarantees `last >= first`.
     case closed(first: UInt64, last: UInt64)
     /// `first-`: from `first` to the end of the representation.
@@ -16,7 +16,7 @@ public enum ByteRangeSpec: Hashable, Sendable {
 ///
 /// The specs are kept exactly in request order, duplicates and overlaps included, because the evaluation rules
 /// (range count limits, overlap accounting) depend on what the client actually sent.
-public struct RangeHeader: Hashable, Sendable {
+package struct RangeHeader: Hashable, Sendable {
     /// The range specs in the order they appeared, empty list elements removed.
     public var specs: [ByteRangeSpec]
 

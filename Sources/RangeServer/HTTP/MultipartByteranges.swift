@@ -7,7 +7,7 @@ import HTTPVocabulary
 /// `CRLF --BOUNDARY CRLF Content-Type: T CRLF Content-Range: bytes a-b/len CRLF CRLF <payload>`, and the body ends
 /// with `CRLF --BOUNDARY-- CRLF`. The first part also starts with CRLF; RFC 2046 treats that CRLF as part of the
 /// delimiter, so the body simply has an empty preamble and every part is framed the same way.
-public struct MultipartByteranges: Hashable, Sendable {
+package struct MultipartByteranges: Hashable, Sendable {
     /// One piece of the body, in sending order.
     public enum Segment: Hashable, Sendable {
         /// Framing bytes sent as they are.

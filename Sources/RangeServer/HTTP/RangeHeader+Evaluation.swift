@@ -1,5 +1,5 @@
 /// The outcome of resolving a ``RangeHeader`` against a representation of known length.
-public enum RangeEvaluation: Hashable, Sendable {
+package enum RangeEvaluation: Hashable, Sendable {
     /// Serve the whole representation with 200, as if no `Range` had been sent.
     case ignore
     /// No spec selects any byte: answer 416 Range Not Satisfiable.

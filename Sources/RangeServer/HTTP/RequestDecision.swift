@@ -1,7 +1,7 @@
 import HTTPVocabulary
 
 /// What the server knows about the selected representation when deciding a response.
-public struct RepresentationMetadata: Hashable, Sendable {
+package struct RepresentationMetadata: Hashable, Sendable {
     /// The full length in bytes.
     public var length: UInt64
     /// The current `ETag`, if the server sends one.
@@ -25,7 +25,7 @@ public struct RepresentationMetadata: Hashable, Sendable {
 /// The parts of a request that influence the status: the method and the raw range and precondition fields.
 ///
 /// Fields stay raw strings so the decision owns all parsing and its leniency rules in one place.
-public struct ConditionalRequest: Hashable, Sendable {
+package struct ConditionalRequest: Hashable, Sendable {
     /// The request method, compared case-sensitively as RFC 9110 §9.1 requires.
     public var method: String
     /// The raw `Range` field value.
@@ -71,7 +71,7 @@ public struct ConditionalRequest: Hashable, Sendable {
 }
 
 /// Server behaviour switches for the decision, used to emulate servers with limited range support.
-public struct DecisionOptions: Hashable, Sendable {
+package struct DecisionOptions: Hashable, Sendable {
     /// The most range specs honoured in one request; more and the whole representation is sent.
     public var maxRanges: Int
     /// Behave like a server without range support: always answer in full.
@@ -100,7 +100,7 @@ public struct DecisionOptions: Hashable, Sendable {
 }
 
 /// The status-level outcome of a request, before any headers or body are planned.
-public enum ResponseDecision: Hashable, Sendable {
+package enum ResponseDecision: Hashable, Sendable {
     /// 200 with the whole representation.
     case full
     /// 206 with these ranges: one means a single-part body, several mean `multipart/byteranges`.
@@ -114,7 +114,7 @@ public enum ResponseDecision: Hashable, Sendable {
 }
 
 /// Chooses between 200, 206, 304, 412 and 416 for a request on an existing representation.
-public enum RequestDecision {
+package enum RequestDecision {
     /// Evaluates preconditions and range in the order of RFC 9110 §13.2.2.
     ///
     /// 1. `If-Match`: `*` passes; a tag list passes only on a strong match with the current `ETag`. A failing or

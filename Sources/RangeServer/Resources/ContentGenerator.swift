@@ -2,7 +2,7 @@
 ///
 /// Each 8-byte word is a SplitMix64 output of its word index mixed with a key derived from the seed and
 /// version, so any range is produced in time proportional to its length, with no state and no disk.
-public struct ContentGenerator: Hashable, Sendable {
+package struct ContentGenerator: Hashable, Sendable {
     /// The seed the content was derived from.
     public let seed: UInt64
     /// The representation version; two versions of the same seed differ everywhere.

@@ -8,7 +8,7 @@
 ///
 /// Its storage (a dictionary and an array of nodes) is sized by the most entries held at once, so after it has
 /// been full it stays that size; ``removeAll()`` gives the memory back.
-public struct BoundedTable<Key: Hashable, Value> {
+package struct BoundedTable<Key: Hashable, Value> {
     fileprivate struct Node {
         var key: Key
         var value: Value

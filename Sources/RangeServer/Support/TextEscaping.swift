@@ -2,7 +2,7 @@
 ///
 /// The package's one JSON string escaper (everything else goes through `JSONEncoder`), and the one markup
 /// escaper for the index page and the conformance reports.
-public enum TextEscaping {
+package enum TextEscaping {
     /// Appends `text` as a JSON string literal to `output`, for the journal's hand-written JSON (on the server's
     /// hot path, see `JournalEntry`).
     public static func appendJSONQuoted(_ text: String, to output: inout [UInt8]) {

@@ -9,7 +9,7 @@ import X509
 /// Keys are ECDSA P-256 and certificates carry what strict verifiers ask for (Python's `VERIFY_X509_STRICT`, Apple's
 /// rules for TLS server certificates): subject alternative names, `serverAuth`, key identifiers, and a leaf validity
 /// of at most 397 days.
-public struct CertificateAuthority: Sendable {
+package struct CertificateAuthority: Sendable {
     /// The CA certificate, PEM: what a client adds to its trust store.
     public let certificatePEM: String
     /// The CA's private key, PEM (PKCS #8).
