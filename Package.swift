@@ -41,9 +41,11 @@ let package = Package(
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers")
             ]
         ),
+        // openat2 for SystemCalls.openBeneath: no libc wrapper, and a Linux header Swift does not import.
+        .target(name: "COpenBeneath"),
         .target(
             name: "SystemCalls",
-            dependencies: [.product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["COpenBeneath", .product(name: "SystemPackage", package: "swift-system")]
         ),
         .target(
             name: "RangeServer",

@@ -15,7 +15,6 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #ifdef __linux__
-#include <linux/openat2.h>
 #include <linux/sockios.h>
 #include <sys/syscall.h>
 #endif
@@ -245,25 +244,6 @@ static inline int cmhd_abort_with_reset(int fd) {
     memset(&unspecified, 0, sizeof unspecified);
     unspecified.sa_family = AF_UNSPEC;
     return connect(fd, &unspecified, sizeof unspecified);
-}
-
-/// Opens `path` (relative to the directory `dir_fd`) read-only, refusing in the kernel any resolution that
-/// leaves `dir_fd` or passes through a symlink (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so
-/// a component swapped for a symlink between a containment check and the open cannot redirect it.
-/// Returns the descriptor, or -1 with errno set; errno is ENOSYS where the kernel or platform lacks openat2.
-static inline int cmhd_open_beneath(int dir_fd, const char *path) {
-#if defined(__linux__) && defined(SYS_openat2)
-    struct open_how how;
-    memset(&how, 0, sizeof how);
-    how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
-    return (int)syscall(SYS_openat2, dir_fd, path, &how, sizeof how);
-#else
-    (void)dir_fd;
-    (void)path;
-    errno = ENOSYS;
-    return -1;
-#endif
 }
 
 #endif

@@ -228,7 +228,7 @@ public final class RangeServer: Sendable {
                     RangeServer.record(exchange, journal: journal, logger: logsAccess ? logger : nil)
                     router.giveBackProbe(exchange)
                 },
-                admission: { router.admit(method: $0, target: $1, socket: $2, takeArrival: $3) },
+                admission: { router.admit(method: $0, target: $1, connection: $2, takeArrival: $3) },
                 openExchanges: journal.openExchanges,
                 counters: counters, tls: tls
             )

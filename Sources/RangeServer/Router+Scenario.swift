@@ -1,5 +1,3 @@
-import CMicroHTTPD
-
 extension Router {
     /// Numbers a request to `/scenario/...` as its headers arrive: a GET of an existing scenario route takes its
     /// arrival number and its attempt under the counters' lock, so the attempts of one run follow the arrival order
@@ -14,7 +12,7 @@ extension Router {
     /// - Returns: the arrival number, the attempt when one was counted, and the request as the server's open
     ///   requests will know it (under the run the target names, for any method), until its entry is stored.
     func admit(
-        method: String, target: String, socket: Int32, takeArrival: () -> Int
+        method: String, target: String, connection: any ExchangeConnection, takeArrival: () -> Int
     ) -> (arrival: Int, attempt: Int?, exchange: OpenExchange?) {
         let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target[...]
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2)
@@ -24,9 +22,9 @@ extension Router {
         // megabytes of a response on loopback before the client has read the first: a probe that reads 512 bytes
         // of a 1 MiB file and closes would look like a whole download, and a drop could fire in the buffers of a
         // client that never reached it. Capped, the count stays within about 200 KiB of what the client took.
-        if socket >= 0 { _ = cmhd_cap_send_buffer(socket, Self.scenarioSendBuffer) }
+        connection.capBuffering(at: Self.scenarioSendBuffer)
         func exchange(_ scenario: String? = nil, _ route: String? = nil, _ attempt: Int? = nil) -> OpenExchange {
-            OpenExchange(run: run, scenario: scenario, route: route, attempt: attempt, socket: socket)
+            OpenExchange(run: run, scenario: scenario, route: route, attempt: attempt, connection: connection)
         }
         guard method == "GET", let scenario = scenarios[String(segments.first!)] else {
             return (takeArrival(), nil, exchange())
@@ -39,15 +37,13 @@ extension Router {
             scenario: scenario.name, run: run, route: route, arrival: takeArrival
         ) { latest in
             !countsProbes
-                && open.reclaimAttempt(scenario: scenario.name, run: run, route: route, latest: latest) {
-                    cmhd_peer_departure($0)
-                }
+                && open.reclaimAttempt(scenario: scenario.name, run: run, route: route, latest: latest)
         }
         return (arrival, attempt, exchange(scenario.name, route, attempt))
     }
 
     /// The send buffer of a connection serving a scenario (see `admit`).
-    static let scenarioSendBuffer: Int32 = 64 * 1024
+    static let scenarioSendBuffer = 64 * 1024
 
     /// Gives back the attempt of a response the client left of its own accord (`JournalEntry.abandoned`: a probe, or a
     /// download it dropped to start again), so its next request meets the step that one met; not in a scenario that

@@ -98,6 +98,17 @@ final class Router: Sendable {
         }
     }
 
+    /// The first key set in `plan` that the exchange's front end cannot carry out, as a 400's one line naming it
+    /// with its value; nil when it can carry out all of them.
+    static func refusal(of plan: FaultPlan, on connection: any ExchangeConnection) -> String? {
+        for key in FaultKey.all where key.isSet(plan) {
+            guard let reason = connection.refusal(of: key) else { continue }
+            let value = key.read(plan).map { "=\($0)" } ?? ""
+            return "bad request: parameter '\(key.name)\(value)' \(reason)"
+        }
+        return nil
+    }
+
     // MARK: - Resources
 
     /// Serves `/bytes/...` or `/files/...` with the faults in `query` layered over `base`.
@@ -119,12 +130,8 @@ final class Router: Sendable {
                 return .text(400, "bad request: \(error)")
             }
         }
-        if request.isTLS, let badChunkAfter = effective.badChunkAfter {
-            // The malformed line is written to the socket past libmicrohttpd, which TLS cannot allow.
-            var plan = ResponsePlan.text(
-                400,
-                "bad request: parameter 'bad-chunk-after=\(ByteSize.format(badChunkAfter))' works on plain HTTP only "
-                    + "(it writes to the socket past the TLS layer); use the http port")
+        if !effective.isEmpty, let refused = Self.refusal(of: effective, on: request.connection) {
+            var plan = ResponsePlan.text(400, refused)
             plan.scenario = scenario
             return plan
         }

@@ -148,18 +148,19 @@ func handleAccess(
             let takeArrival = { daemon.counters.arrivals.wrappingAdd(1, ordering: .relaxed).newValue }
             // A scenario GET counts its attempt now, under the same lock as its arrival number, so attempts follow
             // arrival order even when a later request is planned first (its body came sooner, its thread ran first).
-            let socket = cmhd_connection_fd(connection)
+            let carrier = MicroHTTPConnection(socket: cmhd_connection_fd(connection), isTLS: daemon.isTLS)
+            context.connection = carrier
             var exchange: OpenExchange?
             if let admission = daemon.admission, context.target.hasUTF8Prefix("/scenario/") {
                 (context.arrival, context.reservedAttempt, exchange) = admission(
-                    methodToken(method), context.target, socket, takeArrival)
+                    methodToken(method), context.target, carrier, takeArrival)
             } else {
                 context.arrival = takeArrival()
             }
             // A control request is never journaled, and one waiting for the server to settle must not wait for itself.
             if let exchanges = daemon.openExchanges, !context.target.hasUTF8Prefix("/_control/") {
                 context.open(
-                    exchange ?? OpenExchange(run: nil, scenario: nil, route: nil, attempt: nil, socket: socket),
+                    exchange ?? OpenExchange(run: nil, scenario: nil, route: nil, attempt: nil, connection: carrier),
                     in: exchanges)
             }
             // The first call only announces the headers; answering now would cost keep-alive.
@@ -185,6 +186,7 @@ func handleAccess(
             arrivalTime: context.arrivalTime,
             reservedAttempt: context.reservedAttempt,
             isTLS: daemon.isTLS,
+            connection: context.connection ?? MicroHTTPConnection(socket: -1, isTLS: daemon.isTLS),
             body: context.body,
             bodyTooLarge: context.bodyTooLarge
         )

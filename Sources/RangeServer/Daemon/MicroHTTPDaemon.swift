@@ -40,7 +40,9 @@ final class MicroHTTPDaemon: @unchecked Sendable {
     /// next arrival number, returns that number and the scenario attempt counted with it, if any (see
     /// `Router.admit(method:target:takeArrival:)`).
     typealias Admission =
-        @Sendable (_ method: String, _ target: String, _ socket: Int32, _ takeArrival: () -> Int) -> (
+        @Sendable (
+            _ method: String, _ target: String, _ connection: any ExchangeConnection, _ takeArrival: () -> Int
+        ) -> (
             arrival: Int, attempt: Int?, exchange: OpenExchange?
         )
 

@@ -19,6 +19,8 @@ final class RequestContext: @unchecked Sendable {
     /// The scenario attempt counted when the headers were announced, so attempts follow arrival order (see
     /// `Router.admit(target:method:takeArrival:)`).
     var reservedAttempt: Int?
+    /// The exchange's connection as the router sees it, made when the headers arrive.
+    var connection: MicroHTTPConnection?
     /// How many body bytes to keep (a custom route's limit), read once from the target; nil until asked.
     var bodyLimit: Int?
     /// The body kept so far, for a custom route.

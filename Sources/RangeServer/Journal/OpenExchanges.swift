@@ -9,8 +9,8 @@ final class OpenExchange: Sendable {
     let scenario: String?
     let route: String?
     let attempt: Int?
-    /// The connection's socket, looked at (never read or written) to tell whether the client has gone.
-    let socket: Int32
+    /// The exchange's connection, asked whether the client has gone.
+    let connection: any ExchangeConnection
     /// Whether a fault of the response had fired (see `RequestContext.faultFired`); written on the connection's
     /// thread, read by another request's admission.
     let faultFired = Atomic<Bool>(false)
@@ -21,12 +21,12 @@ final class OpenExchange: Sendable {
     /// `OpenExchanges.reclaimAttempt`), so the exchange's end must not give it back again.
     let attemptGivenBack = Atomic<Bool>(false)
 
-    init(run: String?, scenario: String?, route: String?, attempt: Int?, socket: Int32) {
+    init(run: String?, scenario: String?, route: String?, attempt: Int?, connection: any ExchangeConnection) {
         self.run = run
         self.scenario = scenario
         self.route = route
         self.attempt = attempt
-        self.socket = socket
+        self.connection = connection
     }
 }
 
@@ -101,21 +101,18 @@ final class OpenExchanges: Sendable {
     /// counters' lock.
     ///
     /// - Parameters:
-    ///   - departure: how the client has left a socket: 0 not, 1 in order (FIN), 2 with a reset (RST).
     /// - Returns: whether an attempt was reclaimed.
-    func reclaimAttempt(
-        scenario: String, run: String, route: String, latest: Int, departure: (Int32) -> Int32
-    ) -> Bool {
+    func reclaimAttempt(scenario: String, run: String, route: String, latest: Int) -> Bool {
         state.withLockedValue { state in
             guard let open = state.runs[run] else { return false }
             for exchange in open.values
             where exchange.attempt == latest && exchange.route == route && exchange.scenario == scenario
                 && !exchange.attemptGivenBack.load(ordering: .relaxed)
             {
-                let departed = departure(exchange.socket)
+                let departed = exchange.connection.departure
                 let left =
                     exchange.dropWatched.load(ordering: .acquiring)
-                    ? departed == 2 : departed != 0 && !exchange.faultFired.load(ordering: .acquiring)
+                    ? departed == .reset : departed != nil && !exchange.faultFired.load(ordering: .acquiring)
                 guard left else { continue }
                 exchange.attemptGivenBack.store(true, ordering: .relaxed)
                 return true

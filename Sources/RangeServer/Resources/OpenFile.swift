@@ -1,4 +1,3 @@
-import CMicroHTTPD
 import SystemCalls
 
 #if canImport(Glibc)
@@ -43,7 +42,7 @@ final class OpenFile: Sendable, Hashable {
         var fallBack = rootDescriptor < 0
         if !fallBack {
             do throws(SystemCallError) {
-                fd = try systemCall("openat2") { cmhd_open_beneath(rootDescriptor, relative) }
+                fd = try openBeneath(rootDescriptor, relative)
             } catch {
                 fallBack = error.errno.rawValue == ENOSYS || error.errno.rawValue == EPERM
             }

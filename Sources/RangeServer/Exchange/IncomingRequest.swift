@@ -1,4 +1,4 @@
-/// A request as received, before any HTTP decision: the daemon builds it, the router reads it.
+/// A request as received, before any HTTP decision: a front end builds it, the router reads it.
 struct IncomingRequest: Sendable {
     /// The method token, as sent.
     var method: String
@@ -22,6 +22,8 @@ struct IncomingRequest: Sendable {
     var reservedAttempt: Int?
     /// Whether the request came in on a TLS port.
     var isTLS = false
+    /// The exchange's connection, as far as the router may ask about it (see ``ExchangeConnection``).
+    var connection: any ExchangeConnection = UnattachedConnection()
     /// The request body, kept only for a custom route (every other body is read and discarded).
     var body: [UInt8] = []
     /// Whether the body was longer than the route's limit, and so was not kept.
