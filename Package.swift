@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        // HTTPFields: the engine's public request headers.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         .systemLibrary(
@@ -75,6 +77,7 @@ let package = Package(
                 "HTTPVocabulary",
                 "SystemCalls",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -90,6 +93,7 @@ let package = Package(
         .target(
             name: "Conformance",
             dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "RangeServer",
                 "DownloadEngine",
                 "HTTPVocabulary",
@@ -111,6 +115,7 @@ let package = Package(
         .executableTarget(
             name: "RangeFetchCommand",
             dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "DownloadEngine",
                 "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -168,6 +173,7 @@ let package = Package(
         .testTarget(
             name: "DownloadEngineTests",
             dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "DownloadEngine",
                 "HTTPVocabulary",
                 "RangeServer",

@@ -58,7 +58,7 @@ struct FetchRun {
             command.checksums.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }.map(
                 parseChecksums) ?? [:]
         // Checked in `validate()` already.
-        let headers = (try? command.requestHeaders()) ?? []
+        let headers = (try? command.requestHeaders()) ?? [:]
         var ids: [(index: Int, id: DownloadTaskID)] = []
         var statuses = [ExitStatus?](repeating: nil, count: planned.count)
         for (index, item) in planned.enumerated() {

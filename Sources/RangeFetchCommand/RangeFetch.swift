@@ -1,6 +1,7 @@
 import ArgumentParser
 import DownloadEngine
 import Foundation
+import HTTPTypes
 
 #if canImport(Glibc)
 import Glibc
@@ -371,10 +372,10 @@ struct RangeFetch: AsyncParsableCommand {
     /// The `-H` headers, after the `--user-agent` one unless a `-H` sets `User-Agent`.
     ///
     /// - Throws: ``DownloadError/invalidHeader(_:)`` naming the first malformed or engine-owned header.
-    func requestHeaders() throws -> [(name: String, value: String)] {
-        let given = try header.map(DownloadRequest.header(parsing:))
-        guard let userAgent, !given.contains(where: { $0.name.lowercased() == "user-agent" }) else { return given }
-        return try [DownloadRequest.header(parsing: "User-Agent: " + userAgent)] + given
+    func requestHeaders() throws -> HTTPFields {
+        let given = HTTPFields(try header.map(DownloadRequest.header(parsing:)))
+        guard let userAgent, given[.userAgent] == nil else { return given }
+        return HTTPFields([try DownloadRequest.header(parsing: "User-Agent: " + userAgent)] + Array(given))
     }
 
     /// The proxy setting: `--proxy` (`''` for none) or the environment's proxies, and `--noproxy` or the

@@ -42,7 +42,7 @@ private func cancellationDocSample() async throws {
     let engine = try DownloadEngine(stateDirectory: "downloads/.rangefetch", configuration: configuration)
     let request = DownloadRequest(
         url: "http://127.0.0.1:8080/bytes/10M", destination: "downloads/b.bin",
-        headers: [("Authorization", "Bearer TOKEN")])  // stored only with storesCredentials: true
+        headers: [.authorization: "Bearer TOKEN"])  // stored only with storesCredentials: true
     let download = Task { try await engine.download(request) }
     download.cancel()  // pauses the download; the call throws CancellationError
     _ = try? await download.value

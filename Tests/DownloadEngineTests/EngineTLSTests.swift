@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import RangeServer
 import TestSupport
 import Testing
@@ -148,7 +149,7 @@ struct EngineTLSTests {
     @Test("http→https and https→http redirects are followed; Authorization and Cookie cross neither, stay same-origin")
     func redirectsAcrossSchemes() async throws {
         let secrets: [(name: String, value: String)] = [("Authorization", "Bearer secret"), ("Cookie", "session=1")]
-        try await withTLSEngine(tlsServerConfiguration(), { $0.headers = secrets }) { server, engine, dir in
+        try await withTLSEngine(tlsServerConfiguration(), { $0.headers = fields(secrets) }) { server, engine, dir in
             let secure = try #require(server.tlsBaseURL)
             let plain = server.baseURL
             let cases: [(seed: Int, from: String, to: String, crossOrigin: Bool)] = [

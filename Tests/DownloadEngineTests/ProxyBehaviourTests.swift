@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Logging
 import NIOConcurrencyHelpers
 import RangeServer
@@ -249,7 +250,7 @@ struct ProxyBehaviourTests {
                         let id = try await engine.add(
                             .init(
                                 url: url + "/bytes/300K?seed=\(seed)&drop-after=200K", destination: dir + "/\(seed)",
-                                headers: [("Proxy-Authorization", "Basic bm90LXN0b3JlZA==")]))
+                                headers: [.proxyAuthorization: "Basic bm90LXN0b3JlZA=="]))
                         #expect(
                             await engine.result(of: id)
                                 == .completed(
@@ -290,7 +291,7 @@ extension ProxyBehaviourTests {
                         let id = try await engine.add(
                             .init(
                                 url: url + "/bytes/16K?seed=\(seed)", destination: dir + "/\(seed)",
-                                headers: [("Proxy-Authorization", "Basic dTpodW50ZXIy")], storesCredentials: stores))
+                                headers: [.proxyAuthorization: "Basic dTpodW50ZXIy"], storesCredentials: stores))
                         #expect(
                             await engine.result(of: id)
                                 == .completed(

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import RangeServer
 import Testing
 
@@ -170,7 +171,7 @@ struct ProxyEngineTests {
                 tlsServerConfiguration(),
                 {
                     $0.proxy = .init(.init(host: "127.0.0.1", port: proxy.port, username: "u", password: "p"))
-                    $0.headers = [("Proxy-Authorization", "Basic bm90LWZvci10aGUtb3JpZ2lu")]
+                    $0.headers = [.proxyAuthorization: "Basic bm90LWZvci10aGUtb3JpZ2lu"]
                 }
             ) { server, engine, dir in
                 let base = try #require(server.tlsBaseURL)

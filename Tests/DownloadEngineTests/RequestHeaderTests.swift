@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import RangeServer
 import TestSupport
 import Testing
@@ -44,7 +45,7 @@ struct RequestHeaderRuleTests {
     @Test("'Name: value' parses as curl -H does; malformed and owned fields are refused naming the culprit")
     func parsing() throws {
         let parsed = try DownloadRequest.header(parsing: "X-Trace:  a: b \t")
-        #expect(parsed.name == "X-Trace" && parsed.value == "a: b")
+        #expect(parsed.name.rawName == "X-Trace" && parsed.value == "a: b")
         let empty = try DownloadRequest.header(parsing: "X-Empty:")
         #expect(empty.value == "")
         let refused: [(line: String, culprit: String)] = [
@@ -87,12 +88,12 @@ struct RequestHeaderEngineTests {
     @Test("request and configuration headers are sent; the request's value wins by name")
     func headersSent() async throws {
         let configuration = testConfiguration {
-            $0.headers = [("X-Team", "config"), ("User-Agent", "engine-tests/1")]
+            $0.headers = fields([("X-Team", "config"), ("User-Agent", "engine-tests/1")])
         }
         try await withEngine(configuration) { server, engine, dir in
             let url = server.baseURL + "/bytes/64K?seed=501"
             let request = DownloadRequest(
-                url: url, destination: dir + "/a", headers: [("x-team", "request"), ("X-Extra", "1")])
+                url: url, destination: dir + "/a", headers: fields([("x-team", "request"), ("X-Extra", "1")]))
             let result = await engine.result(of: try await engine.add(request))
             #expect(
                 result == .completed(path: dir + "/a", sha256: expectedSHA256(size: 64 << 10, seed: 501), bytes: 65536))
@@ -121,7 +122,7 @@ struct RequestHeaderEngineTests {
             for (seed, from, to, crossOrigin) in cases {
                 let target = to + "/bytes/64K?seed=\(seed)"
                 let url = from + "/redirect-to?url=\(queryEncoded(target))&status_code=307"
-                let id = try await engine.add(.init(url: url, destination: dir + "/\(seed)", headers: secrets))
+                let id = try await engine.add(.init(url: url, destination: dir + "/\(seed)", headers: fields(secrets)))
                 let result = await engine.result(of: id)
                 #expect(
                     result
@@ -147,7 +148,7 @@ struct RequestHeaderEngineTests {
             let url = server.baseURL + "/bytes/1K?seed=521"
             for name in ["Range", "if-range", "Accept-Encoding", "Host", "Want-Repr-Digest", "Connection"] {
                 do {
-                    _ = try await engine.add(.init(url: url, destination: dir + "/a", headers: [(name, "x")]))
+                    _ = try await engine.add(.init(url: url, destination: dir + "/a", headers: fields([(name, "x")])))
                     Issue.record("accepted \(name)")
                 } catch let error as DownloadError {
                     #expect(DownloadError.invalidHeader ~= error)
@@ -158,7 +159,7 @@ struct RequestHeaderEngineTests {
             #expect(await engine.allTasks.isEmpty)
         }
         // The configuration's fields are checked the same way.
-        try await withEngine(testConfiguration { $0.headers = [("Accept-Encoding", "gzip")] }) { server, engine, dir in
+        try await withEngine(testConfiguration { $0.headers = [.acceptEncoding: "gzip"] }) { server, engine, dir in
             let error = await #expect(throws: DownloadError.self) {
                 _ = try await engine.add(.init(url: server.baseURL + "/bytes/1K", destination: dir + "/a"))
             }
@@ -186,7 +187,8 @@ struct RequestHeaderEngineTests {
             let url = server.baseURL + stalledOnce("/bytes/1M?seed=531", after: 200 << 10)
             let headers: [(name: String, value: String)] = [("Authorization", "Bearer s3cret"), ("X-A", "stored")]
             let text = try await withEngine(on: server, testConfiguration(), directory: dir) { _, engine, _ in
-                try await pauseMidway(engine, .init(url: url, destination: dir + "/a", headers: headers), state: state)
+                try await pauseMidway(
+                    engine, .init(url: url, destination: dir + "/a", headers: fields(headers)), state: state)
             }
             #expect(text.contains("X-A") && text.contains("stored"))
             #expect(!text.contains("s3cret"))
@@ -207,7 +209,7 @@ struct RequestHeaderEngineTests {
                 }
                 #expect(await settledRequests(server, "/bytes/1M?seed=531").count == 1)
                 let id = try await engine.add(
-                    .init(url: url, destination: dir + "/a", headers: [("Authorization", "Bearer s3cret")]))
+                    .init(url: url, destination: dir + "/a", headers: [.authorization: "Bearer s3cret"]))
                 let result = await engine.result(of: id)
                 #expect(
                     result
@@ -228,7 +230,7 @@ struct RequestHeaderEngineTests {
             let stored = try await withEngine(on: server, testConfiguration(), directory: other) { _, engine, _ in
                 try await pauseMidway(
                     engine,
-                    .init(url: otherURL, destination: other + "/b", headers: headers, storesCredentials: true),
+                    .init(url: otherURL, destination: other + "/b", headers: fields(headers), storesCredentials: true),
                     state: other + "/.rangefetch")
             }
             #expect(stored.contains("s3cret"))

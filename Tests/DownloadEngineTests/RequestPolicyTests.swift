@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Testing
 
 @testable import DownloadEngine
@@ -51,7 +52,7 @@ struct RequestPolicyTests {
     @Test("credentials go to the origin only; a route that left it stays without them, even back home")
     func credentialsAcrossOrigins() throws {
         let fields: [(name: String, value: String)] = [("Authorization", "Basic x"), ("X-Keep", "k")]
-        let policy = policy({ $0.headers = [("Cookie", "c")] }, request: fields)
+        let policy = policy({ $0.headers = [.cookie: "c"] }, request: fields)
         var route = Route(original: "http://a.test/f")
         #expect(names(policy.userHeaders(route: route)) == ["Cookie", "Authorization", "X-Keep"])
         _ = try route.follow("/g", status: 302, maximumHops: 5)

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import RangeServer
 import TestSupport
 import Testing
@@ -247,4 +248,9 @@ extension JournalEntry {
         guard let range = requestHeaders["range"], range.hasPrefix("bytes="), range.hasSuffix("-") else { return nil }
         return Int64(range.dropFirst("bytes=".count).dropLast())
     }
+}
+
+/// Header fields from (name, value) pairs, as the tests list them; every name must be an HTTP token.
+func fields(_ pairs: [(name: String, value: String)]) -> HTTPFields {
+    HTTPFields(pairs.map { HTTPField(name: HTTPField.Name($0.name)!, value: $0.value) })
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import NIOCore
 import Testing
 
@@ -47,7 +48,7 @@ struct RedirectHeaderTests {
             }
         }
         var configuration = testConfiguration()
-        configuration.headers = [("Authorization", "Bearer secret"), ("Cookie", "c=1"), ("X-Keep", "yes")]
+        configuration.headers = fields([("Authorization", "Bearer secret"), ("Cookie", "c=1"), ("X-Keep", "yes")])
         let dir = makeTemporaryDirectory()
         let engine = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration) {
             transport

@@ -1,5 +1,6 @@
 import DownloadEngine
 import Foundation
+import HTTPTypes
 import NIOConcurrencyHelpers
 
 /// The in-process `DownloadEngine` column: one engine per run, on the job's state directory, with the
@@ -80,7 +81,8 @@ public struct EngineClient: ClientAdapter {
         let engine = try DownloadEngine(stateDirectory: job.stateDirectory, configuration: configuration)
         var ids: [DownloadTaskID] = []
         for transfer in job.transfers {
-            let headers = job.authorization.map { [(name: "Authorization", value: $0)] } ?? []
+            let headers: HTTPFields =
+                job.authorization.map { HTTPFields([HTTPField(name: .authorization, value: $0)]) } ?? [:]
             // Named by the server: the engine is given the directory and names the file from Content-Disposition.
             let request = DownloadRequest(
                 url: transfer.url, destination: job.namesFromServer ? transfer.directory : transfer.output,

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Logging
 
 /// Engine-wide settings, a value type with defaults for everything.
@@ -52,7 +53,13 @@ public struct DownloadConfiguration: Sendable {
     /// Extra request headers sent on every request (for example `Authorization`); dropped on cross-origin hops
     /// when listed in ``RedirectPolicy/sensitiveHeaders``. A request's own ``DownloadRequest/headers`` replace
     /// these by name. Not stored in task records.
-    public var headers: [(name: String, value: String)]
+    public var headers: HTTPFields {
+        get { HTTPFields(pairs: headerList) }
+        set { headerList = newValue.pairs }
+    }
+
+    /// ``headers`` as the engine sends them: (name, value) pairs in order, names as given.
+    var headerList: [(name: String, value: String)]
 
     /// Which server certificates `https://` accepts: the system's trust roots, plus any CA given here. Default
     /// ``TLSTrust/system``.
@@ -98,7 +105,7 @@ public struct DownloadConfiguration: Sendable {
         progressInterval: Duration = .milliseconds(200),
         writeBufferSize: Int = 64 * 1024,
         durability: Durability = .processCrash,
-        headers: [(name: String, value: String)] = [],
+        headers: HTTPFields = [:],
         tls: TLSTrust = .system,
         onTaskCancellation: TaskCancellation = .pause,
         proxy: Proxy = .direct,
@@ -116,13 +123,46 @@ public struct DownloadConfiguration: Sendable {
         self.progressInterval = progressInterval
         self.writeBufferSize = writeBufferSize
         self.durability = durability
-        self.headers = headers
+        self.headerList = headers.pairs
         self.tls = tls
         self.onTaskCancellation = onTaskCancellation
         self.proxy = proxy
         self.maximumBytesPerSecond = maximumBytesPerSecond
         self.lowSpeed = lowSpeed
         self.logger = logger
+    }
+
+    /// Creates a configuration with its headers as (name, value) pairs.
+    ///
+    /// Deprecated for one release: give ``headers`` as `HTTPFields` (docs/engine.md, "Breaking changes"). The
+    /// pairs are kept as given, so a name that is not a token is still refused by ``DownloadEngine/add(_:start:)``.
+    @available(*, deprecated, message: "pass headers as HTTPFields")
+    public init(
+        concurrency: Int = 4,
+        connectionsPerFile: Int = 1,
+        minimumSegmentSize: Int64 = 1 << 20,
+        timeouts: Timeouts = .init(),
+        retry: RetryPolicy = .init(),
+        redirects: RedirectPolicy = .init(),
+        verification: Verification = .sha256,
+        progressInterval: Duration = .milliseconds(200),
+        writeBufferSize: Int = 64 * 1024,
+        durability: Durability = .processCrash,
+        headers: [(name: String, value: String)],
+        tls: TLSTrust = .system,
+        onTaskCancellation: TaskCancellation = .pause,
+        proxy: Proxy = .direct,
+        maximumBytesPerSecond: Int64? = nil,
+        lowSpeed: LowSpeedLimit? = nil,
+        logger: Logger = Logger(label: "DownloadEngine", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
+        self.init(
+            concurrency: concurrency, connectionsPerFile: connectionsPerFile, minimumSegmentSize: minimumSegmentSize,
+            timeouts: timeouts, retry: retry, redirects: redirects, verification: verification,
+            progressInterval: progressInterval, writeBufferSize: writeBufferSize, durability: durability, tls: tls,
+            onTaskCancellation: onTaskCancellation, proxy: proxy, maximumBytesPerSecond: maximumBytesPerSecond,
+            lowSpeed: lowSpeed, logger: logger)
+        headerList = headers
     }
 
     /// The transport's settings: connect timeout, one idle connection per connection that may run at once.

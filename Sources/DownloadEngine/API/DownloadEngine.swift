@@ -156,7 +156,7 @@ public actor DownloadEngine {
     func add(_ request: DownloadRequest, start: Bool, group: DownloadGroupID?) throws -> DownloadTaskID {
         guard !isShutDown else { throw DownloadError.invalidState("the engine is shut down") }
         try Self.validate(url: request.url)
-        try RequestHeaders.validate(configuration.headers + request.headers)
+        try RequestHeaders.validate(configuration.headerList + request.headerList)
         if let rate = request.maximumBytesPerSecond, rate <= 0 {
             throw DownloadError.invalidState("maximumBytesPerSecond must be above 0, got \(rate)")
         }
@@ -187,7 +187,7 @@ public actor DownloadEngine {
             // The headers given now replace the stored ones of their names; the others (from the record) are sent
             // again, so a rerun of a command without its -H options still sends them.
             entry.record.requestHeaders = RequestHeaders.replacing(
-                entry.record.requestHeaders, with: request.headers)
+                entry.record.requestHeaders, with: request.headerList)
             entry.record.storesCredentials = request.storesCredentials ? true : nil
             entry.bytesPerSecond = request.maximumBytesPerSecond
             if entry.state == .completed, !FileIO.exists(store.destinationPath(entry.record)) { entry.state = .idle }
@@ -220,7 +220,7 @@ public actor DownloadEngine {
             record.outputDirectory = store.relative(destination)
             record.destination = store.relative(destination + "/" + (OutputName.fromURL(request.url) ?? "download"))
         }
-        record.requestHeaders = request.headers
+        record.requestHeaders = request.headerList
         record.storesCredentials = request.storesCredentials ? true : nil
         // Not saved yet: the transfer saves the record once the response head is known, before the first byte is
         // written. Killed before that, the task had nothing worth keeping.

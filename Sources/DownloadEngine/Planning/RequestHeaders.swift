@@ -1,3 +1,4 @@
+import HTTPTypes
 import HTTPVocabulary
 
 /// One request header field as the engine stores it: in a ``DownloadRequest`` (so the request stays `Hashable`) and
@@ -142,11 +143,16 @@ extension DownloadRequest {
     /// Parses a header given as `Name: value` (as `curl -H` takes it) and checks it may be sent.
     ///
     /// - Parameter line: The header line, without a line break.
-    /// - Returns: The field, its value without surrounding spaces.
+    /// - Returns: The field, its name as given and its value without surrounding spaces.
     /// - Throws: ``DownloadError/invalidHeader(_:)`` naming the culprit: no colon, a name that is not an HTTP token,
     ///   a line break in the value, or a header the engine sets itself (`Range`, `If-Range`, `Accept-Encoding`,
     ///   `Host`, ...).
-    public static func header(parsing line: String) throws -> (name: String, value: String) {
-        try RequestHeaders.parse(line)
+    public static func header(parsing line: String) throws -> HTTPField {
+        let (name, value) = try RequestHeaders.parse(line)
+        // The parse checked the name is a token, which is what HTTPField.Name requires.
+        guard let fieldName = HTTPField.Name(name) else {
+            throw DownloadError.invalidHeader("invalid header name '\(name)'")
+        }
+        return HTTPField(name: fieldName, value: value)
     }
 }

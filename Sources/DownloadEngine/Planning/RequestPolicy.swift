@@ -31,7 +31,7 @@ struct RequestPolicy: Sendable {
 
     /// The policy of one task: `configuration`'s rules with the task's own header fields.
     init(_ configuration: DownloadConfiguration, requestHeaders: [(name: String, value: String)]) {
-        configurationHeaders = configuration.headers
+        configurationHeaders = configuration.headerList
         self.requestHeaders = requestHeaders
         sensitiveHeaders = configuration.redirects.sensitiveHeaders
         asksForDigest = configuration.verification.computesSHA256
