@@ -1,24 +1,54 @@
 import Foundation
 
-/// Counts established TCP connections to a local port by reading `/proc/net/tcp` and `/proc/net/tcp6`
+/// Counts established TCP connections to a local address and port by reading `/proc/net/tcp` and `/proc/net/tcp6`
 /// (Linux); elsewhere it reports nothing and the judge relies on the journal alone.
 enum ConnectionSampler {
-    static func established(toLocalPort port: Int) -> Int? {
+    /// The established connections whose local end is `host`:`port` (any address of `port` when `host` is nil or
+    /// not a specific numeric address), or nil when no table can be read.
+    ///
+    /// The address matters: a `dead-ipv6` row's blackhole listens on `[::1]` at the server's own port, and the
+    /// harness keeps its accept queue full with a connection of its own, which sits established there for the
+    /// whole run. Counted by port alone, that connection was one more of every client's, and every pair's wait for
+    /// a quiet port waited its whole limit for it.
+    static func established(toLocal host: String? = nil, port: Int) -> Int? {
         var count = 0
         var readAny = false
-        let suffix = ":" + String(format: "%04X", port)
+        let portSuffix = ":" + String(format: "%04X", port)
+        let address = host.flatMap(tableAddress)
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            if let address, address.table != table { continue }
             guard let data = contents(ofTable: table) else { continue }
             readAny = true
+            let wanted = address.map { $0.hex + portSuffix }
             for line in String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                if fields.count > 3, fields[1].hasSuffix(suffix), fields[3] == "01" { count += 1 }
+                guard fields.count > 3, fields[3] == "01" else { continue }
+                let matches = wanted.map { fields[1] == $0 } ?? fields[1].hasSuffix(portSuffix)
+                if matches { count += 1 }
             }
         }
         return readAny ? count : nil
     }
 
-    /// Waits until no connection to the local `port` is established, at most `limit`, and returns how many still
+    /// Which table lists sockets on the numeric address `host`, and how it prints the address: IPv4 as one 32-bit
+    /// word, IPv6 as four, each word in the host's byte order. Nil for a name, or an unspecified address (`0.0.0.0`,
+    /// `::`), whose accepted sockets show the address they were reached on instead.
+    static func tableAddress(_ host: String) -> (table: String, hex: String)? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            guard v4.s_addr != 0 else { return nil }
+            return ("/proc/net/tcp", String(format: "%08X", v4.s_addr))
+        }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return nil }
+        let words = withUnsafeBytes(of: v6) { bytes in
+            (0..<4).map { bytes.load(fromByteOffset: $0 * 4, as: UInt32.self) }
+        }
+        guard words.contains(where: { $0 != 0 }) else { return nil }
+        return ("/proc/net/tcp6", words.map { String(format: "%08X", $0) }.joined())
+    }
+
+    /// Waits until no connection to the local `host`:`port` is established, at most `limit`, and returns how many still
     /// are (0 when the table cannot be read).
     ///
     /// A pair starts on a quiet port: the connections the last pair left may still be open for a moment after it
@@ -27,13 +57,14 @@ enum ConnectionSampler {
     /// its client with connections it never opened.
     ///
     /// - Parameters:
+    ///   - host: the local address (see `established(toLocal:port:)`).
     ///   - port: the local port.
     ///   - limit: how long to wait.
     /// - Returns: the connections still established when the wait ended.
-    static func awaitQuiet(localPort port: Int, within limit: Duration) async -> Int {
+    static func awaitQuiet(localHost host: String? = nil, port: Int, within limit: Duration) async -> Int {
         let deadline = ContinuousClock.now + limit
         while true {
-            let open = established(toLocalPort: port) ?? 0
+            let open = established(toLocal: host, port: port) ?? 0
             if open == 0 || ContinuousClock.now >= deadline { return open }
             try? await Task.sleep(for: .milliseconds(10))
         }

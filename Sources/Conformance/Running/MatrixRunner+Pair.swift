@@ -95,10 +95,12 @@ extension MatrixRunner {
         let limit = entry.isSlow ? options.slowPairTimeout : options.pairTimeout
         // Connections are counted on the port the client was sent to, from a quiet port (see `awaitQuiet`).
         let sampledPort = options.tls ? server.tlsPort ?? server.port : server.port
-        let residue = await ConnectionSampler.awaitQuiet(localPort: sampledPort, within: .seconds(2))
+        let sampledHost = server.configuration.host
+        let residue = await ConnectionSampler.awaitQuiet(localHost: sampledHost, port: sampledPort, within: .seconds(2))
         let started = ContinuousClock.now
         var watch = Watch(
-            steps: steps, total: total, watched: [outDirectory, stateDirectory], sampledPort: sampledPort,
+            steps: steps, total: total, watched: [outDirectory, stateDirectory], sampledHost: sampledHost,
+            sampledPort: sampledPort,
             deadIPv6Port: expectation.entry == .deadIPv6 ? server.deadIPv6Port : nil,
             deadline: started + limit)
         watch.residue = residue

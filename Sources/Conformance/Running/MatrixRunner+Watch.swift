@@ -9,7 +9,8 @@ extension MatrixRunner {
         let total: UInt64
         /// The directories whose bytes on disk the thresholds count (output and state).
         let watched: [String]
-        /// The port whose established connections are counted.
+        /// The address and port whose established connections are counted: the server's, where the client was sent.
+        let sampledHost: String
         let sampledPort: Int
         /// The connections an earlier pair left open on ``sampledPort`` that outlived the wait for a quiet port: the
         /// samples count above them (they can only close, so this never counts a connection of the client's twice).
@@ -46,7 +47,7 @@ extension MatrixRunner {
                     await run.terminate()
                     break
                 }
-                if let count = ConnectionSampler.established(toLocalPort: sampledPort) {
+                if let count = ConnectionSampler.established(toLocal: sampledHost, port: sampledPort) {
                     peak = max(peak, count - residue)
                 }
                 if let port = deadIPv6Port,
