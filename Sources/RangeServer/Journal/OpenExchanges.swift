@@ -98,9 +98,8 @@ final class OpenExchanges: Sendable {
     /// A client that reads the start of a response and closes it, then asks again at once, can send its next
     /// request before the server has noticed the close (the connection's thread notices it when it next writes):
     /// looking at the socket here keeps the probe from using up the attempt in that race. Called under the scenario
-    /// counters' lock.
+    /// counters' lock. How the client left is the exchange's connection's to say (`ExchangeConnection.departure`).
     ///
-    /// - Parameters:
     /// - Returns: whether an attempt was reclaimed.
     func reclaimAttempt(scenario: String, run: String, route: String, latest: Int) -> Bool {
         state.withLockedValue { state in
