@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// Counts established TCP connections to a local address and port by reading `/proc/net/tcp` and `/proc/net/tcp6`
 /// (Linux); elsewhere it reports nothing and the judge relies on the journal alone.
@@ -79,15 +80,17 @@ enum ConnectionSampler {
     /// - Parameter path: the table.
     /// - Returns: its bytes.
     static func contents(ofTable path: String) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
+        // The package's one EINTR-retrying wrapper (SystemCalls) carries both calls.
+        guard let descriptor = try? systemCall("open", { open(path, O_RDONLY | O_CLOEXEC) }) else { return nil }
         defer { close(descriptor) }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 << 10)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return count == 0 ? bytes : nil }
+            let filled = try? systemCall("read") {
+                buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            }
+            guard let count = filled else { return nil }
+            if count == 0 { return bytes }
             bytes += buffer[..<count]
         }
     }
