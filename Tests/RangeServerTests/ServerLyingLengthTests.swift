@@ -154,6 +154,9 @@ struct ServerLyingLengthTests {
             let response = try await wire(server, target)
             #expect(response.field("content-length") == "65536")
             #expect(response.field("connection")?.lowercased() == "close")
+            // One Date: libmicrohttpd adds its own to a response that closes the connection, and ours beside it made
+            // two (seen on the wire while comparing plans with what went out).
+            #expect(response.field("date") != nil)
             #expect(response.body.count == 65_536)
             #expect(response.ending == .closed)
             let expected = FaultWire.expected(seed: 7, count: 65_536)

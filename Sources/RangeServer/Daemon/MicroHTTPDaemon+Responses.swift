@@ -34,9 +34,10 @@ func queue(context: RequestContext, connection: OpaquePointer, daemon: MicroHTTP
     }
     // Ours, formatted once a second, so libmicrohttpd adds none of its own (see `ResponseDate`); first, as on a
     // kept response.
-    // In its HTTP/1.0-compatible mode (`length-delta`) libmicrohttpd sends a Date of its own whatever the response
-    // holds, so there ours would make two.
-    if delivery.lengthDelta == nil {
+    // A response that closes the connection gets a Date of libmicrohttpd's own whatever it holds (its
+    // HTTP/1.0-compatible mode for `length-delta`, and `Connection: close` for `garbage-after` too: seen on the wire
+    // as two Date fields), so there ours would make two.
+    if !delivery.closesConnection {
         _ = MHD_add_response_header(response, dateFieldName.cString, ResponseDate.current())
     }
     _ = withCStrings(context.plan!.headers[...]) { name, value in
