@@ -91,7 +91,8 @@ struct JournalTests {
             Set(object.keys) == [
                 "seq", "time", "method", "target", "scenario", "run", "route", "attempt", "requestHeaders", "status",
                 "responseHeaders", "bodyBytesPlanned", "bodyBytesSent", "outcome", "faults", "connection", "peer",
-                "arrival", "arrivalTime", "faultsApplied", "tls", "abandoned",
+                "arrival", "arrivalTime", "faultsApplied", "tls", "abandoned", "requestHeaderList",
+                "responseHeaderList",
             ]
         )
         #expect(object["arrivalTime"] as? String == object["time"] as? String, "not given: the same as time")

@@ -47,6 +47,47 @@ struct ServerJournalTests {
         }
     }
 
+    @Test("repeated fields stay apart, in order, in the header lists: in process and over the control API")
+    func headerListsKeepRepeats() async throws {
+        try await withRangeServer(Fixtures.configuration()) { server in
+            let target = "/bytes/1K?header=X-Cache:MISS&header=X-Cache:HIT&header=Content-Range:bytes%200-9/99"
+            // Two request fields of one name, and one whose value has a comma of its own: joined, a reader could not
+            // tell the three apart.
+            let port = server.port
+            let response = try await FaultWire.blocking {
+                let connection = try RawHTTPConnection(port: port)
+                try connection.send(
+                    "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Twice: a\r\nX-Other: b, c\r\nX-Twice: d\r\n\r\n")
+                return try connection.readResponse()
+            }
+            #expect(response.status == 200)
+            let entry = try #require(try await FaultWire.entries(server, target: target).first)
+            let control = try await FaultWire.get(server, "/_control/journal")
+            let document = try FaultWire.decode(FaultWire.JournalDocument.self, control.body)
+            let served = try #require(document.entries.first { $0.target == target })
+            for entry in [entry, served] {
+                #expect(entry.requestHeaders["x-twice"] == "a, d")
+                #expect(
+                    entry.requestHeaderList.map { "\($0.name): \($0.value)" } == [
+                        "host: 127.0.0.1", "x-twice: a", "x-other: b, c", "x-twice: d",
+                    ])
+                #expect(entry.responseHeaders["x-cache"] == "MISS, HIT")
+                let planned = entry.responseHeaderList.map { "\($0.name): \($0.value)" }
+                #expect(planned.filter { $0.hasPrefix("X-Cache") } == ["X-Cache: MISS", "X-Cache: HIT"])
+                // The answer's own Content-Range is absent on a 200; the raw one is the only one, as planned.
+                #expect(
+                    planned.filter { $0.lowercased().hasPrefix("content-range") } == ["Content-Range: bytes 0-9/99"])
+                #expect(planned.contains("Accept-Ranges: bytes"))
+            }
+            // And every entry's lists say what its dictionaries say.
+            for entry in document.entries {
+                #expect(
+                    JournalEntry.headerDictionary(entry.responseHeaderList.map { ($0.name, $0.value) })
+                        == entry.responseHeaders)
+            }
+        }
+    }
+
     @Test("arrival orders requests as received, while seq follows the end of responses")
     func arrivalOrder() async throws {
         try await withRangeServer(Fixtures.configuration()) { server in

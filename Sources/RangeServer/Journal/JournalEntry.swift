@@ -30,8 +30,9 @@ extension JournalOutcome: BitwiseCopyable {}
 /// One request and its response, as the control API and the JSON Lines file show it.
 ///
 /// The JSON keys are exactly the property names. `scenario`, `run`, `route` and `attempt` are `null`
-/// for requests outside a scenario. Header names are lower case, and repeated headers are joined with
-/// `", "` (see `headerDictionary(_:)`).
+/// for requests outside a scenario. Header names are lower case. In `requestHeaders` and `responseHeaders` repeated
+/// headers are joined with `", "` (see `headerDictionary(_:)`); `requestHeaderList` and `responseHeaderList` keep
+/// every field apart, in order, so two `Content-Range` fields read as the client saw them.
 public struct JournalEntry: Codable, Hashable, Sendable {
     /// The sequence number, assigned by `Journal.append`: 1 for the first entry, never reused.
     public var seq: Int
@@ -55,6 +56,12 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     public var status: Int
     /// The response headers, lower-case names.
     public var responseHeaders: [String: String]
+    /// The request headers in the order received, one element per field line (repeated names kept apart), lower-case
+    /// names.
+    public var requestHeaderList: [Field]
+    /// The planned response headers in the order sent, one element per field line (repeated names kept apart),
+    /// names as planned.
+    public var responseHeaderList: [Field]
     /// How many body bytes the response planned to send.
     public var bodyBytesPlanned: UInt64
     /// How many body bytes were actually handed to the connection.
@@ -115,14 +122,19 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     ///   - faultsApplied: with `probability`, whether the faults applied.
     ///   - tls: whether the request came in on a TLS port.
     ///   - abandoned: whether the client left the response of its own accord.
+    ///   - requestHeaderList: the request headers in order, one per field line.
+    ///   - responseHeaderList: the response headers in order, one per field line.
     public init(
         seq: Int = 0, time: String, method: String, target: String, scenario: String? = nil, run: String? = nil,
         route: String? = nil, attempt: Int? = nil, requestHeaders: [String: String] = [:], status: Int,
         responseHeaders: [String: String] = [:], bodyBytesPlanned: UInt64, bodyBytesSent: UInt64,
         outcome: JournalOutcome, faults: [String] = [], connection: Int, peer: String, arrival: Int = 0,
-        arrivalTime: String? = nil, faultsApplied: Bool? = nil, tls: Bool = false, abandoned: Bool = false
+        arrivalTime: String? = nil, faultsApplied: Bool? = nil, tls: Bool = false, abandoned: Bool = false,
+        requestHeaderList: [Field] = [], responseHeaderList: [Field] = []
     ) {
         self.abandoned = abandoned
+        self.requestHeaderList = requestHeaderList
+        self.responseHeaderList = responseHeaderList
         self.seq = seq
         self.time = time
         self.method = method
@@ -149,10 +161,11 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     private enum CodingKeys: String, CodingKey {
         case seq, time, method, target, scenario, run, route, attempt, requestHeaders, status, responseHeaders
         case bodyBytesPlanned, bodyBytesSent, outcome, faults, connection, peer, arrival, arrivalTime, faultsApplied
-        case tls, abandoned
+        case tls, abandoned, requestHeaderList, responseHeaderList
     }
 
-    /// Decodes an entry; `tls` and `abandoned` may be missing (journals written before them) and are then `false`.
+    /// Decodes an entry; `tls` and `abandoned` may be missing (journals written before them) and are then `false`,
+    /// and the header lists then empty.
     ///
     /// - Parameters:
     ///   - decoder: the decoder to read from.
@@ -180,6 +193,8 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         faultsApplied = try container.decodeIfPresent(Bool.self, forKey: .faultsApplied)
         tls = try container.decodeIfPresent(Bool.self, forKey: .tls) ?? false
         abandoned = try container.decodeIfPresent(Bool.self, forKey: .abandoned) ?? false
+        requestHeaderList = try container.decodeIfPresent([Field].self, forKey: .requestHeaderList) ?? []
+        responseHeaderList = try container.decodeIfPresent([Field].self, forKey: .responseHeaderList) ?? []
     }
 
     /// Encodes every key, writing `null` for absent scenario fields rather than leaving them out
@@ -211,6 +226,27 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         try container.encode(faultsApplied, forKey: .faultsApplied)
         try container.encode(tls, forKey: .tls)
         try container.encode(abandoned, forKey: .abandoned)
+        try container.encode(requestHeaderList, forKey: .requestHeaderList)
+        try container.encode(responseHeaderList, forKey: .responseHeaderList)
+    }
+
+    /// One header field line as the journal keeps it in `requestHeaderList` and `responseHeaderList`: JSON
+    /// `{"name": ..., "value": ...}`.
+    public struct Field: Codable, Hashable, Sendable {
+        /// The field name (lower case in `requestHeaderList`, as planned in `responseHeaderList`).
+        public var name: String
+        /// The field value, as received or planned.
+        public var value: String
+
+        /// Makes one.
+        ///
+        /// - Parameters:
+        ///   - name: the field name.
+        ///   - value: the field value.
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
     }
 
     /// Builds a header dictionary the journal's way: lower-case names, repeated headers joined with `", "`
@@ -331,6 +367,10 @@ extension JournalEntry {
         writer.raw(tls ? "true" : "false")
         writer.key("abandoned")
         writer.raw(abandoned ? "true" : "false")
+        writer.key("requestHeaderList")
+        writer.fields(requestHeaderList)
+        writer.key("responseHeaderList")
+        writer.fields(responseHeaderList)
         writer.close("}")
     }
 
@@ -399,6 +439,21 @@ struct JSONWriter {
 
     mutating func optionalString(_ text: String?) {
         if let text { string(text) } else { raw("null") }
+    }
+
+    /// An array of `{"name": ..., "value": ...}` objects, in the fields' order.
+    mutating func fields(_ fields: [JournalEntry.Field]) {
+        open("[")
+        for field in fields {
+            separate()
+            open("{")
+            key("name")
+            string(field.name)
+            key("value")
+            string(field.value)
+            close("}")
+        }
+        close("]")
     }
 
     /// An object of strings with sorted keys, so equal dictionaries always encode to equal bytes.

@@ -107,14 +107,15 @@ struct JournalSlot: Sendable, BitwiseCopyable {
         let method = reader.string()
         let target = reader.string()
         let peerAddress = reader.string()
-        var requestFields: [(name: String, value: String)] = []
+        var requestFields: [JournalEntry.Field] = []
         for _ in 0..<reader.count() {
             let name = reader.string()
-            requestFields.append((name, reader.string()))
+            requestFields.append(JournalEntry.Field(name: name, value: reader.string()))
         }
-        var responseHeaders: [(name: String, value: String)] = []
+        var responseFields: [JournalEntry.Field] = []
         for _ in 0..<reader.count() {
-            responseHeaders.append((reader.string(), reader.string()))
+            let name = reader.string()
+            responseFields.append(JournalEntry.Field(name: name, value: reader.string()))
         }
         let scenario = extras?.scenario
         return JournalEntry(
@@ -126,9 +127,9 @@ struct JournalSlot: Sendable, BitwiseCopyable {
             run: scenario?.run,
             route: scenario?.route,
             attempt: scenario?.attempt,
-            requestHeaders: JournalEntry.headerDictionary(requestFields),
+            requestHeaders: JournalEntry.headerDictionary(requestFields.map { ($0.name, $0.value) }),
             status: Int(status),
-            responseHeaders: JournalEntry.headerDictionary(responseHeaders),
+            responseHeaders: JournalEntry.headerDictionary(responseFields.map { ($0.name, $0.value) }),
             bodyBytesPlanned: bodyBytesPlanned,
             bodyBytesSent: bodyBytesSent,
             outcome: outcome,
@@ -138,7 +139,7 @@ struct JournalSlot: Sendable, BitwiseCopyable {
             arrival: arrival,
             arrivalTime: Self.timestamp(nanosecondsSince1970: arrivalTime),
             faultsApplied: extras?.faultsApplied,
-            tls: tls, abandoned: abandoned
+            tls: tls, abandoned: abandoned, requestHeaderList: requestFields, responseHeaderList: responseFields
         )
     }
 
