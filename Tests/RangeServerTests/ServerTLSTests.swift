@@ -105,7 +105,9 @@ struct ServerTLSTests {
             #expect(entries.map(\.tls).sorted { !$0 && $1 } == [false, true])
             // The journal document carries the key.
             let line = String(decoding: try #require(entries.first { $0.tls }).jsonBytes, as: UTF8.self)
-            #expect(line.hasSuffix(#","tls":true,"abandoned":false}"#))
+            #expect(
+                line.contains(
+                    #","tls":true,"abandoned":false,"requestHeaderList":[{"name":"host","value":"localhost"}"#))
         }
     }
 
