@@ -211,7 +211,7 @@ struct ServerScenarioTests {
             #expect(second.status == 302)
             #expect(second.header("location") == "/files/hello.txt")
 
-            let entries = await FaultWire.waitForJournal(server)
+            let entries = await FaultWire.waitForJournal(server).sorted { $0.arrival < $1.arrival }
             #expect(entries.map(\.route) == ["", "mirror", ""])
             #expect(entries[0].faults == ["redirect=mirror"])
         }
