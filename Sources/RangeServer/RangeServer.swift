@@ -207,10 +207,7 @@ public final class RangeServer: Sendable {
 
         var running = configuration
         let router = Router(configuration: configuration, rootPath: rootPath, scenarios: scenarios, journal: journal)
-        let logger = configuration.logger
-        // Read once: a log handler's level is a value (swift-log's contract), and asking the handler per request
-        // cost about 280 instructions (callgrind).
-        let logsAccess = logger.logLevel <= .info
+        let pipeline = RequestPipeline(router: router, journal: journal, logger: configuration.logger)
         let counters = DaemonCounters()
         // Only a custom route keeps a request body.
         var bodyLimit: MicroHTTPDaemon.BodyLimit?
@@ -221,14 +218,10 @@ public final class RangeServer: Sendable {
                 host: configuration.host, port: port, threads: threads,
                 connectionLimit: configuration.connectionLimit, connectionTimeout: configuration.connectionTimeout,
                 connectionMemory: configuration.connectionMemory,
-                handler: { router.plan(for: $0) },
+                handler: { pipeline.plan(for: $0) },
                 bodyLimit: bodyLimit,
-                completion: { exchange in
-                    if let slot = exchange.plan.capSlot { router.connectionCaps.release(slot) }
-                    RangeServer.record(exchange, journal: journal, logger: logsAccess ? logger : nil)
-                    router.giveBackProbe(exchange)
-                },
-                admission: { router.admit(method: $0, target: $1, connection: $2, takeArrival: $3) },
+                completion: { pipeline.complete($0) },
+                admission: { pipeline.admit(method: $0, target: $1, connection: $2, takeArrival: $3) },
                 openExchanges: journal.openExchanges,
                 counters: counters, tls: tls
             )
@@ -292,63 +285,6 @@ public final class RangeServer: Sendable {
         }
         tls?.stop()
     }
-
-    /// - Parameter logger: where the access log goes; nil when its level drops `info`, so a logger that discards
-    ///   costs the request no formatting.
-    private static func record(_ exchange: CompletedExchange, journal: Journal, logger: Logger?) {
-        let request = exchange.request
-        if let logger { logAccess(exchange, to: logger) }
-        // Reading the journal must not fill the journal, nor must an embedder's API.
-        guard exchange.plan.journaled, !isControl(request) else { return }
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        journal.append(exchange, endedAt: exchange.endedAt ?? now)
-    }
-}
-
-/// Logs one exchange at `info`: the message is the access-log line the `rangeserver` command prints, and the
-/// metadata carries its fields for handlers that format their own.
-private func logAccess(_ exchange: CompletedExchange, to logger: Logger) {
-    let request = exchange.request
-    let elapsed = (ContinuousClock.now - exchange.startedAt).components
-    let milliseconds = elapsed.attoseconds / 1_000_000_000_000_000 + elapsed.seconds * 1000
-    var line = "\(request.peerAddress) \"\(request.method) \(request.target) \(request.httpVersion)\" "
-    line += "\(exchange.plan.status) \(exchange.bodyBytesSent) \(exchange.outcome.rawValue) \(milliseconds)ms"
-    var metadata: Logger.Metadata = [
-        "peer": "\(request.peerAddress)",
-        "method": "\(request.method)",
-        "target": "\(request.target)",
-        "version": "\(request.httpVersion)",
-        "status": "\(exchange.plan.status)",
-        "bytes": "\(exchange.bodyBytesSent)",
-        "outcome": "\(exchange.outcome.rawValue)",
-        "milliseconds": "\(milliseconds)",
-    ]
-    if !exchange.plan.faults.isEmpty {
-        let faults = exchange.plan.faults.joined(separator: ",")
-        line += " faults=" + faults
-        metadata["faults"] = "\(faults)"
-    }
-    logger.info("\(line)", metadata: metadata)
-}
-
-/// Whether the request is for `/_control/...`; compares bytes, and looks for the path only in a target that is
-/// not already in origin form.
-///
-/// One look at the target's bytes for the common case: asking for `utf8.first` and then `hasUTF8Prefix` reached the
-/// bytes twice, on every request.
-private func isControl(_ request: IncomingRequest) -> Bool {
-    let prefix: StaticString = "/_control/"
-    let originForm = request.target.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
-        guard bytes.first == UInt8(ascii: "/") else { return nil }
-        guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
-        for index in 1..<prefix.utf8CodeUnitCount where bytes[index] != prefix.utf8Start[index] { return false }
-        return true
-    }
-    // Nil, or some nil: bytes not contiguous (never the case on Linux), or a target not in origin form.
-    if let answer = originForm ?? nil { return answer }
-    if request.target.utf8.first == UInt8(ascii: "/") { return request.target.hasUTF8Prefix(prefix) }
-    return request.rawPath.hasUTF8Prefix(prefix)
 }
 
 /// Runs `body` with a server started from `configuration`, and stops the server afterwards, whether

@@ -8,23 +8,6 @@ import Glibc
 import Darwin
 #endif
 
-/// What happened to one exchange, handed to the server when libmicrohttpd reports it finished.
-struct CompletedExchange: Sendable {
-    var request: IncomingRequest
-    var plan: ResponsePlan
-    var bodyBytesSent: UInt64
-    var outcome: JournalOutcome
-    var startedAt: ContinuousClock.Instant
-    /// The client closed the connection before the response was complete and before any fault of it fired.
-    var abandoned = false
-    /// Whether a later request's admission already took back this request's scenario attempt (see
-    /// `OpenExchanges.reclaimAttempt`).
-    var attemptGivenBack = false
-    /// When the response ended, if before libmicrohttpd finished with it (a drop, whose end of stream went out
-    /// before the server watched how the client took it); nil: now.
-    var endedAt: timespec?
-}
-
 /// The only type that talks to libmicrohttpd.
 ///
 /// It turns raw connections into `IncomingRequest` values, asks `handler` for a `ResponsePlan`, and carries

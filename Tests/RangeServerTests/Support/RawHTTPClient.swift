@@ -169,9 +169,15 @@ final class RawHTTPConnection {
     /// Reads every byte until the peer closes, resets or falls silent, without interpreting any: for checks of the
     /// framing itself.
     ///
+    /// - Parameter limit: stop once this many bytes are in (the ending is then `.complete`).
     /// - Returns: the bytes (headers included) and how the connection ended.
-    func readToEnd() -> (bytes: [UInt8], ending: Ending) {
+    func readToEnd(limit: Int = .max) -> (bytes: [UInt8], ending: Ending) {
         while true {
+            if buffer.count >= limit {
+                let bytes = buffer
+                buffer.removeAll()
+                return (bytes, .complete)
+            }
             let ending = fill()
             if ending != .complete {
                 let bytes = buffer
