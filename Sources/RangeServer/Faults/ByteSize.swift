@@ -4,7 +4,7 @@
 /// (`2400K` is 2,457,600 bytes, `1T` is 2^40). It is used for fault sizes (`drop-after=2400K`)
 /// and for the size in `/bytes/{size}`. Signs, fractions, spaces and other suffixes are rejected,
 /// so that a typo answers 400 instead of silently meaning something else.
-public enum ByteSize {
+package enum ByteSize {
     /// The multiplier for each accepted suffix, largest first so that `format` picks the shortest form.
     private static let suffixes: [(letter: Character, multiplier: UInt64)] = [
         ("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10),
@@ -15,7 +15,7 @@ public enum ByteSize {
     /// - Parameters:
     ///   - text: decimal digits with an optional `K`, `M`, `G` or `T` suffix (1024-based, any case).
     /// - Returns: the number of bytes, or `nil` when the text is empty, malformed or overflows `UInt64`.
-    public static func parse(_ text: String) -> UInt64? {
+    package static func parse(_ text: String) -> UInt64? {
         var digits = Substring(text)
         var multiplier: UInt64 = 1
         if let last = digits.last, !last.isASCII || !last.isNumber {
@@ -45,7 +45,7 @@ public enum ByteSize {
     ///   - bytes: the count to format.
     /// - Returns: the count with the largest suffix that divides it exactly (`2457600` → `2400K`,
     ///   `1000` → `1000`, `0` → `0`).
-    public static func format(_ bytes: UInt64) -> String {
+    package static func format(_ bytes: UInt64) -> String {
         guard bytes != 0 else { return "0" }
         for suffix in suffixes where bytes % suffix.multiplier == 0 {
             return "\(bytes / suffix.multiplier)\(suffix.letter)"

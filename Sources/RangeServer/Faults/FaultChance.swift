@@ -4,9 +4,9 @@
 /// started or `POST /_control/reset` draws `x = splitmix64(seed + k · 0x9E3779B97F4A7C15)` (wrapping arithmetic,
 /// `seed` from `fault-seed`, default 0) and its faults apply when `x mod 1,000,000 < P · 1,000,000`. The same
 /// server, seed and sequence of requests to a target give the same decisions, on any machine.
-public enum FaultChance {
+package enum FaultChance {
     /// One in a million: a probability has at most six decimal places.
-    public static let scale: UInt32 = 1_000_000
+    package static let scale: UInt32 = 1_000_000
 
     /// Whether the draw for the `draw`-th request says the faults apply.
     ///
@@ -15,7 +15,7 @@ public enum FaultChance {
     ///   - seed: the `fault-seed`.
     ///   - draw: the request's number among those to its target, from 1.
     /// - Returns: true when the faults apply.
-    public static func applies(millionths: UInt32, seed: UInt64, draw: UInt64) -> Bool {
+    package static func applies(millionths: UInt32, seed: UInt64, draw: UInt64) -> Bool {
         splitMix64(seed &+ draw &* 0x9E37_79B9_7F4A_7C15) % UInt64(scale) < UInt64(millionths)
     }
 
@@ -32,7 +32,7 @@ public enum FaultChance {
     /// - Parameters:
     ///   - text: the value as written.
     /// - Returns: the probability in millionths, or nil when malformed, 0 or above 1.
-    public static func parseMillionths(_ text: String) -> UInt32? {
+    package static func parseMillionths(_ text: String) -> UInt32? {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let whole = parts[0]
         let fraction = parts.count == 2 ? parts[1] : ""
@@ -52,7 +52,7 @@ public enum FaultChance {
     /// - Parameters:
     ///   - millionths: the probability in millionths.
     /// - Returns: for example `0.5` for 500,000.
-    public static func formatMillionths(_ millionths: UInt32) -> String {
+    package static func formatMillionths(_ millionths: UInt32) -> String {
         guard millionths < scale else { return "1" }
         var digits = String(millionths)
         digits = String(repeating: "0", count: 6 - digits.utf8.count) + digits

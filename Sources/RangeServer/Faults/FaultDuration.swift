@@ -3,7 +3,7 @@
 /// The grammar is `DIGITS [. DIGITS] [ms|s]`, case-insensitive; a bare number means seconds.
 /// Precision is one nanosecond; further fractional digits are truncated. Negative values,
 /// exponents and anything not matching the grammar are rejected.
-public enum FaultDuration {
+package enum FaultDuration {
     private static let nanosecondsPerSecond: UInt64 = 1_000_000_000
     private static let nanosecondsPerMillisecond: UInt64 = 1_000_000
 
@@ -13,7 +13,7 @@ public enum FaultDuration {
     ///   - text: for example `250ms`, `1.5s` or `2`.
     /// - Returns: the duration, or `nil` when the text is malformed or too large for `Duration`'s
     ///   nanosecond count (about 292 years).
-    public static func parse(_ text: String) -> Duration? {
+    package static func parse(_ text: String) -> Duration? {
         guard let nanoseconds = nanoseconds(text), nanoseconds <= UInt64(Int64.max) else { return nil }
         return .nanoseconds(Int64(nanoseconds))
     }
@@ -23,7 +23,7 @@ public enum FaultDuration {
     /// - Parameters:
     ///   - text: for example `250ms`, `1.5s` or `2`.
     /// - Returns: the number of nanoseconds, or `nil` when the text is malformed or overflows `UInt64`.
-    public static func nanoseconds(_ text: String) -> UInt64? {
+    package static func nanoseconds(_ text: String) -> UInt64? {
         let lower = text.lowercased()
         let number: Substring
         let unit: UInt64
@@ -62,7 +62,7 @@ public enum FaultDuration {
     ///   - duration: a non-negative duration.
     /// - Returns: whole seconds as `2s`, whole milliseconds as `250ms`, anything finer as
     ///   fractional seconds (`0.0000015s`).
-    public static func format(_ duration: Duration) -> String {
+    package static func format(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         let nanoseconds = UInt64(max(0, seconds)) * nanosecondsPerSecond + UInt64(max(0, attoseconds) / 1_000_000_000)
         if nanoseconds % nanosecondsPerSecond == 0 {

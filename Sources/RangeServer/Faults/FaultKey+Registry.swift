@@ -3,7 +3,7 @@ extension FaultKey {
     /// the index page within each kind.
     ///
     /// A new key is a file under `Faults/Keys/` and one line here.
-    public static let all: [FaultKey] = [
+    package static let all: [FaultKey] = [
         .delay, .status, .retryAfter, .dropAfter, .resetAfter, .tlsTruncateAfter, .stallAfter, .stallFor, .rate,
         .misalignRange, .ignoreRange, .ignoreIfRange, .noETag, .weakETag, .noLastModified, .noAcceptRanges, .chunked,
         .etagSalt, .ifRange, .unsatisfiableShape, .contentRangeOn200, .contentRangeTotal, .rangeCap, .head, .encoding,

@@ -6,9 +6,9 @@
 /// faults that only a body can carry, the `/` index page and the body reader's fault list all read the descriptors;
 /// tests hold `fixtures/scenarios/schema.json` and the key table of docs/faults.md to them. The value itself is a
 /// typed field of `FaultPlan`, so the response path reads plain fields, never a descriptor.
-public struct FaultKey: Sendable {
+package struct FaultKey: Sendable {
     /// What part of the exchange a fault changes; the index page groups keys by it.
-    public enum Kind: String, CaseIterable, Sendable {
+    package enum Kind: String, CaseIterable, Sendable {
         /// Replaces or refuses the answer (`status`, `head`, `416-shape`, `connection-cap`).
         case status
         /// Changes the headers or which bytes a range answer carries (validators, `ignore-range`, `encoding`, ...).
@@ -48,17 +48,17 @@ public struct FaultKey: Sendable {
     }
 
     /// The key as written in a query or a scenario step, e.g. `drop-after`.
-    public let name: String
+    package let name: String
     /// What part of the exchange the fault changes.
-    public let kind: Kind
+    package let kind: Kind
     /// The value's form as docs/faults.md's key table shows it, e.g. `size` or `` `405` ``.
-    public let valueForm: String
+    package let valueForm: String
     /// The value on the index page, e.g. `SIZE`.
-    public let placeholder: String
+    package let placeholder: String
     /// A valid value, for examples and tests.
-    public let example: String
+    package let example: String
     /// One line: what the fault does.
-    public let help: String
+    package let help: String
     /// The end of the one-line error for a bad value: `key=value: expected <this>`.
     let expected: String
     /// How the key merges.
@@ -247,10 +247,10 @@ public struct FaultKey: Sendable {
 }
 
 extension FaultKey: Hashable {
-    public static func == (lhs: FaultKey, rhs: FaultKey) -> Bool { lhs.name == rhs.name }
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    package static func == (lhs: FaultKey, rhs: FaultKey) -> Bool { lhs.name == rhs.name }
+    package func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
 extension FaultKey: CustomStringConvertible {
-    public var description: String { name }
+    package var description: String { name }
 }

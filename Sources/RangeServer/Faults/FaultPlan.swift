@@ -5,22 +5,22 @@
 public struct FaultPlan: Hashable, Sendable {
     /// How long `stall-after` stalls when no `stall-for` is given: long enough that only the
     /// client's own idle timeout can end it.
-    public static let defaultStallDuration: Duration = .seconds(3600)
+    package static let defaultStallDuration: Duration = .seconds(3600)
 
     /// Send the headers (with the full Content-Length) and this many body bytes, then close cleanly.
-    public var dropAfter: UInt64?
+    package var dropAfter: UInt64?
     /// Send the headers and this many body bytes, then abort the connection with a TCP RST.
-    public var resetAfter: UInt64?
+    package var resetAfter: UInt64?
     /// Send the headers and this many body bytes, then close the TCP connection without TLS's close_notify: a
     /// truncation that a TLS client must treat as an error, never as the end of the body. On plain HTTP, where
     /// there is no close_notify to leave out, it is the same as `drop-after`.
-    public var tlsTruncateAfter: UInt64?
+    package var tlsTruncateAfter: UInt64?
     /// After this many body bytes, send nothing for `stallFor`, then continue.
-    public var stallAfter: UInt64?
+    package var stallAfter: UInt64?
     /// How long `stallAfter` stalls: the `stall-for` value, or `defaultStallDuration` when none was given.
     ///
     /// Setting it counts as giving `stall-for` (see `explicitStallFor`).
-    public var stallFor: Duration {
+    package var stallFor: Duration {
         get { explicitStallFor ?? Self.defaultStallDuration }
         set { explicitStallFor = newValue }
     }
@@ -28,98 +28,98 @@ public struct FaultPlan: Hashable, Sendable {
     ///
     /// Stored apart from `stallFor` so `merged(over:)`, the `stall-for requires stall-after` check and
     /// `appliedNames` can tell "not given" from "given as one hour".
-    public internal(set) var explicitStallFor: Duration?
+    package internal(set) var explicitStallFor: Duration?
     /// Throttle the body to this many bytes per second (always greater than zero).
-    public var rate: UInt64?
+    package var rate: UInt64?
     /// Wait this long before sending the status line.
-    public var delay: Duration?
+    package var delay: Duration?
     /// Answer with this status (200...599) and a short text body instead of the resource.
-    public var status: Int?
+    package var status: Int?
     /// With `status` (or `connection-cap`), add this `Retry-After`: seconds, or a date some seconds ahead.
-    public var retryAfter: RetryAfter?
+    package var retryAfter: RetryAfter?
     /// Ignore the `Range` header and answer 200 with the full body.
-    public var ignoreRange = false
+    package var ignoreRange = false
     /// Ignore `If-Range` and serve the range even when the validator does not match.
-    public var ignoreIfRange = false
+    package var ignoreIfRange = false
     /// Omit the `ETag` header.
-    public var noETag = false
+    package var noETag = false
     /// Send the ETag as weak (`W/"..."`), which `If-Range` must not match.
-    public var weakETag = false
+    package var weakETag = false
     /// Omit the `Last-Modified` header.
-    public var noLastModified = false
+    package var noLastModified = false
     /// Omit `Accept-Ranges: bytes`.
-    public var noAcceptRanges = false
+    package var noAcceptRanges = false
     /// Send the body with chunked transfer encoding and no Content-Length.
-    public var chunked = false
+    package var chunked = false
     /// Start a 206 body this many bytes before the requested start, with a truthful Content-Range.
-    public var misalignRange: UInt64?
+    package var misalignRange: UInt64?
     /// Change the ETag (only the ETag: not the bytes, not Last-Modified) by appending this token to it, as
     /// another edge of a CDN would; 1 to 32 letters, digits, `.`, `_` or `-`.
-    public var etagSalt: String?
+    package var etagSalt: String?
     /// Treat an `If-Range` that carries an entity tag as a mismatch (200), and evaluate a date normally: a CDN
     /// that honours If-Range for dates only (`if-range=date-only`).
-    public var ifRangeDateOnly = false
+    package var ifRangeDateOnly = false
     /// How an unsatisfiable range is answered instead of a 416 with `Content-Range: bytes */LENGTH`.
-    public var unsatisfiableShape: UnsatisfiableShape?
+    package var unsatisfiableShape: UnsatisfiableShape?
     /// Add `Content-Range: bytes 0-LAST/LENGTH` to a 200 that carries the whole representation.
-    public var contentRangeOn200 = false
+    package var contentRangeOn200 = false
     /// Send a single-range 206's Content-Range with an unknown complete length, `bytes FIRST-LAST/*`.
-    public var contentRangeTotalUnknown = false
+    package var contentRangeTotalUnknown = false
     /// Cut a single-range 206 to at most this many bytes from the requested start (above zero), with a Content-Range
     /// that describes the bytes sent.
-    public var rangeCap: UInt64?
+    package var rangeCap: UInt64?
     /// Apply the other faults to a request only with this probability, in millionths (1...1_000_000); see
     /// `FaultChance`.
-    public var probability: UInt32?
+    package var probability: UInt32?
     /// The seed of the draws `probability` makes; 0 when not given.
-    public var faultSeed: UInt64?
+    package var faultSeed: UInt64?
     /// Serve the representation gzip-encoded (`encoding=gzip`, `gzip-ignores-range`, `gzip-always`).
-    public var encoding: ContentEncodingFault?
+    package var encoding: ContentEncodingFault?
     /// Declare a `Content-Length` this many bytes off the body actually sent (negative: shorter), and close the
     /// connection after the body.
-    public var lengthDelta: Int64?
+    package var lengthDelta: Int64?
     /// Send this many correct body bytes, then pseudo-random bytes to the declared length, then close.
-    public var garbageAfter: UInt64?
+    package var garbageAfter: UInt64?
     /// Send the body chunked and with a `Content-Length` (of the body, not of the chunked bytes on the wire).
-    public var chunkedWithLength = false
+    package var chunkedWithLength = false
     /// Send this many body bytes in well-formed chunks, then a chunk-size line that is not hexadecimal, then close.
-    public var badChunkAfter: UInt64?
+    package var badChunkAfter: UInt64?
     /// Serve at most this many responses at once to one peer address for one target (path and query); answer the
     /// others 503 with `Retry-After` (``retryAfter``, default 1).
-    public var connectionCap: Int?
+    package var connectionCap: Int?
     /// Send this value verbatim as a single-part 206's Content-Range (`content-range=RAW`), malformed or not, over the
     /// body of the range asked for.
-    public var contentRangeRaw: String?
+    package var contentRangeRaw: String?
     /// Answer a request for one range with a `multipart/byteranges` 206 holding one part (`multipart=always`).
-    public var multipartAlways = false
+    package var multipartAlways = false
     /// Answer a GET or HEAD without Range with 206, `Content-Range: bytes 0-LAST/LENGTH` and the whole representation
     /// (`unsolicited-206=1`).
-    public var unsolicited206 = false
+    package var unsolicited206 = false
     /// Answer 200 with a short HTML page (`Content-Type: text/html`) instead of the representation (`html-page=1`).
-    public var htmlPage = false
+    package var htmlPage = false
     /// Give every answer this `Content-Type` instead of its own (`content-type=VALUE`).
-    public var contentType: String?
+    package var contentType: String?
     /// Give every answer this `Content-Disposition` (`content-disposition=VALUE`).
-    public var contentDisposition: String?
+    package var contentDisposition: String?
     /// Answer 400 with one line when the request carries this header field, named in lower case
     /// (`reject-header=NAME`).
-    public var rejectHeader: String?
+    package var rejectHeader: String?
 
     // Issue 28's HEAD, Retry-After and Last-Modified keys, kept together.
     /// How HEAD is answered (`head=405`, `403`, `stall`); GET is served as usual.
-    public var head: HeadFault?
+    package var head: HeadFault?
     /// HEAD's Content-Length this many bytes off GET's (negative: shorter); GET is served as usual.
-    public var headLengthDelta: Int64?
+    package var headLengthDelta: Int64?
     /// Version N of a generated resource keeps version N-1's Last-Modified: new bytes and ETag under the same date.
-    public var lastModifiedCollides = false
+    package var lastModifiedCollides = false
     /// Fields every answer carries after its own, in order, as written (`header=NAME:VALUE`, repeatable).
-    public var extraHeaders: [ExtraHeader] = []
+    package var extraHeaders: [ExtraHeader] = []
 
     /// How `encoding` serves the representation.
     ///
     /// The encoded bytes are a representation of their own: their own strong ETag, and ranges over the encoded
     /// bytes, as RFC 9110 has it and CDNs that compress do.
-    public enum ContentEncodingFault: String, CaseIterable, Hashable, Sendable {
+    package enum ContentEncodingFault: String, CaseIterable, Hashable, Sendable {
         /// gzip when the request's `Accept-Encoding` allows it, identity otherwise.
         case gzip
         /// Like `gzip`, but a ranged request that accepts gzip gets 200 with the whole encoded body (a CDN that
@@ -130,7 +130,7 @@ public struct FaultPlan: Hashable, Sendable {
     }
 
     /// The shapes of a 416 for `416-shape`.
-    public enum UnsatisfiableShape: String, CaseIterable, Hashable, Sendable {
+    package enum UnsatisfiableShape: String, CaseIterable, Hashable, Sendable {
         /// 416 without `Content-Range`, as some servers send.
         case noContentRange = "no-content-range"
         /// 416 with an HTML error page as its body (`Content-Type: text/html`), the kind a CDN sends.
@@ -163,21 +163,21 @@ public struct FaultPlan: Hashable, Sendable {
     /// framing): a client that closes such a response did not leave a healthy one of its own accord. The other keys
     /// fire at a point of the body (`drop-after`, `stall-after`, `length-delta` once past the declared length, ...)
     /// or change nothing a client could object to (`no-etag`, `rate`, ...). Declared by `FaultKey.shapesResponse`.
-    public static let shapingKeys: Set<String> = Set(FaultKey.all.filter(\.shapesResponse).map(\.name))
+    package static let shapingKeys: Set<String> = Set(FaultKey.all.filter(\.shapesResponse).map(\.name))
 
     /// Whether one of `appliedNames` (`key=value`) is a shaping fault (see `shapingKeys`).
     ///
     /// - Parameters:
     ///   - names: applied fault names.
     /// - Returns: true when any names a shaping key.
-    public static func shapesResponse(_ names: [String]) -> Bool {
+    package static func shapesResponse(_ names: [String]) -> Bool {
         names.contains { name in
             shapingKeys.contains(String(name.prefix { $0 != "=" }))
         }
     }
 
     /// Query keys that are resource parameters, not faults: `parse(query:)` hands them back untouched.
-    public static let passthroughKeys: Set<String> = ["seed", "version", "redirect-code", "redirect-location", "hop"]
+    package static let passthroughKeys: Set<String> = ["seed", "version", "redirect-code", "redirect-location", "hop"]
 
     /// The applied faults as `key=value` strings in canonical order, for the journal's `faults` field.
     ///
@@ -295,7 +295,7 @@ extension FaultPlan {
 
     /// This plan's `probability` and `fault-seed` alone: what a request gets when the draw says its faults do not
     /// apply (the journal still shows the probability it was drawn with).
-    public var chanceOnly: FaultPlan {
+    package var chanceOnly: FaultPlan {
         var plan = FaultPlan()
         plan.probability = probability
         plan.faultSeed = faultSeed

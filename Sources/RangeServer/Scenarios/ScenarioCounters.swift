@@ -9,7 +9,7 @@ import NIOConcurrencyHelpers
 /// Because the client chooses the run, the counts are bounded (``Retention``): a count unused for the idle expiry
 /// is forgotten, and past the limit the least recently used is; a run whose count was forgotten starts again at
 /// attempt 1.
-public final class ScenarioCounters: Sendable {
+package final class ScenarioCounters: Sendable {
     /// What one count is kept under.
     struct Key: Hashable {
         var scenario: String
@@ -26,7 +26,7 @@ public final class ScenarioCounters: Sendable {
     /// - Parameters:
     ///   - retention: how many counts are kept, and how long an unused one is.
     ///   - clock: the time (a test moves it to expire counts).
-    public init(
+    package init(
         retention: Retention = .runs, clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
     ) {
         counts = NIOLockedValueBox(BoundedTable(retention))
@@ -40,7 +40,7 @@ public final class ScenarioCounters: Sendable {
     ///   - run: the run identifier.
     ///   - route: the route name (`Scenario.mainRoute` for the scenario's own URL).
     /// - Returns: the attempt number, 1 for the first request.
-    public func nextAttempt(scenario: String, run: String, route: String) -> Int {
+    package func nextAttempt(scenario: String, run: String, route: String) -> Int {
         let key = Key(scenario: scenario, run: run, route: route)
         return counts.withLockedValue { counts in
             counts.update(forKey: key, now: clock(), default: { 0 }) { count in
@@ -59,7 +59,7 @@ public final class ScenarioCounters: Sendable {
     ///   - route: the route name.
     ///   - arrival: takes the next arrival number; called once, under the lock.
     /// - Returns: the arrival number and the attempt number.
-    public func nextAttempt(
+    package func nextAttempt(
         scenario: String, run: String, route: String, arrival: () -> Int
     ) -> (arrival: Int, attempt: Int) {
         let key = Key(scenario: scenario, run: run, route: route)
@@ -84,7 +84,7 @@ public final class ScenarioCounters: Sendable {
     ///   - reclaim: given the latest attempt (when there is one), whether it may be taken again; called under the
     ///     lock.
     /// - Returns: the arrival number and the attempt number.
-    public func nextAttempt(
+    package func nextAttempt(
         scenario: String, run: String, route: String, arrival: () -> Int, reclaim: (Int) -> Bool
     ) -> (arrival: Int, attempt: Int) {
         let key = Key(scenario: scenario, run: run, route: route)
@@ -104,7 +104,7 @@ public final class ScenarioCounters: Sendable {
     ///   - run: the run identifier.
     ///   - route: the route name.
     /// - Returns: the number of attempts so far, 0 if none (or if the count was forgotten).
-    public func currentAttempt(scenario: String, run: String, route: String) -> Int {
+    package func currentAttempt(scenario: String, run: String, route: String) -> Int {
         let key = Key(scenario: scenario, run: run, route: route)
         return counts.withLockedValue { $0.peekValue(forKey: key, now: clock()) ?? 0 }
     }
@@ -120,7 +120,7 @@ public final class ScenarioCounters: Sendable {
     ///   - attempt: the attempt to give back.
     /// - Returns: whether it was given back.
     @discardableResult
-    public func giveBack(scenario: String, run: String, route: String, attempt: Int) -> Bool {
+    package func giveBack(scenario: String, run: String, route: String, attempt: Int) -> Bool {
         let key = Key(scenario: scenario, run: run, route: route)
         return counts.withLockedValue { counts in
             guard counts.peekValue(forKey: key, now: clock()) == attempt else { return false }
@@ -130,7 +130,7 @@ public final class ScenarioCounters: Sendable {
     }
 
     /// Forgets every count, so the next request to any route is attempt 1 again.
-    public func reset() {
+    package func reset() {
         counts.withLockedValue { $0.removeAll() }
     }
 
@@ -139,14 +139,14 @@ public final class ScenarioCounters: Sendable {
     /// - Parameters:
     ///   - scenario: the scenario name.
     ///   - run: the run identifier.
-    public func reset(scenario: String, run: String) {
+    package func reset(scenario: String, run: String) {
         counts.withLockedValue { counts in
             _ = counts.removeAll { key, _ in key.scenario == scenario && key.run == run }
         }
     }
 
     /// How many counts are held now: one per route of a run that was asked for and not yet forgotten.
-    public var heldCount: Int {
+    package var heldCount: Int {
         counts.withLockedValue { counts in
             counts.expire(now: clock())
             return counts.count

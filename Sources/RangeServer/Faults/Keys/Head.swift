@@ -34,7 +34,7 @@ extension FaultKey {
 
 extension FaultPlan {
     /// How `head` answers a HEAD request.
-    public enum HeadFault: String, CaseIterable, Hashable, Sendable {
+    package enum HeadFault: String, CaseIterable, Hashable, Sendable {
         /// 405 with `Allow: GET`.
         case refuse405 = "405"
         /// 403, as storage that signs GET URLs only refuses a HEAD on them.

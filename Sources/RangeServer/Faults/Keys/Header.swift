@@ -22,12 +22,12 @@ extension FaultKey {
 
 extension FaultPlan {
     /// One field of `header=NAME:VALUE`: a name as written and a value sent byte for byte.
-    public struct ExtraHeader: Hashable, Sendable {
+    package struct ExtraHeader: Hashable, Sendable {
         /// The field name, an RFC 9110 token, as written.
-        public let name: String
+        package let name: String
         /// The field value: any bytes but CR, LF and NUL, leading spaces and tabs after the colon dropped (they are
         /// not part of a field value, RFC 9110 §5.5).
-        public let value: String
+        package let value: String
 
         /// The end of the one-line error for a bad value.
         static let expected =

@@ -12,7 +12,7 @@ extension FaultKey {
 
 extension FaultPlan {
     /// A `Retry-After` value: delay-seconds, or an HTTP-date some seconds ahead of the response.
-    public enum RetryAfter: Hashable, Sendable {
+    package enum RetryAfter: Hashable, Sendable {
         /// `Retry-After: N`.
         case seconds(Int)
         /// `Retry-After: <IMF-fixdate>`, this many seconds after the second the response is planned in.
@@ -36,7 +36,7 @@ extension FaultPlan {
         }
 
         /// The canonical text, which `init(parsing:)` reads back: `7` or `date:+7s`.
-        public var text: String {
+        package var text: String {
             switch self {
             case .seconds(let seconds): String(seconds)
             case .date(let ahead): "date:+\(ahead)s"
@@ -44,7 +44,7 @@ extension FaultPlan {
         }
 
         /// The field value for a response planned at `now` (seconds since 1970).
-        public func headerValue(now: Int64) -> String {
+        package func headerValue(now: Int64) -> String {
             switch self {
             case .seconds(let seconds): String(seconds)
             case .date(let ahead): HTTPDate(secondsSince1970: now + Int64(ahead)).headerValue
