@@ -23,7 +23,7 @@ extension Router {
         }
         let (path, query) = request.pathAndQuery
         var headers: [String: String] = [:]
-        for field in request.headers { headers[field.name] = field.value }
+        for field in request.headers { headers[field.name.lowercased()] = field.value }
         let custom = CustomRoute.Request(
             method: request.method, path: String(path), query: String(query), headers: headers, body: request.body,
             peerAddress: request.peerAddress, isTLS: request.isTLS)

@@ -69,7 +69,7 @@ struct ServerJournalTests {
                 #expect(entry.requestHeaders["x-twice"] == "a, d")
                 #expect(
                     entry.requestHeaderList.map { "\($0.name): \($0.value)" } == [
-                        "host: 127.0.0.1", "x-twice: a", "x-other: b, c", "x-twice: d",
+                        "Host: 127.0.0.1", "X-Twice: a", "X-Other: b, c", "X-Twice: d",
                     ])
                 #expect(entry.responseHeaders["x-cache"] == "MISS, HIT")
                 let planned = entry.responseHeaderList.map { "\($0.name): \($0.value)" }

@@ -107,7 +107,7 @@ struct ServerTLSTests {
             let line = String(decoding: try #require(entries.first { $0.tls }).jsonBytes, as: UTF8.self)
             #expect(
                 line.contains(
-                    #","tls":true,"abandoned":false,"requestHeaderList":[{"name":"host","value":"localhost"}"#))
+                    #","tls":true,"abandoned":false,"requestHeaderList":[{"name":"Host","value":"localhost"}"#))
         }
     }
 

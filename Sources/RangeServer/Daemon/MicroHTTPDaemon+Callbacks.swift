@@ -92,21 +92,9 @@ let headerCollector:
             box, _, key, value in
             guard let box, let key else { return .YES }
             box.assumingMemoryBound(to: [HeaderField].self).pointee.append(
-                HeaderField(lowercasedName(key), value.map { String(cString: $0) } ?? ""))
+                HeaderField(String(cString: key), value.map { String(cString: $0) } ?? ""))
             return .YES
         }
-
-/// A header name with ASCII letters lower-cased, decoded in one pass: no intermediate String, and none at all
-/// on the heap for names of up to 15 bytes.
-func lowercasedName(_ name: UnsafePointer<CChar>) -> String {
-    let length = strlen(name)
-    return String(unsafeUninitializedCapacity: length) { output in
-        for index in 0..<length {
-            output[index] = UInt8(bitPattern: name[index]).asciiLowercased
-        }
-        return length
-    }
-}
 
 let accessHandler:
     @convention(c) (

@@ -6,7 +6,7 @@ struct IncomingRequest: Sendable {
     var target: String
     /// `HTTP/1.1` or `HTTP/1.0`.
     var httpVersion: String
-    /// Header fields in arrival order, names lower-cased.
+    /// Header fields in arrival order, names as sent (looked up in any case: `header(_:)`, `HeaderField.hasName`).
     var headers: [HeaderField]
     /// The peer's numeric address.
     var peerAddress: String
@@ -75,10 +75,10 @@ struct IncomingRequest: Sendable {
         return target[pathStart...]
     }
 
-    /// The field value for `name` (lower-case); repeated fields are joined with ", " as RFC 9110 allows.
+    /// The field value for `name`, matched in any case; repeated fields are joined with ", " as RFC 9110 allows.
     func header(_ name: String) -> String? {
         var result: String?
-        for field in headers where field.name == name { Self.join(&result, field.value) }
+        for field in headers where field.hasName(name) { Self.join(&result, field.value) }
         return result
     }
 
@@ -95,13 +95,13 @@ struct IncomingRequest: Sendable {
             // The length first: most fields (Host, User-Agent, Accept) have none of these lengths, and a string
             // comparison that fails costs a call into the runtime, seven of them per field.
             switch field.name.utf8.count {
-            case 5 where field.name == "range": Self.join(&range, field.value)
-            case 8 where field.name == "if-range": Self.join(&ifRange, field.value)
-            case 8 where field.name == "if-match": Self.join(&ifMatch, field.value)
-            case 13 where field.name == "if-none-match": Self.join(&ifNoneMatch, field.value)
-            case 16 where field.name == "want-repr-digest": Self.join(&wantReprDigest, field.value)
-            case 17 where field.name == "if-modified-since": Self.join(&ifModifiedSince, field.value)
-            case 19 where field.name == "if-unmodified-since": Self.join(&ifUnmodifiedSince, field.value)
+            case 5 where field.hasName("range"): Self.join(&range, field.value)
+            case 8 where field.hasName("if-range"): Self.join(&ifRange, field.value)
+            case 8 where field.hasName("if-match"): Self.join(&ifMatch, field.value)
+            case 13 where field.hasName("if-none-match"): Self.join(&ifNoneMatch, field.value)
+            case 16 where field.hasName("want-repr-digest"): Self.join(&wantReprDigest, field.value)
+            case 17 where field.hasName("if-modified-since"): Self.join(&ifModifiedSince, field.value)
+            case 19 where field.hasName("if-unmodified-since"): Self.join(&ifUnmodifiedSince, field.value)
             default: continue
             }
         }

@@ -30,9 +30,10 @@ extension JournalOutcome: BitwiseCopyable {}
 /// One request and its response, as the control API and the JSON Lines file show it.
 ///
 /// The JSON keys are exactly the property names. `scenario`, `run`, `route` and `attempt` are `null`
-/// for requests outside a scenario. Header names are lower case. In `requestHeaders` and `responseHeaders` repeated
+/// for requests outside a scenario. In `requestHeaders` and `responseHeaders` names are lower case and repeated
 /// headers are joined with `", "` (see `headerDictionary(_:)`); `requestHeaderList` and `responseHeaderList` keep
-/// every field apart, in order, so two `Content-Range` fields read as the client saw them.
+/// every field apart, in order, with its name as sent or planned, so two `Content-Range` fields read as the client
+/// saw them.
 public struct JournalEntry: Codable, Hashable, Sendable {
     /// The sequence number, assigned by `Journal.append`: 1 for the first entry, never reused.
     public var seq: Int
@@ -56,8 +57,8 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     public var status: Int
     /// The response headers, lower-case names.
     public var responseHeaders: [String: String]
-    /// The request headers in the order received, one element per field line (repeated names kept apart), lower-case
-    /// names.
+    /// The request headers in the order received, one element per field line (repeated names kept apart), names as
+    /// the client sent them.
     public var requestHeaderList: [Field]
     /// The planned response headers in the order sent, one element per field line (repeated names kept apart),
     /// names as planned.
@@ -233,7 +234,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// One header field line as the journal keeps it in `requestHeaderList` and `responseHeaderList`: JSON
     /// `{"name": ..., "value": ...}`.
     public struct Field: Codable, Hashable, Sendable {
-        /// The field name (lower case in `requestHeaderList`, as planned in `responseHeaderList`).
+        /// The field name, as sent (`requestHeaderList`) or planned (`responseHeaderList`).
         public var name: String
         /// The field value, as received or planned.
         public var value: String

@@ -57,11 +57,11 @@ final class InMemoryFrontEnd: Sendable {
     /// Answers one request sent on a fresh connection with `Connection: close`, the way `RawHTTPConnection.request`
     /// sends it: `Host`, then `headers` sorted by name, then `Connection`.
     func exchange(_ method: String = "GET", _ target: String, headers: [String: String] = [:]) async -> Capture {
-        var fields = [HeaderField("host", "127.0.0.1")]
+        var fields = [HeaderField("Host", "127.0.0.1")]
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
-            fields.append(HeaderField(name.lowercased(), value))
+            fields.append(HeaderField(name, value))
         }
-        fields.append(HeaderField("connection", "close"))
+        fields.append(HeaderField("Connection", "close"))
         let takeArrival = { self.arrivals.wrappingAdd(1, ordering: .relaxed).newValue }
         var arrival: Int
         var attempt: Int?
