@@ -133,7 +133,8 @@ import Testing
         #expect(
             try names([]) == [
                 "engine", "engine-x4", "rangefetch", "rangefetch-x4", "curl", "wget", "wget2", "aria2c", "aria2c-x4",
-                "axel", "axel-n4", "apt-helper", "gdown", "httpie", "lftp", "pypdl", "pysmartdl", "yt-dlp",
+                "axel", "axel-n4", "apt-helper", "curl-retry-all", "gdown", "httpie", "lftp", "pypdl", "pysmartdl",
+                "yt-dlp",
                 "urlsession",
                 "careful",
             ])
