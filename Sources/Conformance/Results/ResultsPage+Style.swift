@@ -21,7 +21,8 @@ extension ResultsPage {
         td.changed{outline:2px solid #1f4e9c;outline-offset:-2px}
         .changed-mark{color:#1f4e9c;margin-left:.2em;font-size:.8em}td.corrupt .changed-mark{color:#fff}
         tr.hidden{display:none}td.dim{opacity:.35}
-        tfoot td{font-size:.85em;white-space:normal}tfoot span{padding:0 .2em}
+        thead th small.counts span{padding:0 .2em;font-weight:bold}thead th small.recipe a{color:#1f4e9c}
+        tfoot td{font-size:.85em;white-space:normal;text-align:left}tfoot th{text-align:left}
         .controls{display:flex;gap:1em;flex-wrap:wrap;align-items:end}
         .controls fieldset{border:1px solid #ccc}
         .legend{display:grid;grid-template-columns:max-content 1fr;gap:.2em .8em;max-width:60em}

@@ -87,14 +87,21 @@ package enum ResultsPage {
     static func schemeTable(
         _ table: ResultsTable, columns: [ResultsTable.Column], scheme: String, hidden: Bool
     ) -> String {
-        let scenarios = table.scenarios(scheme: scheme)
+        let scenarios = table.gradedScenarios(scheme: scheme)
         var text = "<table class=\"results\" id=\"table-\(scheme)\" data-scheme=\"\(scheme)\""
         text += hidden ? " hidden>\n" : ">\n"
         text += "<caption>over \(scheme)</caption>\n<thead><tr><th scope=\"col\">scenario (\(scheme))</th>"
         for column in columns {
             let own = column.isOwn ? " class=\"own\" title=\"this project's own client\"" : ""
             text +=
-                "<th scope=\"col\"\(own)>\(escaped(column.client))<small>\(escaped(column.file.version))</small></th>"
+                "<th scope=\"col\"\(own)>\(escaped(column.client))<small>\(escaped(column.file.version))</small>"
+            // Its counts by grade, worst first, and the recipe it runs, in its manual's words.
+            let counts = ResultsTable.counts(column.file, scheme: scheme)
+            let parts = (Grade.summaryOrder.map(\.rawValue) + ["pass", "n/a"]).compactMap { grade in
+                counts[grade].map { "<span class=\"\(cssClass(grade))\" title=\"\(grade)\">\($0)</span>" }
+            }
+            text += "<small class=\"counts\">" + parts.joined(separator: " ") + "</small>"
+            text += "<small class=\"recipe\"><a href=\"\(escaped(recipeLink(column)))\">recipe</a></small></th>"
         }
         text += "</tr></thead>\n<tbody>\n"
         for scenario in scenarios {
@@ -125,16 +132,28 @@ package enum ResultsPage {
             }
             text += "</tr>\n"
         }
-        text += "</tbody>\n<tfoot><tr><th scope=\"row\">counts</th>"
-        for column in columns {
-            let counts = ResultsTable.counts(column.file, scheme: scheme)
-            let parts = (["pass"] + Grade.summaryOrder.map(\.rawValue) + ["n/a"]).compactMap { grade in
-                counts[grade].map { "<span class=\"\(cssClass(grade))\">\($0)</span>" }
-            }
-            text += "<td>" + parts.joined(separator: " ") + "</td>"
+        text += "</tbody>\n"
+        // Rows no column could take part in leave the table, and are listed under it with why.
+        let notApplicable = table.notApplicableScenarios(scheme: scheme)
+        if !notApplicable.isEmpty {
+            text += "<tfoot><tr class=\"not-applicable\"><th scope=\"row\">n/a for every column</th>"
+            text += "<td colspan=\"\(columns.count)\">"
+            text +=
+                notApplicable.map { row in
+                    let why = row.reasons.isEmpty ? "" : ": " + row.reasons.map(escaped).joined(separator: "; ")
+                    return
+                        "<span id=\"\(escaped("row-\(scheme)-\(row.scenario)"))\">\(escaped(row.scenario))\(why)</span>"
+                }.joined(separator: "<br>")
+            text += "</td></tr></tfoot>\n"
         }
-        text += "</tr></tfoot>\n</table>\n"
+        text += "</table>\n"
         return text
+    }
+
+    /// Where a column's recipe is explained: docs/conformance.md's section quoting each downloader's manual, or the
+    /// engine's documentation for this project's own.
+    static func recipeLink(_ column: ResultsTable.Column) -> String {
+        column.isOwn ? "../engine.md" : "../conformance.md#each-columns-recipe-in-its-manuals-words"
     }
 
     /// A row's header: its name (an anchor), its description, its RFC sections and reports, each linked.
@@ -298,7 +317,10 @@ package enum ResultsPage {
         text += "time, but did what corrupts the file in another row), **COSTLY** (right and safe, but over the row's "
         text += "bounds or sooner than Retry-After allowed), pass, n/a (a step the client cannot take). A cell marked "
         text += "\"(was X)\" was graded X in the client's previous version.\n\n"
-        text += "## The columns\n\n| client | version | installed with | http | https |\n|---|---|---|---|---|\n"
+        text +=
+            "## The columns\n\nEach column's counts are worst first; its recipe is the flags it runs, each with its "
+        text += "manual's words.\n\n| client | version | installed with | http | https | recipe |\n"
+        text += "|---|---|---|---|---|---|\n"
         for column in columns {
             let file = column.file
             let runs = ResultsTable.schemes.map { scheme in
@@ -309,10 +331,10 @@ package enum ResultsPage {
             }
             let name = column.isOwn ? "\(file.client) (ours)" : file.client
             text += "| \(name) | \(file.version) | " + (file.package.map { "`\($0)`" } ?? "") + " | "
-            text += runs.map(Report.markdownEscaped).joined(separator: " | ") + " |\n"
+            text += runs.map(Report.markdownEscaped).joined(separator: " | ") + " | [recipe](\(recipeLink(column))) |\n"
         }
         for scheme in ResultsTable.schemes {
-            let scenarios = table.scenarios(scheme: scheme)
+            let scenarios = table.gradedScenarios(scheme: scheme)
             guard !scenarios.isEmpty else { continue }
             text += "\n## Over \(scheme)\n\n| scenario (\(scheme)) | "
             text += columns.map { "\($0.client) \($0.file.version)" }.joined(separator: " | ") + " |\n"
@@ -327,6 +349,14 @@ package enum ResultsPage {
                     return label
                 }
                 text += "| [\(scenario)](#\(scenario)) | " + cells.joined(separator: " | ") + " |\n"
+            }
+            let notApplicable = table.notApplicableScenarios(scheme: scheme)
+            if !notApplicable.isEmpty {
+                text += "\nn/a for every column over \(scheme), so not in the table:\n\n"
+                for row in notApplicable {
+                    let why = row.reasons.isEmpty ? "" : ": " + row.reasons.joined(separator: "; ")
+                    text += "- [\(row.scenario)](#\(row.scenario))" + Report.markdownEscaped(why) + "\n"
+                }
             }
         }
         text += "\n## What each row rests on\n\n"

@@ -106,6 +106,45 @@ package struct ResultsTable: Hashable, Sendable {
         Set(columns.flatMap { $0.file.runs[scheme]?.cells.map(\.scenario) ?? [] }).sorted()
     }
 
+    /// The rows of a scheme's table: its scenarios that at least one column graded (a cell that is not n/a).
+    public func gradedScenarios(scheme: String) -> [String] {
+        let columns = self.columns
+        return scenarios(scheme: scheme).filter { scenario in
+            columns.contains { $0.cell(scheme: scheme, scenario: scenario).map { $0.grade != "n/a" } ?? false }
+        }
+    }
+
+    /// The scenarios of a scheme that every column recorded as n/a (or did not run), each with the distinct reasons
+    /// its cells give, in column order: listed under the scheme's table, which they would fill with rows that say
+    /// nothing of any client.
+    ///
+    /// A reason that starts with its column's name (`curl cannot cancel`) is said once for all the columns that give
+    /// it, with their names or `every column` (`cannot cancel (every column)`); any other reason is given as it is.
+    public func notApplicableScenarios(scheme: String) -> [(scenario: String, reasons: [String])] {
+        let columns = self.columns
+        let graded = Set(gradedScenarios(scheme: scheme))
+        return scenarios(scheme: scheme).filter { !graded.contains($0) }.map { scenario in
+            var order: [String] = []
+            var clients: [String: [String]] = [:]
+            var present = 0
+            for column in columns {
+                guard let cell = column.cell(scheme: scheme, scenario: scenario) else { continue }
+                present += 1
+                guard let reason = cell.reason else { continue }
+                let named = reason.hasPrefix(column.client + " ")
+                let key = named ? "\u{1}" + reason.dropFirst(column.client.count + 1) : reason
+                if clients[key] == nil { order.append(key) }
+                if named { clients[key, default: []].append(column.client) } else { clients[key] = clients[key] ?? [] }
+            }
+            let reasons = order.map { key -> String in
+                guard key.hasPrefix("\u{1}") else { return key }
+                let names = clients[key] ?? []
+                return "\(key.dropFirst()) (\(names.count == present ? "every column" : names.joined(separator: ", ")))"
+            }
+            return (scenario, reasons)
+        }
+    }
+
     /// Whether file `a` holds an older version than `b`: by the numbers of their versions when both are dotted
     /// (`7.9` before `7.10`); else (a commit, this project's own columns) by the last day either was recorded, then
     /// as text.
@@ -133,11 +172,11 @@ package struct ResultsTable: Hashable, Sendable {
         return counts
     }
 
-    /// `28 pass, 9 corrupt, 11 unsafe, 6 fail, 1 costly, 3 n/a`: a column's counts over a scheme.
+    /// `9 corrupt, 11 unsafe, 6 fail, 1 costly, 28 pass, 3 n/a`: a column's counts over a scheme, worst first.
     public static func summary(_ file: ResultsFile, scheme: String) -> String {
         let counts = counts(file, scheme: scheme)
-        var parts = ["\(counts["pass"] ?? 0) pass"]
-        for grade in Grade.summaryOrder { parts.append("\(counts[grade.rawValue] ?? 0) \(grade.rawValue)") }
+        var parts = Grade.summaryOrder.map { "\(counts[$0.rawValue] ?? 0) \($0.rawValue)" }
+        parts.append("\(counts["pass"] ?? 0) pass")
         if let skipped = counts["skipped"], skipped > 0 { parts.append("\(skipped) skipped") }
         parts.append("\(counts["n/a"] ?? 0) n/a")
         return parts.joined(separator: ", ")
