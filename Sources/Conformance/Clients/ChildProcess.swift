@@ -180,14 +180,16 @@ final class ChildProcess: Sendable {
     }
 
     /// Runs a program to completion with a time limit and returns its exit status and combined output (for
-    /// `--help` probes); nil when it could not start, wrote more than 1 MiB or timed out (its group is then
-    /// killed by swift-subprocess's teardown).
+    /// `--help` probes, a definition's build step); nil when it could not start, wrote more than 1 MiB or timed out
+    /// (its group is then killed by swift-subprocess's teardown). The environment is the harness's loopback one
+    /// unless given (a build that installs from PyPI keeps the user's proxy).
     static func capture(
-        _ executable: String, _ arguments: [String], limit: Duration = .seconds(10)
+        _ executable: String, _ arguments: [String], limit: Duration = .seconds(10),
+        environment: Environment = loopbackEnvironment
     ) async -> (status: Int32, output: String)? {
         let run = Task {
             try await Subprocess.run(
-                .path(.init(executable)), arguments: Arguments(arguments), environment: loopbackEnvironment,
+                .path(.init(executable)), arguments: Arguments(arguments), environment: environment,
                 platformOptions: ownProcessGroup, output: .string(limit: 1 << 20), error: .combinedWithOutput)
         }
         let timedOut = NIOLockedValueBox(false)

@@ -4,7 +4,8 @@ import RangeServer
 extension ClientDefinition: Decodable {
     /// The members of a definition.
     enum Key: String, CodingKey, CaseIterable {
-        case name, description, program, version, package, can, segmented, transient, defaults, arguments, environment
+        case name, description, program, build, version, package, can, segmented, transient, defaults, arguments
+        case environment
         case listFile = "list-file"
     }
 
@@ -33,6 +34,21 @@ extension ClientDefinition: Decodable {
         }
         description = try text(.description)
         program = try text(.program)
+        build = nil
+        if c.contains(.build) {
+            guard let steps = try? c.decode([[String]].self, forKey: .build), !steps.isEmpty,
+                steps.allSatisfy({ !($0.first ?? "").isEmpty })
+            else {
+                throw bad(.build, "must be an array of commands, each an array of words, e.g. [[\"go\", \"build\"]]")
+            }
+            if let unknown = steps.joined().lazy.flatMap(ClientBuild.unknownPlaceholders(in:)).first {
+                throw bad(.build, "unknown placeholder {\(unknown)} (a build step knows {client-dir} and {build-dir})")
+            }
+            build = ClientBuild(steps: steps)
+        }
+        if build == nil, ClientTemplate.names(in: program).contains("build-dir") {
+            throw bad(.program, "uses {build-dir} without a build step")
+        }
         guard c.contains(.version), let version = try? c.decode([String].self, forKey: .version) else {
             throw bad(.version, "must be the arguments that print the version, e.g. [\"--version\"]")
         }
@@ -105,6 +121,9 @@ extension ClientDefinition: Decodable {
                 throw bad(.listFile, "entry: unknown placeholder {\(unknown)}")
             }
             listFile = ListFile(name: file, entry: entry)
+        }
+        if build == nil, arguments.contains(where: { $0.placeholderNames.contains("build-dir") }) {
+            throw bad(.arguments, "uses {build-dir} without a build step")
         }
         if arguments.contains(where: { $0.placeholderNames.contains("list-file") }), listFile == nil {
             throw bad(.arguments, "uses {list-file} without a list-file")

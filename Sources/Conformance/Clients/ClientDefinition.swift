@@ -12,8 +12,13 @@ public struct ClientDefinition: Hashable, Sendable {
     public var name: String
     /// Why this client is in the table: who downloads through it.
     public var description: String
-    /// The program, by name (looked up on PATH) or absolute path.
+    /// The program, by name (looked up on PATH) or absolute path; `{build-dir}/...` for one the build step makes.
     public var program: String
+    /// The commands that make the program, run once per version before the column's first run (a Go driver, a
+    /// virtual environment with a pinned library); nil for a program that is installed as it is.
+    public var build: ClientBuild?
+    /// The directory holding the builds (``ClientBuild/defaultRoot``).
+    public var buildRoot = ClientBuild.defaultRoot
     /// The arguments that make the program print its version on its first line (`["--version"]`).
     public var versionArguments: [String]
     /// Where the program comes from: `debian` or `pypi`, and the package's name.
@@ -67,6 +72,18 @@ public struct ClientDefinition: Hashable, Sendable {
         ("named-output", .serverNamedOutput),
     ]
 
+    /// Where the build step puts its work, or nil without one.
+    public var buildDirectory: String? {
+        build?.directory(name: name, clientDirectory: directory, root: buildRoot)
+    }
+
+    /// The program to run: `program` with `{client-dir}` and `{build-dir}` filled.
+    public var programPath: String {
+        var values = ["client-dir": directory]
+        values["build-dir"] = buildDirectory
+        return ClientTemplate.fill(program, values)
+    }
+
     /// Makes the column.
     ///
     /// - Returns: the client.
@@ -76,10 +93,14 @@ public struct ClientDefinition: Hashable, Sendable {
             .union(environment.values.flatMap(ClientTemplate.names(in:)))
         if used.contains("authorization") { capabilities.insert(.authorization) }
         let definition = self
+        let prepare: (@Sendable () async -> String?)? = build.map { build in
+            let (directory, clientDirectory) = (buildDirectory ?? "", self.directory)
+            return { await build.prepare(directory: directory, clientDirectory: clientDirectory) }
+        }
         return SubprocessClient(
-            name: name, program: program, capabilities: capabilities, invocation: invocationOverride ?? invocation,
-            transientExitCodes: transientExitCodes,
-            probe: versionArguments.isEmpty ? nil : Self.versionProbe(versionArguments),
+            name: name, program: programPath, capabilities: capabilities,
+            invocation: invocationOverride ?? invocation, transientExitCodes: transientExitCodes,
+            probe: versionArguments.isEmpty ? nil : Self.versionProbe(versionArguments), prepare: prepare,
             tlsLimitation: used.contains("cafile") ? nil : "its \(source) has no {cafile}",
             environment: { job in definition.environment(for: job) },
             inputFiles: { job in definition.inputFiles(for: job) },
@@ -110,6 +131,7 @@ public struct ClientDefinition: Hashable, Sendable {
             "idle-timeout": String(SubprocessClient.seconds(job.idleTimeout)),
             "concurrency": String(job.concurrency),
         ]
+        values["build-dir"] = buildDirectory
         if let first = job.transfers.first { values.merge(Self.values(of: first)) { _, new in new } }
         values["cafile"] = job.certificateAuthorityFile
         values["authorization"] = job.authorization
@@ -161,9 +183,10 @@ public struct ClientDefinition: Hashable, Sendable {
             "url": "URL", "output": "OUTPUT", "output-dir": "DIR", "output-name": "NAME", "state": "STATE",
             "cafile": "CA", "authorization": "AUTH", "retries": defaultRetries.map(String.init) ?? "N",
             "tries": defaultRetries.map { String($0 + 1) } ?? "N+1", "connect-timeout": "5", "idle-timeout": "5",
-            "concurrency": "N", "list-file": "LIST", "client-dir": directory,
+            "concurrency": "N", "list-file": "LIST", "client-dir": directory, "build-dir": "BUILD",
         ]
         let one = ClientTemplate.describe(arguments, shape: .one, symbols: symbols)
+        let program = ClientTemplate.fill(self.program, symbols)
         func line(_ shape: ClientTemplate.Shape) -> String {
             ([program] + one).joined(separator: " ")
         }

@@ -48,6 +48,7 @@ public indirect enum ClientTemplate: Hashable, Sendable {
         "concurrency": "the most downloads at once",
         "list-file": "the path of the definition's list file, written before each start",
         "client-dir": "the directory of the definition file (where a library's driver script lives)",
+        "build-dir": "the definition's build directory, where its build step made the program",
     ]
 
     /// The placeholder names in `text`, in order: each `{name}`.

@@ -32,6 +32,8 @@ public struct SubprocessClient: ClientAdapter {
     public let inputFiles: @Sendable (ClientJob) -> [String: String]
     /// Checks that the program found is the real one (e.g. not a placeholder build); returns why not.
     public let probe: (@Sendable (String) async -> String?)?
+    /// Makes the program before it is looked for (a definition's build step), once; returns why it could not.
+    public let prepare: (@Sendable () async -> String?)?
     /// Variables added to the program's environment for a job (axel's `SSL_CERT_FILE`).
     public let environment: @Sendable (ClientJob) -> [String: String]
     /// Why the program cannot be given the server's CA file, or nil when it can.
@@ -51,6 +53,7 @@ public struct SubprocessClient: ClientAdapter {
     ///   - transientExitCodes: statuses that are re-run.
     ///   - pausedExitCode: the status meaning "paused".
     ///   - probe: an availability check given the program's path.
+    ///   - prepare: makes the program before it is looked for; returns why it could not.
     ///   - tlsLimitation: why it cannot be given the server's CA file; nil when it can.
     ///   - environment: variables added to the program's environment for a job.
     ///   - inputFiles: files written before the program starts, contents by path.
@@ -59,7 +62,8 @@ public struct SubprocessClient: ClientAdapter {
     public init(
         name: String, program: String, preferredDirectories: [String] = [], capabilities: ClientCapabilities,
         invocation: String, transientExitCodes: Set<Int32>, pausedExitCode: Int32? = nil,
-        probe: (@Sendable (String) async -> String?)? = nil, tlsLimitation: String? = nil,
+        probe: (@Sendable (String) async -> String?)? = nil,
+        prepare: (@Sendable () async -> String?)? = nil, tlsLimitation: String? = nil,
         environment: @escaping @Sendable (ClientJob) -> [String: String] = { _ in [:] },
         inputFiles: @escaping @Sendable (ClientJob) -> [String: String] = { _ in [:] },
         versionArguments: [String]? = nil,
@@ -74,6 +78,7 @@ public struct SubprocessClient: ClientAdapter {
         self.transientExitCodes = transientExitCodes
         self.pausedExitCode = pausedExitCode
         self.probe = probe
+        self.prepare = prepare
         self.tlsLimitation = tlsLimitation
         self.environment = environment
         self.inputFiles = inputFiles
@@ -91,10 +96,11 @@ public struct SubprocessClient: ClientAdapter {
         return nil
     }
 
-    /// Why the program cannot run: not found, or the probe refused it.
+    /// Why the program cannot run: its build failed, it is not found, or the probe refused it.
     ///
     /// - Returns: the reason, or nil when it can run.
     public func unavailableReason() async -> String? {
+        if let prepare, let failed = await prepare() { return failed }
         guard let path = executablePath else { return "\(program) is not installed (not on PATH)" }
         return await probe?(path)
     }
