@@ -18,6 +18,8 @@ enum Route {
     case scenario
     /// `/_control/...`, with any method and any number of segments.
     case control
+    /// `/_hub/{target}/{org}/{repo}/resolve/{revision}/{file}`: the Hugging Face Hub's resolve URL, standing in.
+    case hub
 
     /// The route serving `path` (which starts with `/`), or nil when no route has its first segment and number
     /// of segments.
@@ -62,6 +64,7 @@ enum Route {
         if named("redirect-to") { return segments == 1 ? .redirectTo : nil }
         if named("scenario") { return segments == 3 || segments == 4 ? .scenario : nil }
         if named("_control") { return .control }
+        if named("_hub") { return segments >= 7 ? .hub : nil }
         return nil
     }
 }

@@ -95,6 +95,8 @@ final class Router: Sendable {
             return serveScenario(request, segments: laterSegments)
         case .control:
             return control(request, segments: laterSegments)
+        case .hub:
+            return hub(request, segments: laterSegments)
         }
     }
 
@@ -172,7 +174,7 @@ final class Router: Sendable {
     ///
     /// - Parameters:
     ///   - sizeOverride: the length a scenario step gives a `/bytes/` resource instead of its path's.
-    private func resolve(
+    func resolve(
         _ resource: ResourcePath, passthrough: [(key: String, value: String)], versionOverride: UInt64?,
         sizeOverride: UInt64? = nil
     ) throws(ResponsePlanFailure) -> Representation {
