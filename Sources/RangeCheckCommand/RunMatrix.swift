@@ -247,7 +247,11 @@ struct RunMatrix: AsyncParsableCommand {
             }
             print("")
             for adapter in adapters {
-                let status = await adapter.unavailableReason().map { "skipped: \($0)" } ?? "available"
+                // A column whose build step has not run is not built here: a listing installs nothing.
+                let status =
+                    (adapter as? SubprocessClient)?.awaitsBuild == true
+                    ? "to be built: its build step runs before its first run"
+                    : await adapter.unavailableReason().map { "skipped: \($0)" } ?? "available"
                 var facts: [String] = []
                 if let subprocess = adapter as? SubprocessClient, let version = await subprocess.version() {
                     facts.append("version \(version)")

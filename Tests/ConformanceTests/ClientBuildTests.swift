@@ -1,5 +1,7 @@
 import Conformance
 import Foundation
+import Subprocess
+import TestSupport
 import Testing
 
 /// A definition's build step (`build`): run once per version into a directory named for its commands and the driver
@@ -79,6 +81,30 @@ struct ClientBuildTests {
         #expect(redriven.buildDirectory != repinned.buildDirectory)
         #expect(await redriven.client().unavailableReason() == nil)
         #expect(Self.runs(counter) == 2)
+    }
+
+    @Test("--list builds nothing: a column not built yet is listed as to be built, with its package")
+    func listingBuildsNothing() async throws {
+        let directory = try Self.temporary("defs")
+        let root = try Self.temporary("root")
+        defer {
+            try? FileManager.default.removeItem(atPath: directory)
+            try? FileManager.default.removeItem(atPath: root)
+        }
+        try Data("d".utf8).write(to: URL(fileURLWithPath: "\(directory)/driver.txt"))
+        let counter = "\(root)/runs"
+        try Data(Self.definition(version: "2.0", counter: counter).utf8).write(
+            to: URL(fileURLWithPath: "\(directory)/mine.json"))
+        let listing = try await ChildProcess.start(
+            BuiltProducts.rangecheck, ["--list", "--scenario", "", "--client-dir", directory, "--client", "mine"],
+            environment: .inherit.updating(["RANGECHECK_BUILDS": root]))
+        #expect(await listing.wait(limit: .seconds(60)) == .exited(0), "\(listing.errors)")
+        let line = listing.output.split(separator: "\n").first { $0.hasPrefix("mine ") }.map(String.init) ?? ""
+        #expect(
+            line.hasPrefix(
+                "mine (to be built: its build step runs before its first run) package: apt-get install golang-go: "
+                    + "BUILD/tool -o OUTPUT URL"), "\(listing.output)")
+        #expect(Self.runs(counter) == 0)
     }
 
     @Test("a failed build step is one line naming the step and its last output; it leaves no directory and runs again")

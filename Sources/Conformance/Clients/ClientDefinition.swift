@@ -101,6 +101,7 @@ public struct ClientDefinition: Hashable, Sendable {
             name: name, program: programPath, capabilities: capabilities,
             invocation: invocationOverride ?? invocation, transientExitCodes: transientExitCodes,
             probe: versionArguments.isEmpty ? nil : Self.versionProbe(versionArguments), prepare: prepare,
+            buildStamp: buildDirectory.map { "\($0)/\(ClientBuild.stampName)" },
             tlsLimitation: used.contains("cafile") ? nil : "its \(source) has no {cafile}",
             environment: { job in definition.environment(for: job) },
             inputFiles: { job in definition.inputFiles(for: job) },

@@ -34,6 +34,9 @@ public struct SubprocessClient: ClientAdapter {
     public let probe: (@Sendable (String) async -> String?)?
     /// Makes the program before it is looked for (a definition's build step), once; returns why it could not.
     public let prepare: (@Sendable () async -> String?)?
+    /// The file a finished build leaves, for a program a build step makes (`--list` says "to be built" without it,
+    /// rather than building).
+    public let buildStamp: String?
     /// Variables added to the program's environment for a job (axel's `SSL_CERT_FILE`).
     public let environment: @Sendable (ClientJob) -> [String: String]
     /// Why the program cannot be given the server's CA file, or nil when it can.
@@ -54,6 +57,7 @@ public struct SubprocessClient: ClientAdapter {
     ///   - pausedExitCode: the status meaning "paused".
     ///   - probe: an availability check given the program's path.
     ///   - prepare: makes the program before it is looked for; returns why it could not.
+    ///   - buildStamp: the file a finished build leaves, when `prepare` builds.
     ///   - tlsLimitation: why it cannot be given the server's CA file; nil when it can.
     ///   - environment: variables added to the program's environment for a job.
     ///   - inputFiles: files written before the program starts, contents by path.
@@ -63,7 +67,7 @@ public struct SubprocessClient: ClientAdapter {
         name: String, program: String, preferredDirectories: [String] = [], capabilities: ClientCapabilities,
         invocation: String, transientExitCodes: Set<Int32>, pausedExitCode: Int32? = nil,
         probe: (@Sendable (String) async -> String?)? = nil,
-        prepare: (@Sendable () async -> String?)? = nil, tlsLimitation: String? = nil,
+        prepare: (@Sendable () async -> String?)? = nil, buildStamp: String? = nil, tlsLimitation: String? = nil,
         environment: @escaping @Sendable (ClientJob) -> [String: String] = { _ in [:] },
         inputFiles: @escaping @Sendable (ClientJob) -> [String: String] = { _ in [:] },
         versionArguments: [String]? = nil,
@@ -79,6 +83,7 @@ public struct SubprocessClient: ClientAdapter {
         self.pausedExitCode = pausedExitCode
         self.probe = probe
         self.prepare = prepare
+        self.buildStamp = buildStamp
         self.tlsLimitation = tlsLimitation
         self.environment = environment
         self.inputFiles = inputFiles
@@ -94,6 +99,11 @@ public struct SubprocessClient: ClientAdapter {
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
         return nil
+    }
+
+    /// Whether a build step has yet to make the program.
+    public var awaitsBuild: Bool {
+        buildStamp.map { !FileManager.default.fileExists(atPath: $0) } ?? false
     }
 
     /// Why the program cannot run: its build failed, it is not found, or the probe refused it.
