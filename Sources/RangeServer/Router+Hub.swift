@@ -7,8 +7,11 @@ extension Router {
     ///
     /// `target` is the base64url (no padding) of a path and query on this server: a scenario's URL or a `/bytes` or
     /// `/files` resource. GET and HEAD are answered alike, as the hub answers a file stored in LFS: a 302 to the
-    /// target on the same origin (the CDN, which carries the row's faults), with the fields the client reads from the
-    /// hub and not from the CDN. `X-Linked-Etag` and `ETag` are the target's entity tag and `X-Linked-Size` its
+    /// target on another origin of this server (the CDN, which carries the row's faults), with the fields the client
+    /// reads from the hub and not from the CDN. Another origin because the client follows a redirect to its own
+    /// origin and reads the metadata from where it lands; it reads it from the 302 itself only when the Location is
+    /// elsewhere (and leaves Authorization behind, as it does with the real CDN): `localhost` when the client named
+    /// anything else, `127.0.0.1` when it named `localhost`, at the port and scheme it came in on. `X-Linked-Etag` and `ETag` are the target's entity tag and `X-Linked-Size` its
     /// length, as its representation is now without the row's faults: the hub tells the truth, the CDN may not.
     /// `X-Repo-Commit` is 40 hex digits derived from the target. Looking spends no scenario attempt.
     func hub(_ request: IncomingRequest, segments: [Substring]) -> ResponsePlan {
@@ -31,7 +34,12 @@ extension Router {
             return error.plan
         }
         let digest = SHA256.hash(data: Data(target.utf8)).prefix(20).map { String(format: "%02x", $0) }.joined()
-        var plan = redirect(request, to: target, code: 302, absolute: true)
+        let host = hostName(request) == "localhost" ? "127.0.0.1" : "localhost"
+        let origin =
+            request.isTLS
+            ? "https://\(host):\(tlsPort.load(ordering: .relaxed))"
+            : "http://\(host):\(boundPort.load(ordering: .relaxed))"
+        var plan = redirect(request, to: origin + target, code: 302, absolute: false)
         plan.headers += [
             HeaderField("X-Repo-Commit", digest), HeaderField("X-Linked-Size", String(representation.length)),
         ]

@@ -85,11 +85,13 @@ final class RawHTTPConnection {
         }
     }
 
-    /// Sends a request with the given method, target and extra header lines.
+    /// Sends a request with the given method, target and extra header lines (`Host: 127.0.0.1` unless they name
+    /// another).
     func request(
         _ method: String = "GET", _ target: String, headers: [String: String] = [:], close: Bool = false
     ) throws {
-        var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        var text = "\(method) \(target) HTTP/1.1\r\n"
+        if !headers.keys.contains(where: { $0.lowercased() == "host" }) { text += "Host: 127.0.0.1\r\n" }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
         if close { text += "Connection: close\r\n" }
         text += "\r\n"
