@@ -133,8 +133,8 @@ import Testing
         #expect(
             try names([]) == [
                 "engine", "engine-x4", "rangefetch", "rangefetch-x4", "curl", "wget", "wget2", "aria2c", "aria2c-x4",
-                "axel", "axel-n4", "apt-helper", "curl-retry-all", "gdown", "httpie", "lftp", "pypdl", "pysmartdl",
-                "yt-dlp",
+                "axel", "axel-n4", "apt-helper", "curl-retry-all", "gdown", "go-getter", "grab", "httpie",
+                "huggingface_hub", "lftp", "parfive", "pooch", "pypdl", "pysmartdl", "yt-dlp",
                 "urlsession",
                 "careful",
             ])
