@@ -14,6 +14,15 @@ extension Router {
             ("/redirect/{n}/{target}?redirect-code=302&redirect-location=relative", "n redirects, then /{target}"),
             ("/redirect-loop", "redirects forever"),
             ("/scenario/{name}/{run}[/{route}]", "scripted attempts; each run token counts its own attempts"),
+            (
+                "/scenario/{name}/{run}[/{route}]/~/{file}",
+                "the same attempts over a file under the root, named by the URL"
+            ),
+            ("/redirect-to?url=ABSOLUTE&status_code=302", "a redirect to any URL"),
+            (
+                "/_hub/{target}/{org}/{repo}/resolve/{revision}/{file}",
+                "the Hugging Face Hub standing in: a 302 to the base64url target"
+            ),
             ("/healthz", "200 ok"),
             ("/_control/journal?run=&scenario=&since=", "the request journal (GET, DELETE)"),
             ("/_control/reset", "clear the journal and every scenario counter (POST)"),

@@ -14,7 +14,7 @@ enum Route {
     case redirectLoop
     /// `/redirect-to?url=ABSOLUTE&status_code=30x`: a redirect to any origin.
     case redirectTo
-    /// `/scenario/{name}/{run}[/{route}]`.
+    /// `/scenario/{name}/{run}[/{route}][/~/{file}]`.
     case scenario
     /// `/_control/...`, with any method and any number of segments.
     case control
@@ -62,7 +62,8 @@ enum Route {
         if named("redirect") { return segments >= 3 ? .redirect : nil }
         if named("redirect-loop") { return segments == 1 ? .redirectLoop : nil }
         if named("redirect-to") { return segments == 1 ? .redirectTo : nil }
-        if named("scenario") { return segments == 3 || segments == 4 ? .scenario : nil }
+        // `/scenario/{name}/{run}[/{route}]`, and the same with `/~/{file}` after it (`ScenarioPath`).
+        if named("scenario") { return segments >= 3 ? .scenario : nil }
         if named("_control") { return .control }
         if named("_hub") { return segments >= 7 ? .hub : nil }
         return nil

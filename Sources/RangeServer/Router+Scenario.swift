@@ -15,9 +15,9 @@ extension Router {
         method: String, target: String, connection: any ExchangeConnection, takeArrival: () -> Int
     ) -> (arrival: Int, attempt: Int?, exchange: OpenExchange?) {
         let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target[...]
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2)
-        guard segments.count == 2 || segments.count == 3 else { return (takeArrival(), nil, nil) }
-        let run = String(segments.dropFirst().first!)
+        guard let parts = ScenarioPath(path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2))
+        else { return (takeArrival(), nil, nil) }
+        let run = String(parts.run)
         // What the journal counts as sent is what went into the socket. Left to grow, the kernel's buffers take
         // megabytes of a response on loopback before the client has read the first: a probe that reads 512 bytes
         // of a 1 MiB file and closes would look like a whole download, and a drop could fire in the buffers of a
@@ -26,10 +26,10 @@ extension Router {
         func exchange(_ scenario: String? = nil, _ route: String? = nil, _ attempt: Int? = nil) -> OpenExchange {
             OpenExchange(run: run, scenario: scenario, route: route, attempt: attempt, connection: connection)
         }
-        guard method == "GET", let scenario = scenarios[String(segments.first!)] else {
+        guard method == "GET", let scenario = scenarios[String(parts.name)] else {
             return (takeArrival(), nil, exchange())
         }
-        let route = segments.count == 3 ? String(segments.last!) : Scenario.mainRoute
+        let route = String(parts.route)
         guard scenario.routes[route] != nil else { return (takeArrival(), nil, exchange()) }
         let open = journal.openExchanges
         let countsProbes = scenario.countsProbes
@@ -56,11 +56,15 @@ extension Router {
         counters.giveBack(scenario: context.scenario, run: context.run, route: context.route, attempt: attempt)
     }
 
-    /// `/scenario/{name}/{run}[/{route}]`: the attempt's step decides the faults, version, size or redirect.
+    /// `/scenario/{name}/{run}[/{route}][/~/{file}]`: the attempt's step decides the faults, version, size or
+    /// redirect; with `~`, over a file below the root (``ScenarioPath``).
     func serveScenario(_ request: IncomingRequest, segments: [Substring]) -> ResponsePlan {
-        let name = String(segments[0])
-        let run = String(segments[1])
-        let routeName = segments.count == 3 ? String(segments[2]) : ""
+        guard let parts = ScenarioPath(segments) else {
+            return .text(404, "not found: expected /scenario/NAME/RUN[/ROUTE][/~/FILE]")
+        }
+        let name = String(parts.name)
+        let run = String(parts.run)
+        let routeName = String(parts.route)
         guard let scenario = scenarios[name] else { return .text(404, "no scenario named '\(name)'") }
         guard let route = scenario.routes[routeName] else {
             return .text(404, "scenario '\(name)' has no route '\(routeName)'")
@@ -99,7 +103,8 @@ extension Router {
             case .path(let path):
                 location = path
             case .route(let route):
-                location = "/scenario/\(name)/\(run)/\(route)"
+                // A run served over a file stays over it at the next route.
+                location = "/scenario/\(name)/\(run)/\(route)" + (parts.over.map { "/~/\($0)" } ?? "")
             case .listener(let listener):
                 // Another listener of this server, by the host name the client used (or redirect-host's).
                 location = listener.path
@@ -119,6 +124,12 @@ extension Router {
             return plan
         }
         let version = route.effectiveVersion(forAttempt: attempt, base: 0)
+        if let over = parts.over, route.resource == scenario.resource {
+            // The file's own bytes, length and validators: a step's version and size are the resource's.
+            return serveResource(
+                request, resource: ResourcePath(Substring("/files/\(over)"), kind: .files), query: "",
+                base: requestFaults.merged(over: step.faults), scenario: context)
+        }
         let resource = route.resource
         let question = resource.firstIndex(of: "?")
         let path = question.map { resource[..<$0] } ?? resource[...]

@@ -134,7 +134,7 @@ import Testing
             try names([]) == [
                 "engine", "engine-x4", "rangefetch", "rangefetch-x4", "curl", "wget", "wget2", "aria2c", "aria2c-x4",
                 "axel", "axel-n4", "apt-helper", "curl-retry-all", "gdown", "go-getter", "grab", "httpie",
-                "huggingface_hub", "lftp", "parfive", "pooch", "pypdl", "pysmartdl", "yt-dlp",
+                "huggingface_hub", "lftp", "parfive", "pip", "pooch", "pypdl", "pysmartdl", "yt-dlp",
                 "urlsession",
                 "careful",
             ])

@@ -32,6 +32,9 @@ public struct CatalogueEntry: Sendable {
     public var expectedVersion: Int
     /// The RFC sections the row rests on and the reports of its failure in real clients (`rfc`, `seen-in`).
     package var references: RowReferences
+    /// The file below the root the row is served over (``served(over:root:client:)``), its URL ending in the file's
+    /// path after `/~/`; nil for the row's own resource.
+    public var servedOver: String?
 
     /// The name.
     public var name: String { scenario.name }
@@ -100,7 +103,13 @@ public struct CatalogueEntry: Sendable {
     ///   - outputs: the directory the outputs go in.
     /// - Returns: the transfers, in order.
     public func transfers(base: String, outputs: String) -> [ClientJob.Transfer] {
-        expectation.files.isEmpty
+        if let servedOver {
+            return [
+                ClientJob.Transfer(
+                    url: "\(base)/~/\(servedOver)", output: "\(outputs)/\((servedOver as NSString).lastPathComponent)")
+            ]
+        }
+        return expectation.files.isEmpty
             ? [ClientJob.Transfer(url: base, output: "\(outputs)/\(name).bin")]
             : expectation.files.map { ClientJob.Transfer(url: "\(base)/\($0)", output: "\(outputs)/\($0)") }
     }

@@ -7,6 +7,7 @@ extension ClientDefinition: Decodable {
         case name, description, program, build, version, package, can, segmented, transient, defaults, arguments
         case environment
         case listFile = "list-file"
+        case serveOver = "serve-over"
     }
 
     /// Decodes a definition, strictly: unknown keys, unknown placeholders and bad values are errors at the key.
@@ -111,6 +112,18 @@ extension ClientDefinition: Decodable {
                 }
             }
             environment = variables
+        }
+        servedOver = nil
+        if c.contains(.serveOver) {
+            guard let file = try? c.decode(String.self, forKey: .serveOver), !file.isEmpty, !file.hasPrefix("/"),
+                !file.split(separator: "/", omittingEmptySubsequences: false).contains(where: {
+                    $0.isEmpty || $0 == "." || $0 == ".." || $0 == "~"
+                })
+            else {
+                throw bad(
+                    .serveOver, "must be a file's path below the server's root, e.g. wheels/x-1.0-py3-none-any.whl")
+            }
+            servedOver = file
         }
         listFile = nil
         if c.contains(.listFile) {

@@ -17,6 +17,9 @@ public struct ClientDefinition: Hashable, Sendable {
     /// The commands that make the program, run once per version before the column's first run (a Go driver, a
     /// virtual environment with a pinned library); nil for a program that is installed as it is.
     public var build: ClientBuild?
+    /// A file below the server's root every row is served over (`serve-over`), at a URL ending in its name, for a
+    /// client that downloads only files of its own kind (pip: a wheel); rows that cannot be are n/a with why.
+    public var servedOver: String?
     /// The directory holding the builds (``ClientBuild/defaultRoot``).
     public var buildRoot = ClientBuild.defaultRoot
     /// The arguments that make the program print its version on its first line (`["--version"]`).
@@ -101,7 +104,7 @@ public struct ClientDefinition: Hashable, Sendable {
             name: name, program: programPath, capabilities: capabilities,
             invocation: invocationOverride ?? invocation, transientExitCodes: transientExitCodes,
             probe: versionArguments.isEmpty ? nil : Self.versionProbe(versionArguments), prepare: prepare,
-            buildStamp: buildDirectory.map { "\($0)/\(ClientBuild.stampName)" },
+            buildStamp: buildDirectory.map { "\($0)/\(ClientBuild.stampName)" }, servedOver: servedOver,
             tlsLimitation: used.contains("cafile") ? nil : "its \(source) has no {cafile}",
             environment: { job in definition.environment(for: job) },
             inputFiles: { job in definition.inputFiles(for: job) },

@@ -37,6 +37,9 @@ public struct SubprocessClient: ClientAdapter {
     /// The file a finished build leaves, for a program a build step makes (`--list` says "to be built" without it,
     /// rather than building).
     public let buildStamp: String?
+    /// A file below the server's root every row is served over, at a URL ending in its name, for a client that takes
+    /// only files of its own kind (pip: a wheel); nil for the rows' own resources.
+    public let servedOver: String?
     /// Variables added to the program's environment for a job (axel's `SSL_CERT_FILE`).
     public let environment: @Sendable (ClientJob) -> [String: String]
     /// Why the program cannot be given the server's CA file, or nil when it can.
@@ -58,6 +61,7 @@ public struct SubprocessClient: ClientAdapter {
     ///   - probe: an availability check given the program's path.
     ///   - prepare: makes the program before it is looked for; returns why it could not.
     ///   - buildStamp: the file a finished build leaves, when `prepare` builds.
+    ///   - servedOver: a file below the server's root every row is served over.
     ///   - tlsLimitation: why it cannot be given the server's CA file; nil when it can.
     ///   - environment: variables added to the program's environment for a job.
     ///   - inputFiles: files written before the program starts, contents by path.
@@ -67,7 +71,8 @@ public struct SubprocessClient: ClientAdapter {
         name: String, program: String, preferredDirectories: [String] = [], capabilities: ClientCapabilities,
         invocation: String, transientExitCodes: Set<Int32>, pausedExitCode: Int32? = nil,
         probe: (@Sendable (String) async -> String?)? = nil,
-        prepare: (@Sendable () async -> String?)? = nil, buildStamp: String? = nil, tlsLimitation: String? = nil,
+        prepare: (@Sendable () async -> String?)? = nil, buildStamp: String? = nil, servedOver: String? = nil,
+        tlsLimitation: String? = nil,
         environment: @escaping @Sendable (ClientJob) -> [String: String] = { _ in [:] },
         inputFiles: @escaping @Sendable (ClientJob) -> [String: String] = { _ in [:] },
         versionArguments: [String]? = nil,
@@ -84,6 +89,7 @@ public struct SubprocessClient: ClientAdapter {
         self.probe = probe
         self.prepare = prepare
         self.buildStamp = buildStamp
+        self.servedOver = servedOver
         self.tlsLimitation = tlsLimitation
         self.environment = environment
         self.inputFiles = inputFiles

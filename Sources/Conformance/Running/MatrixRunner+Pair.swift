@@ -15,8 +15,16 @@ extension MatrixRunner {
     ///   - options: timeouts and retry settings.
     /// - Returns: the cell.
     public static func runPair(
-        _ entry: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: Options
+        _ row: CatalogueEntry, client: any ClientAdapter, server: RangeServer, options: Options
     ) async -> MatrixCell {
+        var entry = row
+        if let file = (client as? SubprocessClient)?.servedOver {
+            switch row.served(over: file, root: options.filesRoot, client: client.name) {
+            case .success(let served): entry = served
+            case .failure(let reason):
+                return MatrixCell(scenario: row.name, client: client.name, result: .notApplicable(reason.message))
+            }
+        }
         let expectation = entry.expectation
         let missing = expectation.requiredCapabilities.subtracting(client.capabilities)
         if !missing.isEmpty {
