@@ -58,7 +58,7 @@ struct FrontEndAgreementTests {
             func summary(_ journal: Journal) -> [String] {
                 journal.entries(run: "agree").map { entry in
                     let fields = entry.responseHeaderList.filter { $0.name.lowercased() != "date" }
-                        .map { "\($0.name): \($0.value)" }.filter { !$0.contains("boundary=") }
+                        .map { WireView.masked("\($0.name): \($0.value)") }.filter { !$0.contains("boundary=") }
                     return "\(entry.scenario ?? "-") \(entry.attempt ?? 0) \(entry.status) \(entry.outcome.rawValue) "
                         + "\(entry.faults) \(entry.bodyBytesPlanned) \(entry.abandoned) \(fields) "
                         + "\(entry.requestHeaderList.map { "\($0.name): \($0.value)" })"
@@ -166,7 +166,9 @@ struct FrontEndAgreementTests {
 /// from its framing, whatever broke the framing, and how the wire ended.
 struct WireView {
     var statusLine = ""
-    /// `Name: value` as sent, in order; Date's value masked (the two sides send it at different moments).
+    /// `Name: value` as sent, in order; Date's value masked (the two sides send it at different moments), and so is a
+    /// `Retry-After` date (`retry-after-date`'s, the clock at planning plus the delay: a second apart when the two
+    /// sides plan on either side of a second's edge, as a loaded machine showed).
     var fields: [String] = []
     var body: [UInt8] = []
     /// Whether the framing said the body was complete (Content-Length reached, the last chunk seen).
@@ -174,6 +176,15 @@ struct WireView {
     /// What broke the chunked framing, as found (a chunk-size line that is no number).
     var framingError: String?
     var ending: InMemoryFrontEnd.Ending
+
+    /// A field line with a clock-made value masked: Date's, and a Retry-After that is a date (a delay in seconds is
+    /// compared as sent).
+    static func masked(_ line: String) -> String {
+        let lowered = line.lowercased()
+        if lowered.hasPrefix("date:") { return "Date: <masked>" }
+        if lowered.hasPrefix("retry-after:"), line.contains("GMT") { return "Retry-After: <masked date>" }
+        return line
+    }
 
     init(_ capture: InMemoryFrontEnd.Capture, limit: Int) {
         var bytes = capture.bytes
@@ -187,9 +198,7 @@ struct WireView {
         let head = String(decoding: bytes[..<headEnd.lowerBound], as: UTF8.self)
         var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
         statusLine = lines.removeFirst()
-        fields = lines.map { line in
-            line.lowercased().hasPrefix("date:") ? "Date: <masked>" : line
-        }
+        fields = lines.map(Self.masked)
         let rest = Array(bytes[headEnd.upperBound...])
         if let coding = field("transfer-encoding"), coding.lowercased().contains("chunked") {
             decodeChunked(rest)

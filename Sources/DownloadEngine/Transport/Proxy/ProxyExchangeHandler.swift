@@ -81,10 +81,15 @@ final class ProxyExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler 
             current = nil
             let ended = self.ended
             self.ended = nil
-            stream.finish(.success(()))
+            // Back in the pool before the body's end is seen: the reader may ask for its next request at once, and a
+            // connection released after that was not found idle, so the next request opened another (seen under
+            // load: three sequential requests over two connections). A request that takes it now starts on this event
+            // loop after this call returns.
             if keepAlive {
                 ended?(true)
+                stream.finish(.success(()))
             } else {
+                stream.finish(.success(()))
                 ended?(false)
                 context.close(promise: nil)
             }
