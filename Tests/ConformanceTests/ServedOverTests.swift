@@ -11,6 +11,7 @@ import Testing
 struct ServedOverTests {
     static let root = BuiltProducts.repositoryRoot + "/fixtures/files"
     static let wheel = "wheels/rangecheck_probe-1.0-py3-none-any.whl"
+    static let changes = "changes the representation between attempts, which a file cannot"
 
     static func entry(
         _ attempts: String, resource: String = "/bytes/2M?seed=5", extra: String = "",
@@ -51,8 +52,8 @@ struct ServedOverTests {
     @Test(
         "a row that serves several files, changes the representation, redirects elsewhere or is longer than the file is n/a with why",
         arguments: [
-            (#"[ {"drop-after": "1M"}, {"version": 2} ]"#, "", "changes the representation between attempts, which a file cannot"),
-            (#"[ {"drop-after": "1M"}, {"size": "1M"} ]"#, "", "changes the representation between attempts, which a file cannot"),
+            (#"[ {"drop-after": "1M"}, {"version": 2} ]"#, "", ServedOverTests.changes),
+            (#"[ {"drop-after": "1M"}, {"size": "1M"} ]"#, "", ServedOverTests.changes),
             (#"[ {"redirect": "/bytes/1M"} ]"#, "", "redirects to a resource or listener of its own"),
             (#"[ {"redirect": "blackhole:/bytes/1M"}, {} ]"#, "", "redirects to a resource or listener of its own"),
             (#"[ {} ]"#, #", "routes": {"a.bin": {"attempts": []}}"#, "the row serves several files"),
