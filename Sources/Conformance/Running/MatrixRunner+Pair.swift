@@ -9,7 +9,8 @@ extension MatrixRunner {
     /// with ``Options/keepWorkDirectories`` holds the run's `journal.jsonl` as usual, and the cell's note names it.
     ///
     /// - Parameters:
-    ///   - entry: the scenario.
+    ///   - row: the scenario; for a column with `serve-over`, served over its file (``CatalogueEntry/served(over:root:client:)``),
+    ///     or n/a with why.
     ///   - client: the client.
     ///   - server: a running server that loaded the scenario.
     ///   - options: timeouts and retry settings.
