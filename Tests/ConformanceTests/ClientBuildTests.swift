@@ -36,6 +36,15 @@ struct ClientBuildTests {
         ((try? String(contentsOfFile: counter, encoding: .utf8)) ?? "").split(separator: "\n").count
     }
 
+    /// A definitions directory and a build root, fresh.
+    static func scratch() throws -> (definitions: String, root: String) {
+        (try temporary("defs"), try temporary("root"))
+    }
+
+    static func remove(_ paths: String...) {
+        for path in paths { try? FileManager.default.removeItem(atPath: path) }
+    }
+
     static func temporary(_ label: String) throws -> String {
         let directory = NSTemporaryDirectory() + "client-build-\(label)-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -46,12 +55,8 @@ struct ClientBuildTests {
         "a build runs once per version: the program is there after it, a second start builds nothing, a new pin or driver is another directory"
     )
     func runsOncePerVersion() async throws {
-        let directory = try Self.temporary("defs")
-        let root = try Self.temporary("root")
-        defer {
-            try? FileManager.default.removeItem(atPath: directory)
-            try? FileManager.default.removeItem(atPath: root)
-        }
+        let (directory, root) = try Self.scratch()
+        defer { Self.remove(directory, root) }
         try Data("driver-a".utf8).write(to: URL(fileURLWithPath: "\(directory)/driver.txt"))
         let counter = "\(root)/runs"
         let definition = try Self.load(Self.definition(version: "1.2.3", counter: counter), in: directory, root: root)
@@ -85,12 +90,8 @@ struct ClientBuildTests {
 
     @Test("--list builds nothing: a column not built yet is listed as to be built, with its package")
     func listingBuildsNothing() async throws {
-        let directory = try Self.temporary("defs")
-        let root = try Self.temporary("root")
-        defer {
-            try? FileManager.default.removeItem(atPath: directory)
-            try? FileManager.default.removeItem(atPath: root)
-        }
+        let (directory, root) = try Self.scratch()
+        defer { Self.remove(directory, root) }
         try Data("d".utf8).write(to: URL(fileURLWithPath: "\(directory)/driver.txt"))
         let counter = "\(root)/runs"
         try Data(Self.definition(version: "2.0", counter: counter).utf8).write(
@@ -109,12 +110,8 @@ struct ClientBuildTests {
 
     @Test("a failed build step is one line naming the step and its last output; it leaves no directory and runs again")
     func failedStep() async throws {
-        let directory = try Self.temporary("defs")
-        let root = try Self.temporary("root")
-        defer {
-            try? FileManager.default.removeItem(atPath: directory)
-            try? FileManager.default.removeItem(atPath: root)
-        }
+        let (directory, root) = try Self.scratch()
+        defer { Self.remove(directory, root) }
         try Data("d".utf8).write(to: URL(fileURLWithPath: "\(directory)/driver.txt"))
         let definition = try Self.load(
             Self.definition(version: "1", counter: "/dev/null", fail: true), in: directory, root: root)
