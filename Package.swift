@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         // HTTPFields: the engine's public request headers.
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
         .systemLibrary(
@@ -65,6 +66,11 @@ let package = Package(
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
                 // The TLS fault listeners that answer before libmicrohttpd could (handshake-fail, handshake-stall).
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // The HTTP/2 front end (HTTP2/): frames, HPACK, TLS with ALPN.
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 // The throwaway CA and the leaf certificates the TLS port serves.
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

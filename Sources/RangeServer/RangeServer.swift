@@ -61,6 +61,13 @@ public final class RangeServer: Sendable {
         /// When set, also serve HTTPS on this port (0 picks one; read it back from ``RangeServer/tlsPort``). Without
         /// it, a TLS port is opened on a free port when a loaded scenario redirects to `https:` or `tls:`.
         public var tlsPort: Int? = nil
+        /// When set, also serve HTTP/2 over TLS on this port (0 picks one; read it back from ``RangeServer/h2Port``),
+        /// with the TLS port's CA and certificate; ALPN offers `h2` and `http/1.1`, and a client that chooses
+        /// `http/1.1` gets 421.
+        public var h2Port: Int? = nil
+        /// When set, also serve cleartext HTTP/2 with prior knowledge on this port (0 picks one; read it back from
+        /// ``RangeServer/h2cPort``).
+        public var h2cPort: Int? = nil
         /// Where the throwaway CA is kept (`ca.pem` and `ca-key.pem`, made on first use and reused, so a device
         /// trusts it once), with the leaf the TLS port presents (`server.pem`, `server-key.pem`). Nil: a new
         /// temporary directory, removed when the server stops.
@@ -102,6 +109,22 @@ public final class RangeServer: Sendable {
     private let blackhole: NIOLockedValueBox<BlackholeListener?>
     private let deadIPv6Listener: NIOLockedValueBox<BlackholeListener?>
     private let tls: NIOLockedValueBox<TLSListeners?>
+    private let http2: NIOLockedValueBox<[HTTP2Listener]>
+
+    /// The HTTP/2-over-TLS port; nil when the server serves none.
+    public let h2Port: Int?
+    /// The cleartext HTTP/2 (prior knowledge) port; nil when the server serves none.
+    public let h2cPort: Int?
+
+    /// `https://HOST:PORT` of the HTTP/2 TLS port; nil without it.
+    public var h2BaseURL: String? {
+        h2Port.map { "https://\(bracketedHost):\($0)" }
+    }
+
+    /// `http://HOST:PORT` of the cleartext HTTP/2 port; nil without it.
+    public var h2cBaseURL: String? {
+        h2cPort.map { "http://\(bracketedHost):\($0)" }
+    }
 
     /// The TLS port; nil when the server serves no HTTPS.
     public let tlsPort: Int?
@@ -145,8 +168,11 @@ public final class RangeServer: Sendable {
 
     private init(
         configuration: Configuration, journal: Journal, scenarios: [String: Scenario], daemon: MicroHTTPDaemon,
-        blackhole: BlackholeListener?, deadIPv6: BlackholeListener?, tls: TLSListeners?
+        blackhole: BlackholeListener?, deadIPv6: BlackholeListener?, tls: TLSListeners?, http2: [HTTP2Listener]
     ) {
+        self.http2 = NIOLockedValueBox(http2)
+        self.h2Port = http2.first(where: \.isTLS)?.port
+        self.h2cPort = http2.first(where: { !$0.isTLS })?.port
         self.configuration = configuration
         self.deadIPv6Listener = NIOLockedValueBox(deadIPv6)
         self.deadIPv6Port = deadIPv6?.port
@@ -181,6 +207,12 @@ public final class RangeServer: Sendable {
         }
         if let tlsPort = configuration.tlsPort, !(0...65535).contains(tlsPort) {
             throw RangeServerError.invalidConfiguration("--tls-port must be from 0 to 65535, got \(tlsPort)")
+        }
+        if let h2Port = configuration.h2Port, !(0...65535).contains(h2Port) {
+            throw RangeServerError.invalidConfiguration("--h2-port must be from 0 to 65535, got \(h2Port)")
+        }
+        if let h2cPort = configuration.h2cPort, !(0...65535).contains(h2cPort) {
+            throw RangeServerError.invalidConfiguration("--h2c-port must be from 0 to 65535, got \(h2cPort)")
         }
         guard configuration.journalLimit >= 1 else {
             throw RangeServerError.invalidConfiguration(
@@ -229,7 +261,8 @@ public final class RangeServer: Sendable {
         let needed = scenarios.values.reduce(into: Set<ScenarioRedirect.Kind>()) { $0.formUnion($1.redirectListeners) }
         // Made before any port opens, so a bad certificate or name fails the start with nothing to undo.
         let material: TLSMaterial? =
-            configuration.tlsPort != nil || configuration.tlsFaults || needed.contains(where: { $0.scheme == "https" })
+            configuration.tlsPort != nil || configuration.h2Port != nil || configuration.tlsFaults
+                || needed.contains(where: { $0.scheme == "https" })
             ? try TLSMaterial.prepare(configuration) : nil
         let daemon = try makeDaemon(port: configuration.port, threads: configuration.threads, tls: nil)
         running.port = daemon.port
@@ -237,6 +270,7 @@ public final class RangeServer: Sendable {
         var blackhole: BlackholeListener?
         var deadIPv6: BlackholeListener?
         var tls: TLSListeners?
+        var http2: [HTTP2Listener] = []
         do {
             if configuration.deadIPv6 {
                 deadIPv6 = try BlackholeListener(host: "::1", port: daemon.port, option: "deadIPv6")
@@ -258,7 +292,22 @@ public final class RangeServer: Sendable {
                     for (fault, port) in tls!.faultPorts { ports[fault.rawValue] = port }
                 }
             }
+            // The HTTP/2 listeners answer through the same pipeline, counters and open-exchange table.
+            if let h2Port = configuration.h2Port, let material {
+                http2.append(
+                    try HTTP2Listener(
+                        host: configuration.host, port: h2Port, tls: material.identity, pipeline: pipeline,
+                        counters: counters, openExchanges: journal.openExchanges, bodyLimit: bodyLimit))
+            }
+            if let h2cPort = configuration.h2cPort {
+                http2.append(
+                    try HTTP2Listener(
+                        host: configuration.host, port: h2cPort, tls: nil, pipeline: pipeline, counters: counters,
+                        openExchanges: journal.openExchanges, bodyLimit: bodyLimit))
+            }
         } catch {
+            for listener in http2 { listener.stop() }
+            tls?.stop()
             daemon.stop()
             blackhole = nil
             deadIPv6 = nil
@@ -267,7 +316,7 @@ public final class RangeServer: Sendable {
         }
         return RangeServer(
             configuration: running, journal: journal, scenarios: scenarios, daemon: daemon, blackhole: blackhole,
-            deadIPv6: deadIPv6, tls: tls)
+            deadIPv6: deadIPv6, tls: tls, http2: http2)
     }
 
     /// Stops the server: open connections are closed, stalled ones included. Safe to call twice.
@@ -284,6 +333,11 @@ public final class RangeServer: Sendable {
             return tls
         }
         tls?.stop()
+        let http2 = self.http2.withLockedValue { listeners in
+            defer { listeners.removeAll() }
+            return listeners
+        }
+        for listener in http2 { listener.stop() }
     }
 }
 

@@ -72,6 +72,19 @@ struct RangeServerCommand: ParsableCommand {
     var tlsPort: Int?
 
     @Option(
+        name: .customLong("h2-port"),
+        help: ArgumentHelp(
+            "Also serve HTTP/2 over TLS on this port (0 picks one), with the HTTPS port's CA; ALPN offers h2 and "
+                + "http/1.1, and a client that chooses http/1.1 gets 421.", valueName: "port"))
+    var h2Port: Int?
+
+    @Option(
+        name: .customLong("h2c-port"),
+        help: ArgumentHelp(
+            "Also serve cleartext HTTP/2 with prior knowledge on this port (0 picks one).", valueName: "port"))
+    var h2cPort: Int?
+
+    @Option(
         help: ArgumentHelp(
             "Keep the throwaway CA here (ca.pem, made on first use and reused) with the issued server.pem "
                 + "(default: a new temporary directory, removed on exit).",
@@ -106,6 +119,12 @@ struct RangeServerCommand: ParsableCommand {
         }
         if let tlsPort, !(0...65535).contains(tlsPort) {
             throw ValidationError("--tls-port must be from 0 to 65535, got \(tlsPort)")
+        }
+        if let h2Port, !(0...65535).contains(h2Port) {
+            throw ValidationError("--h2-port must be from 0 to 65535, got \(h2Port)")
+        }
+        if let h2cPort, !(0...65535).contains(h2cPort) {
+            throw ValidationError("--h2c-port must be from 0 to 65535, got \(h2cPort)")
         }
         if (tlsCert == nil) != (tlsKey == nil) {
             throw ValidationError("--tls-cert and --tls-key must be given together")
@@ -156,6 +175,8 @@ struct RangeServerCommand: ParsableCommand {
         configuration.controlToken = controlToken
         configuration.blackholePort = blackholePort
         configuration.tlsPort = tlsPort
+        configuration.h2Port = h2Port
+        configuration.h2cPort = h2cPort
         configuration.tlsDirectory = tlsDir
         configuration.tlsNames = tlsName
         configuration.tlsCertificateFile = tlsCert
@@ -192,6 +213,12 @@ struct RangeServerCommand: ParsableCommand {
                 guard let url = server.tlsFaultBaseURL(fault) else { continue }
                 writeLine(STDOUT_FILENO, "rangeserver tls-fault \(fault.rawValue) on \(url)")
             }
+        }
+        if let h2BaseURL = server.h2BaseURL, let authority = server.certificateAuthorityPath {
+            writeLine(STDOUT_FILENO, "rangeserver listening on \(h2BaseURL) (HTTP/2, CA: \(authority))")
+        }
+        if let h2cBaseURL = server.h2cBaseURL {
+            writeLine(STDOUT_FILENO, "rangeserver listening on \(h2cBaseURL) (HTTP/2 cleartext, prior knowledge)")
         }
         if let blackholePort = server.blackholePort {
             let host = host.contains(":") ? "[\(host)]" : host

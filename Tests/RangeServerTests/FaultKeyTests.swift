@@ -25,6 +25,8 @@ struct FaultKeyTests {
         if key == .retryAfter { query += "&status=503" }
         if key == .probability { query += "&drop-after=1" }
         if key == .faultSeed { query += "&probability=0.5&drop-after=1" }
+        if key == .rstCode { query += "&rst-stream-after=1" }
+        if key == .goAway { query += "&goaway-after=1" }
         return query
     }
 

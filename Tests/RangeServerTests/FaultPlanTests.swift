@@ -253,6 +253,8 @@ struct FaultPlanTests {
             if key == .retryAfter { query += "&status=503" }
             if key == .probability { query += "&drop-after=1" }
             if key == .faultSeed { query += "&probability=0.5&drop-after=1" }
+            if key == .rstCode { query += "&rst-stream-after=1" }
+            if key == .goAway { query += "&goaway-after=1" }
             #expect(try !parse(query).plan.isEmpty, "\(key)")
         }
     }

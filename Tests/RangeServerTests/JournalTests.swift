@@ -92,7 +92,7 @@ struct JournalTests {
                 "seq", "time", "method", "target", "scenario", "run", "route", "attempt", "requestHeaders", "status",
                 "responseHeaders", "bodyBytesPlanned", "bodyBytesSent", "outcome", "faults", "connection", "peer",
                 "arrival", "arrivalTime", "faultsApplied", "tls", "abandoned", "requestHeaderList",
-                "responseHeaderList",
+                "responseHeaderList", "protocol", "stream", "alpn", "alpnOffered",
             ]
         )
         #expect(object["arrivalTime"] as? String == object["time"] as? String, "not given: the same as time")

@@ -67,3 +67,17 @@ ensure_swift() {
 limit_test_parallelism() {
     export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-16}"
 }
+
+# Python's h2 (PyPI) in a venv of its own, for scripts/lib/h2probe.py: the independent HTTP/2 client of the wire
+# tests (RangeServerTests' HTTP2 suites find it at .build/h2-venv, or at $RANGE_TEST_H2_PYTHON).
+H2_PROBE_VERSION="4.4.1"
+ensure_h2_probe() {
+    local venv="$REPO_ROOT/.build/h2-venv"
+    if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import h2, sys; sys.exit(h2.__version__ != '$H2_PROBE_VERSION')" 2>/dev/null; then
+        return 0
+    fi
+    if ! python3 -m venv "$venv" >&2; then
+        apt_install python3-venv && python3 -m venv "$venv" >&2 || die "cannot create a Python venv in $venv"
+    fi
+    "$venv/bin/pip" install --quiet "h2==$H2_PROBE_VERSION" >&2 || die "pip install h2==$H2_PROBE_VERSION failed"
+}

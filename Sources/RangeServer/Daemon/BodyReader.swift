@@ -73,6 +73,9 @@ final class BodyReader: @unchecked Sendable {
         case .end(.reset): return reset()
         case .end(.truncate): return truncate()
         case .end(.malformedChunk): return malformedChunk()
+        case .end(.resetStream), .end(.goAway), .goAway:
+            // HTTP/2 only: `MicroHTTPConnection.refusal` keeps these keys off this front end.
+            return end(.dropped)
         }
     }
 

@@ -25,6 +25,9 @@ struct MicroHTTPConnection: ExchangeConnection {
         if isTLS && key.name == FaultKey.badChunkAfter.name {
             return "works on plain HTTP only (it writes to the socket past the TLS layer); use the http port"
         }
+        if FaultKey.http2Only.contains(key.name) {
+            return "works over HTTP/2 only; use the --h2-port or --h2c-port listener"
+        }
         return nil
     }
 }

@@ -28,6 +28,12 @@ struct IncomingRequest: Sendable {
     var body: [UInt8] = []
     /// Whether the body was longer than the route's limit, and so was not kept.
     var bodyTooLarge = false
+    /// The HTTP/2 stream the request came on (client streams are odd, from 1); 0 over HTTP/1.1.
+    var stream = 0
+    /// The protocol the connection's TLS handshake chose by ALPN; nil without TLS or without ALPN.
+    var alpn: String?
+    /// The protocols the client's ClientHello offered by ALPN, in its order; nil when none were seen.
+    var alpnOffered: [String]?
 
     /// `address:port`, with IPv6 addresses in brackets, as the journal records the peer.
     var peerDescription: String { Self.peerDescription(address: peerAddress, port: peerPort) }

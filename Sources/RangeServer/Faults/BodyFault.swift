@@ -11,6 +11,10 @@ enum BodyFault: Hashable, Sendable {
         case reset
         /// A FIN without TLS's close_notify: `tls-truncate-after`.
         case truncate
+        /// HTTP/2: RST_STREAM with this code, the connection left open: `rst-stream-after`.
+        case resetStream(FaultPlan.StreamErrorCode)
+        /// HTTP/2: GOAWAY naming this stream, then a close: `goaway-after` with `goaway=close`.
+        case goAway
     }
 
     /// At this position, a chunk-size line that is not hexadecimal instead of the next chunk, then a close.
@@ -26,6 +30,9 @@ enum BodyFault: Hashable, Sendable {
     case lengthDelta(Int64)
     /// From this position on, bytes of no representation instead of the body's.
     case garbage(after: UInt64)
+    /// HTTP/2: at this position, GOAWAY naming this stream as the last, once; the body goes on to its end, then the
+    /// connection closes (`goaway-after` with `goaway=graceful`).
+    case goAway(after: UInt64)
 
     /// The order the reader applies faults in: a malformed chunk line wins over every other fault at its position,
     /// a stall comes before an end at the same point, pacing limits what is left.
@@ -37,6 +44,7 @@ enum BodyFault: Hashable, Sendable {
         case .pace: 3
         case .lengthDelta: 4
         case .garbage: 5
+        case .goAway: 6
         }
     }
 }

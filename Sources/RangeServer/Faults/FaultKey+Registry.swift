@@ -11,7 +11,20 @@ extension FaultKey {
         .chunkedWithLength, .badChunkAfter, .connectionCap,
         .contentRange, .multipart, .unsolicited206, .htmlPage, .contentType, .contentDisposition, .rejectHeader,
         .headLengthDelta, .lastModifiedCollide, .header,
+        .rstStreamAfter, .rstCode, .goAwayAfter, .goAway, .goAwayRefuse, .maxConcurrentStreams, .noContentLength,
         .probability, .faultSeed,
+    ]
+
+    /// The names of the keys only an HTTP/2 front end can carry out (stream and connection frames).
+    static let http2Only: Set<String> = [
+        rstStreamAfter.name, rstCode.name, goAwayAfter.name, goAway.name, goAwayRefuse.name, maxConcurrentStreams.name,
+        noContentLength.name,
+    ]
+
+    /// The names of the keys an HTTP/2 front end refuses: chunked framing does not exist there (RFC 9113 §8.2.2),
+    /// and TLS truncation would end every stream of the connection without a frame.
+    static let http1Only: Set<String> = [
+        chunked.name, chunkedWithLength.name, badChunkAfter.name, tlsTruncateAfter.name,
     ]
 
     /// The keys by name, for the parser.

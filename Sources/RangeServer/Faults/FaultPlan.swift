@@ -114,6 +114,20 @@ public struct FaultPlan: Hashable, Sendable {
     package var lastModifiedCollides = false
     /// Fields every answer carries after its own, in order, as written (`header=NAME:VALUE`, repeatable).
     package var extraHeaders: [ExtraHeader] = []
+    /// HTTP/2: RST_STREAM after this many body bytes (0: before the HEADERS).
+    package var rstStreamAfter: UInt64?
+    /// HTTP/2: the error code of `rstStreamAfter`'s RST_STREAM; INTERNAL_ERROR when not given.
+    package var rstCode: StreamErrorCode?
+    /// HTTP/2: GOAWAY naming this stream after this many body bytes.
+    package var goAwayAfter: UInt64?
+    /// HTTP/2: how `goAwayAfter` ends the connection; `close` when not given.
+    package var goAway: GoAwayMode?
+    /// HTTP/2: GOAWAY below this stream before its HEADERS, then a close.
+    package var goAwayRefuse = false
+    /// HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS announced before this answer.
+    package var maxConcurrentStreams: Int?
+    /// HTTP/2: HEADERS without content-length.
+    package var noContentLength = false
 
     /// How `encoding` serves the representation.
     ///
@@ -156,6 +170,8 @@ public struct FaultPlan: Hashable, Sendable {
             && head == nil && headLengthDelta == nil && !lastModifiedCollides
             && contentRangeRaw == nil && !multipartAlways && !unsolicited206 && !htmlPage && contentType == nil
             && contentDisposition == nil && rejectHeader == nil && extraHeaders.isEmpty
+            && rstStreamAfter == nil && rstCode == nil && goAwayAfter == nil && goAway == nil && !goAwayRefuse
+            && maxConcurrentStreams == nil && !noContentLength
     }
 
     /// The keys whose fault shapes the response from its first byte (its status line and headers: a 200 to a Range,
@@ -317,6 +333,34 @@ extension FaultPlan {
             throw conflict(
                 .tlsTruncateAfter, "cannot be combined with drop-after or reset-after (the connection ends one way)",
                 ByteSize.format(tlsTruncateAfter))
+        }
+        if let rstCode, rstStreamAfter == nil {
+            throw conflict(.rstCode, "requires rst-stream-after", rstCode.text)
+        }
+        if noContentLength, lengthDelta != nil {
+            throw conflict(
+                .noContentLength, "cannot be combined with length-delta (one declared length at a time)", "1")
+        }
+        if let goAway, goAwayAfter == nil {
+            throw conflict(.goAway, "requires goaway-after", goAway.rawValue)
+        }
+        if let rstStreamAfter, dropAfter != nil || resetAfter != nil || tlsTruncateAfter != nil {
+            throw conflict(
+                .rstStreamAfter,
+                "cannot be combined with drop-after, reset-after or tls-truncate-after (the stream ends one way)",
+                ByteSize.format(rstStreamAfter))
+        }
+        if let goAwayAfter, dropAfter != nil || resetAfter != nil || tlsTruncateAfter != nil || rstStreamAfter != nil {
+            throw conflict(
+                .goAwayAfter,
+                "cannot be combined with drop-after, reset-after, tls-truncate-after or rst-stream-after (the stream ends one way)",
+                ByteSize.format(goAwayAfter))
+        }
+        if goAwayRefuse, rstStreamAfter != nil || goAwayAfter != nil {
+            throw conflict(
+                .goAwayRefuse,
+                "cannot be combined with rst-stream-after or goaway-after (the stream is refused, never answered)",
+                "1")
         }
         if weakETag, noETag {
             throw conflict(.weakETag, "cannot be combined with no-etag", "1")

@@ -141,6 +141,7 @@ public final class Journal: Sendable {
         var hasExtras = !exchange.plan.faults.isEmpty
         // A pattern, not `!= nil`, which copied the scenario (three strings) out to compare it.
         if case .some = exchange.plan.scenario { hasExtras = true }
+        if exchange.request.alpn != nil || exchange.request.alpnOffered != nil { hasExtras = true }
         var slot = JournalSlot(
             seq: 0, seconds: Int64(time.tv_sec), nanoseconds: Int32(truncatingIfNeeded: time.tv_nsec),
             status: Int32(truncatingIfNeeded: exchange.plan.status), outcome: exchange.outcome,
@@ -150,11 +151,16 @@ public final class Journal: Sendable {
             arrivalTime: exchange.request.arrivalTime, textStart: 0, textLength: 0, hasExtras: hasExtras)
         slot.tls = exchange.request.isTLS
         slot.abandoned = exchange.abandoned
+        if exchange.request.stream > 0 {
+            slot.http2 = true
+            slot.stream = UInt32(truncatingIfNeeded: exchange.request.stream)
+        }
         let extras =
             hasExtras
             ? Extras(
                 faults: exchange.plan.faults, scenario: exchange.plan.scenario,
-                faultsApplied: exchange.plan.faultsApplied) : nil
+                faultsApplied: exchange.plan.faultsApplied, alpn: exchange.request.alpn,
+                alpnOffered: exchange.request.alpnOffered) : nil
         guard fileDescriptor < 0 else {
             let size = JournalText.encodedSize(request: exchange.request, responseHeaders: exchange.plan.headers)
             slot.textLength = UInt32(size)

@@ -21,6 +21,10 @@ public enum JournalOutcome: String, Codable, Hashable, Sendable {
     case clientClosed = "client-closed"
     /// The response was still stalled when the connection ended (`stall-after`, or server shutdown).
     case stalled
+    /// HTTP/2: the server reset the stream on purpose (`rst-stream-after`), the connection left open.
+    case streamReset = "stream-reset"
+    /// HTTP/2: the server refused the stream before any answer on purpose (`goaway-refuse`): it was not processed.
+    case refused
 }
 
 /// Declared, as a public type does not get it implicitly: the journal's slots, which must be `BitwiseCopyable`,
@@ -97,6 +101,16 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// start it again, leaves such an entry; one whose process was killed does too, and only whoever killed it knows
     /// that. Older journals without the key read as `false`.
     public var abandoned: Bool
+    /// The protocol the exchange came over: `h1` (HTTP/1.1 or 1.0) or `h2`; JSON key `protocol`. Older journals
+    /// without the key read as `h1`.
+    public var httpProtocol: String
+    /// The HTTP/2 stream id; `null` over HTTP/1.1.
+    public var stream: Int?
+    /// The protocol the connection's TLS handshake chose by ALPN (`h2`, `http/1.1`); `null` without TLS, and on the
+    /// libmicrohttpd TLS port, which negotiates none.
+    public var alpn: String?
+    /// The protocols the client's ClientHello offered by ALPN, in its order; `null` when none were seen.
+    public var alpnOffered: [String]?
 
     /// Makes an entry; `seq` is normally 0 here and assigned by `Journal.append`.
     ///
@@ -125,14 +139,23 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     ///   - abandoned: whether the client left the response of its own accord.
     ///   - requestHeaderList: the request headers in order, one per field line.
     ///   - responseHeaderList: the response headers in order, one per field line.
+    ///   - httpProtocol: `h1` or `h2`.
+    ///   - stream: the HTTP/2 stream id, if any.
+    ///   - alpn: the protocol ALPN chose, if any.
+    ///   - alpnOffered: the protocols the client offered by ALPN, if seen.
     public init(
         seq: Int = 0, time: String, method: String, target: String, scenario: String? = nil, run: String? = nil,
         route: String? = nil, attempt: Int? = nil, requestHeaders: [String: String] = [:], status: Int,
         responseHeaders: [String: String] = [:], bodyBytesPlanned: UInt64, bodyBytesSent: UInt64,
         outcome: JournalOutcome, faults: [String] = [], connection: Int, peer: String, arrival: Int = 0,
         arrivalTime: String? = nil, faultsApplied: Bool? = nil, tls: Bool = false, abandoned: Bool = false,
-        requestHeaderList: [Field] = [], responseHeaderList: [Field] = []
+        requestHeaderList: [Field] = [], responseHeaderList: [Field] = [], httpProtocol: String = "h1",
+        stream: Int? = nil, alpn: String? = nil, alpnOffered: [String]? = nil
     ) {
+        self.httpProtocol = httpProtocol
+        self.stream = stream
+        self.alpn = alpn
+        self.alpnOffered = alpnOffered
         self.abandoned = abandoned
         self.requestHeaderList = requestHeaderList
         self.responseHeaderList = responseHeaderList
@@ -163,6 +186,8 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         case seq, time, method, target, scenario, run, route, attempt, requestHeaders, status, responseHeaders
         case bodyBytesPlanned, bodyBytesSent, outcome, faults, connection, peer, arrival, arrivalTime, faultsApplied
         case tls, abandoned, requestHeaderList, responseHeaderList
+        case httpProtocol = "protocol"
+        case stream, alpn, alpnOffered
     }
 
     /// Decodes an entry; `tls` and `abandoned` may be missing (journals written before them) and are then `false`,
@@ -196,6 +221,10 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         abandoned = try container.decodeIfPresent(Bool.self, forKey: .abandoned) ?? false
         requestHeaderList = try container.decodeIfPresent([Field].self, forKey: .requestHeaderList) ?? []
         responseHeaderList = try container.decodeIfPresent([Field].self, forKey: .responseHeaderList) ?? []
+        httpProtocol = try container.decodeIfPresent(String.self, forKey: .httpProtocol) ?? "h1"
+        stream = try container.decodeIfPresent(Int.self, forKey: .stream)
+        alpn = try container.decodeIfPresent(String.self, forKey: .alpn)
+        alpnOffered = try container.decodeIfPresent([String].self, forKey: .alpnOffered)
     }
 
     /// Encodes every key, writing `null` for absent scenario fields rather than leaving them out
@@ -229,6 +258,10 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         try container.encode(abandoned, forKey: .abandoned)
         try container.encode(requestHeaderList, forKey: .requestHeaderList)
         try container.encode(responseHeaderList, forKey: .responseHeaderList)
+        try container.encode(httpProtocol, forKey: .httpProtocol)
+        try container.encode(stream, forKey: .stream)
+        try container.encode(alpn, forKey: .alpn)
+        try container.encode(alpnOffered, forKey: .alpnOffered)
     }
 
     /// One header field line as the journal keeps it in `requestHeaderList` and `responseHeaderList`: JSON
@@ -372,6 +405,23 @@ extension JournalEntry {
         writer.fields(requestHeaderList)
         writer.key("responseHeaderList")
         writer.fields(responseHeaderList)
+        writer.key("protocol")
+        writer.string(httpProtocol)
+        writer.key("stream")
+        if let stream { writer.number(stream) } else { writer.raw("null") }
+        writer.key("alpn")
+        writer.optionalString(alpn)
+        writer.key("alpnOffered")
+        if let alpnOffered {
+            writer.open("[")
+            for name in alpnOffered {
+                writer.separate()
+                writer.string(name)
+            }
+            writer.close("]")
+        } else {
+            writer.raw("null")
+        }
         writer.close("}")
     }
 

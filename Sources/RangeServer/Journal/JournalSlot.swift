@@ -20,13 +20,21 @@ struct JournalSlot: Sendable, BitwiseCopyable {
         let scenario: ScenarioContext?
         /// With `probability`: whether the faults applied.
         let faultsApplied: Bool?
+        /// What ALPN chose and what the client offered (TLS connections of the HTTP/2 listener).
+        let alpn: String?
+        let alpnOffered: [String]?
         /// Set for entries appended as `JournalEntry` values; the slot's numbers and text are unused then.
         let entry: JournalEntry?
 
-        init(faults: [String], scenario: ScenarioContext?, faultsApplied: Bool?) {
+        init(
+            faults: [String], scenario: ScenarioContext?, faultsApplied: Bool?, alpn: String? = nil,
+            alpnOffered: [String]? = nil
+        ) {
             self.faults = faults
             self.scenario = scenario
             self.faultsApplied = faultsApplied
+            self.alpn = alpn
+            self.alpnOffered = alpnOffered
             self.entry = nil
         }
 
@@ -34,6 +42,8 @@ struct JournalSlot: Sendable, BitwiseCopyable {
             self.faults = []
             self.scenario = nil
             self.faultsApplied = nil
+            self.alpn = nil
+            self.alpnOffered = nil
             self.entry = entry
         }
 
@@ -70,6 +80,10 @@ struct JournalSlot: Sendable, BitwiseCopyable {
     var tls = false
     /// Whether the client left the response of its own accord (see `JournalEntry.abandoned`).
     var abandoned = false
+    /// Whether the exchange came over HTTP/2.
+    var http2 = false
+    /// The HTTP/2 stream id; 0 over HTTP/1.1.
+    var stream: UInt32 = 0
 
     init(
         seq: Int, seconds: Int64, nanoseconds: Int32, status: Int32, outcome: JournalOutcome, peerPort: UInt16,
@@ -139,7 +153,9 @@ struct JournalSlot: Sendable, BitwiseCopyable {
             arrival: arrival,
             arrivalTime: Self.timestamp(nanosecondsSince1970: arrivalTime),
             faultsApplied: extras?.faultsApplied,
-            tls: tls, abandoned: abandoned, requestHeaderList: requestFields, responseHeaderList: responseFields
+            tls: tls, abandoned: abandoned, requestHeaderList: requestFields, responseHeaderList: responseFields,
+            httpProtocol: http2 ? "h2" : "h1", stream: http2 ? Int(stream) : nil, alpn: extras?.alpn,
+            alpnOffered: extras?.alpnOffered
         )
     }
 

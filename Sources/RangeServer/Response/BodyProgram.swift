@@ -19,6 +19,9 @@ struct BodyProgram: Sendable {
         case complete
         /// End the body here, this way.
         case end(Ending)
+        /// HTTP/2: send GOAWAY naming this stream as the last one, then ask again (`goaway=graceful`): the body goes on,
+        /// and the connection closes once it is complete.
+        case goAway
     }
 
     /// How a body ends short of complete.
@@ -31,6 +34,10 @@ struct BodyProgram: Sendable {
         case truncate
         /// A chunk-size line that is not hexadecimal (``malformedChunkLine``), then a close (`bad-chunk-after`).
         case malformedChunk
+        /// HTTP/2: RST_STREAM with this code; the connection and its other streams go on (`rst-stream-after`).
+        case resetStream(FaultPlan.StreamErrorCode)
+        /// HTTP/2: GOAWAY naming this stream, then a close of the connection (`goaway-after`, `goaway=close`).
+        case goAway
     }
 
     /// Not a chunk size: `z` is no hexadecimal digit. A lenient parser that reads hex digits up to the first other
@@ -50,6 +57,8 @@ struct BodyProgram: Sendable {
     /// leaves a stalled response.
     private(set) var stalling = false
     private var stalled = false
+    /// Whether a graceful GOAWAY has been handed over.
+    private var goAwayAnnounced = false
     /// When the stall's wait is over, while the body waits on it.
     private var stallEnds: ContinuousClock.Instant?
     private var paceStart: ContinuousClock.Instant?
@@ -119,6 +128,8 @@ struct BodyProgram: Sendable {
                 case .drop: return fired(.end(.drop))
                 case .reset: return fired(.end(.reset))
                 case .truncate: return fired(.end(.truncate))
+                case .resetStream(let code): return fired(.end(.resetStream(code)))
+                case .goAway: return fired(.end(.goAway))
                 }
             }
             allowed = min(allowed, after - position)
@@ -143,6 +154,13 @@ struct BodyProgram: Sendable {
             if atEnd { faultFired = true }
         case .garbage:
             break
+        case .goAway(let after):
+            if goAwayAnnounced { return nil }
+            if position >= min(after, length) {
+                goAwayAnnounced = true
+                return fired(.goAway)
+            }
+            allowed = min(allowed, after - position)
         }
         return nil
     }

@@ -62,9 +62,13 @@ struct Delivery: Hashable, Sendable {
     /// Send no answer at all: the connection stays silent this long (unless the client closes it or the server
     /// stops first), then is closed without a byte (`head=stall`).
     var silence: Duration?
+    /// What an HTTP/2 front end does before the answer's HEADERS; the HTTP/1.1 front end refuses the keys that set it.
+    var http2 = HTTP2Delivery()
 
     /// Whether the body can go out through sendfile: nothing watches or paces it.
-    var isPlain: Bool { delay == nil && faults.isEmpty && !chunked && !chunkedWithLength && silence == nil }
+    var isPlain: Bool {
+        delay == nil && faults.isEmpty && !chunked && !chunkedWithLength && silence == nil && http2 == HTTP2Delivery()
+    }
 
     /// The declared Content-Length's distance from the body's length (`length-delta`), if it lies.
     var lengthDelta: Int64? {
@@ -111,6 +115,24 @@ struct Delivery: Hashable, Sendable {
     func leavesSizeUnknown(forHEAD isHead: Bool) -> Bool {
         hasUnknownSize && !(isHead && lengthDelta == nil)
     }
+}
+
+/// What an HTTP/2 front end does on the connection or the stream before an answer's HEADERS.
+struct HTTP2Delivery: Hashable, Sendable {
+    /// How the stream is refused instead of answered.
+    enum Refusal: Hashable, Sendable {
+        /// RST_STREAM with this code before any HEADERS (`rst-stream-after=0`).
+        case resetStream(FaultPlan.StreamErrorCode)
+        /// GOAWAY with a last-stream-id below the stream, then a close (`goaway-refuse`).
+        case goAway
+    }
+
+    /// SETTINGS_MAX_CONCURRENT_STREAMS to announce on the connection first (`max-concurrent-streams`).
+    var maxConcurrentStreams: UInt32?
+    /// Refuse the stream instead of answering it.
+    var refusal: Refusal?
+    /// Send no content-length (`no-content-length`).
+    var omitsContentLength = false
 }
 
 /// Scenario bookkeeping carried into the journal.

@@ -217,8 +217,13 @@ final class InMemoryFrontEnd: Sendable {
                     case .malformedChunk:
                         write(BodyProgram.malformedChunkLine)
                         outcome = .dropped
+                    case .resetStream, .goAway:
+                        // HTTP/2 endings: this front end writes HTTP/1.1, which refuses the keys (as libmicrohttpd's).
+                        outcome = .dropped
                     }
                     return
+                case .goAway:
+                    continue
                 }
             }
         }
