@@ -90,6 +90,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // NIOSSL's handshake event, awaited inside proxy tunnels.
                 .product(name: "NIOTLS", package: "swift-nio"),
+                // The HTTP/2 stream errors AsyncHTTPClient passes through (a reset stream's code).
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 // The IP address a certificate names, checked inside proxy tunnels (ProxyTLS).
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -191,6 +193,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 // NIOSSL's read buffers seen directly (TLSReadBufferTests).
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // HTTP/2 error codes, as the transport maps them (EngineHTTP2Tests).
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 // A log handler that keeps lines, to show no credential reaches a log.
                 .product(name: "Logging", package: "swift-log"),

@@ -73,6 +73,27 @@ struct RunMatrix: AsyncParsableCommand {
     @Flag(name: .customLong("tls"), help: "Hand out every scenario over https, giving every client the server's CA.")
     var tls = false
 
+    @Option(
+        name: .customLong("scheme"),
+        help: ArgumentHelp(
+            "The wire to hand every scenario out over: http, https (as --tls), h2 (HTTP/2 over TLS) or h2c (cleartext "
+                + "HTTP/2 with prior knowledge).", valueName: "scheme"))
+    var schemeName: String?
+
+    /// The scheme of `--scheme`, or https with `--tls`.
+    var scheme: MatrixScheme {
+        get throws {
+            guard let schemeName else { return tls ? .https : .http }
+            guard let scheme = MatrixScheme(rawValue: schemeName) else {
+                throw ValidationError("--scheme must be http, https, h2 or h2c, got '\(schemeName)'")
+            }
+            if tls && scheme != .https {
+                throw ValidationError("--tls is --scheme https; it cannot be combined with --scheme \(schemeName)")
+            }
+            return scheme
+        }
+    }
+
     @Flag(
         name: .customLong("list"),
         help: "List the scenarios and clients, then exit; with --shard, also the (scenario, client) pairs of the shard."
@@ -148,6 +169,7 @@ struct RunMatrix: AsyncParsableCommand {
     func validate() throws {
         guard repeatCount >= 1 else { throw ValidationError("--repeat must be at least 1") }
         guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
+        _ = try scheme
         if let shard {
             do { _ = try Shard(parsing: shard) } catch { throw ValidationError(error.message) }
         }
@@ -226,7 +248,7 @@ struct RunMatrix: AsyncParsableCommand {
         options.includeSlow = includeSlow
         options.attempts = attempts
         options.keepWorkDirectories = keep
-        options.tls = tls
+        options.scheme = try scheme
         // A failing cell's reproducer names the rangeserver installed beside rangecheck, when there is one.
         if let directory = Self.executableDirectory,
             FileManager.default.isExecutableFile(atPath: "\(directory)/rangeserver")
@@ -276,7 +298,7 @@ struct RunMatrix: AsyncParsableCommand {
         var baseline: Baseline?
         if let baselinePath {
             do { baseline = try Baseline.load(path: baselinePath) } catch { throw ValidationError(error.message) }
-            let scheme = tls ? "https" : "http"
+            let scheme = try self.scheme.rawValue
             if let baseline, baseline.scheme != scheme {
                 throw ValidationError(
                     "--baseline \(baselinePath): a report of an \(baseline.scheme) run, and this run is \(scheme)")

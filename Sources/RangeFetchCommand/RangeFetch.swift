@@ -119,6 +119,18 @@ struct RangeFetch: AsyncParsableCommand {
     @Flag(help: "Accept any TLS certificate for any host name (test servers only; never the default).")
     var insecure = false
 
+    @Flag(
+        name: .customLong("http1.1"),
+        help: "Speak HTTP/1.1 only: over TLS offer http/1.1 alone by ALPN (as curl's --http1.1).")
+    var http1Only = false
+
+    @Flag(
+        name: .customLong("http2"),
+        help: ArgumentHelp(
+            "Offer h2 and http/1.1 over TLS and take what the server chooses (the default, as curl's --http2); "
+                + "http:// stays HTTP/1.1, since the engine has no cleartext HTTP/2."))
+    var http2 = false
+
     @Option(
         name: [.customShort("H"), .customLong("header")],
         help: ArgumentHelp(
@@ -201,6 +213,7 @@ struct RangeFetch: AsyncParsableCommand {
 
     func validate() throws {
         guard !urls.isEmpty || inputFile != nil else { throw ValidationError("at least one URL is required") }
+        if http1Only && http2 { throw ValidationError("--http1.1 and --http2 cannot be given together") }
         let list: InputList?
         do {
             list = try inputList()
@@ -413,6 +426,7 @@ struct RangeFetch: AsyncParsableCommand {
         if durable { configuration.durability = .powerLoss }
         if noDigest { configuration.verification = .lengthOnly }
         configuration.tls = trust
+        configuration.httpVersion = http1Only ? .http1Only : .automatic
         configuration.proxy = try proxySetting(environment: ProcessInfo.processInfo.environment)
         let code = await FetchRun(command: self, configuration: configuration).run()
         if code != .success { throw ExitCode(code.rawValue) }

@@ -154,3 +154,16 @@ extension Router {
         return String(host.prefix { $0 != ":" })
     }
 }
+
+extension Router {
+    /// The scenario, run and route a target names, without counting an attempt: for an answer that never reaches
+    /// the scenario (a 421 on the HTTP/2 port), which the run's journal must still show. Nil outside `/scenario/`.
+    func scenarioContext(naming target: String) -> ScenarioContext? {
+        guard target.hasUTF8Prefix("/scenario/") else { return nil }
+        let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[..<$0] } ?? target[...]
+        guard let parts = ScenarioPath(path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2))
+        else { return nil }
+        return ScenarioContext(
+            scenario: String(parts.name), run: String(parts.run), route: String(parts.route), attempt: nil)
+    }
+}

@@ -145,6 +145,29 @@ struct FaultKeyTests {
         }
     }
 
+    @Test("docs/faults.md's HTTP/2 table says what every key means over h2, refused exactly where the listener refuses")
+    func docsHTTP2Table() throws {
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/faults.md"), encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let header = try #require(lines.firstIndex(of: "| Key | Over HTTP/2 |"))
+        var meanings: [String: String] = [:]
+        for line in lines[(header + 2)...] {
+            guard line.hasPrefix("| `") else { break }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            let name = String(cells[1].dropFirst().dropLast())
+            #expect(meanings[name] == nil, "\(name) listed twice")
+            meanings[name] = cells[2]
+        }
+        #expect(Set(meanings.keys) == Set(FaultKey.all.map(\.name)))
+        let connection = HTTP2StreamConnection()
+        for key in FaultKey.all {
+            let refused = meanings[key.name]?.hasPrefix("Refused") == true
+            #expect(refused == (connection.refusal(of: key) != nil), "\(key.name): the table and the listener disagree")
+        }
+    }
+
     @Test("the scenario schema's step keys are the fault keys and the scenario's own, each described")
     func schemaStepKeys() throws {
         let data = try Data(contentsOf: repositoryRoot.appendingPathComponent("fixtures/scenarios/schema.json"))

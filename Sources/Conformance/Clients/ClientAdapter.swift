@@ -82,6 +82,9 @@ public struct ClientJob: Hashable, Sendable {
     public var authorization: String?
     /// Whether the client is given only the output's directory and names the file from the server's
     /// `Content-Disposition` (a row's `output-names`); subprocess clients then run in that directory.
+    /// The wire the URLs lead to: over h2c a client must be told to speak HTTP/2 with prior knowledge (a
+    /// definition's `protocols`), over h2 it should offer `h2` by ALPN.
+    public var scheme = MatrixScheme.http
     public var namesFromServer = false
 
     /// Makes a job.
@@ -159,6 +162,10 @@ public protocol ClientAdapter: Sendable {
     /// Why the client cannot be given the server's CA file (so every row over TLS is n/a for it), or nil when it
     /// can. A client that cannot trust the CA would fail every https row for that reason alone.
     var tlsLimitation: String? { get }
+    /// Why the client cannot be asked for the protocol of `scheme` (cleartext HTTP/2 needs prior knowledge, which
+    /// a client must be told to use), or nil when it can. A client that can offer h2 over TLS but does not is found
+    /// out from the journal instead (`Judge.http2Problem`).
+    func protocolLimitation(_ scheme: MatrixScheme) -> String?
     /// Why the client cannot run here (program not installed, engine not built), or nil when it can.
     func unavailableReason() async -> String?
     /// Starts a job.
@@ -181,6 +188,11 @@ public protocol ClientAdapter: Sendable {
 extension ClientAdapter {
     /// None by default: the client takes the CA file.
     public var tlsLimitation: String? { nil }
+
+    /// By default a client speaks HTTP/1.1, and over TLS may offer h2 by ALPN; it has no way to be asked for h2c.
+    public func protocolLimitation(_ scheme: MatrixScheme) -> String? {
+        scheme == .h2c ? "\(name) cannot be asked for cleartext HTTP/2 (prior knowledge)" : nil
+    }
 
     /// None by default: a client in process has no command line.
     public func command(for job: ClientJob) -> ClientCommand? { nil }

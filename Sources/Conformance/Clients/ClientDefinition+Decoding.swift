@@ -8,7 +8,12 @@ extension ClientDefinition: Decodable {
         case environment
         case listFile = "list-file"
         case serveOver = "serve-over"
+        case protocols
+        case h2cArguments = "h2c-arguments"
     }
+
+    /// The protocols a definition's `protocols` may name.
+    static let protocolNames: Set<String> = ["http/1.1", "h2", "h2c"]
 
     /// Decodes a definition, strictly: unknown keys, unknown placeholders and bad values are errors at the key.
     ///
@@ -124,6 +129,24 @@ extension ClientDefinition: Decodable {
                     .serveOver, "must be a file's path below the server's root, e.g. wheels/x-1.0-py3-none-any.whl")
             }
             servedOver = file
+        }
+        protocols = ["http/1.1"]
+        if c.contains(.protocols) {
+            guard let names = try? c.decode([String].self, forKey: .protocols), !names.isEmpty,
+                names.allSatisfy({ Self.protocolNames.contains($0) })
+            else { throw bad(.protocols, "must be an array of http/1.1, h2 and h2c") }
+            protocols = Set(names)
+        }
+        let protocols = self.protocols ?? []
+        h2cArguments = nil
+        if c.contains(.h2cArguments) {
+            guard let words = try? c.decode([String].self, forKey: .h2cArguments), !words.isEmpty,
+                words.allSatisfy({ !$0.isEmpty })
+            else { throw bad(.h2cArguments, "must be the words that ask for h2c, e.g. [\"--http2-prior-knowledge\"]") }
+            h2cArguments = words
+        }
+        if protocols.contains("h2c") != (h2cArguments != nil) {
+            throw bad(.h2cArguments, "must be given exactly when protocols names h2c")
         }
         listFile = nil
         if c.contains(.listFile) {

@@ -40,6 +40,13 @@ public struct ClientDefinition: Hashable, Sendable {
     /// A file written into the state directory before each start, for clients that read their URLs from one
     /// (aria2c's `--input-file`): its name and one entry per transfer.
     public var listFile: ListFile?
+    /// The protocols the program speaks (`protocols`): `http/1.1`, `h2` (over TLS, by ALPN), `h2c`; a file without
+    /// the key speaks `http/1.1` alone. Nil for a `--client-command` template, which declares nothing: it is tried
+    /// over h2 and judged from the journal.
+    public var protocols: Set<String>? = ["http/1.1"]
+    /// The words, put before all others, that ask the program for cleartext HTTP/2 with prior knowledge
+    /// (`h2c-arguments`); given exactly when `protocols` names h2c.
+    public var h2cArguments: [String]?
     /// The directory the definition was read from (`{client-dir}`, where a library's driver script lives); empty for
     /// an inline definition.
     public var directory = ""
@@ -100,7 +107,7 @@ public struct ClientDefinition: Hashable, Sendable {
             let (directory, clientDirectory) = (buildDirectory ?? "", self.directory)
             return { await build.prepare(directory: directory, clientDirectory: clientDirectory) }
         }
-        return SubprocessClient(
+        let made = SubprocessClient(
             name: name, program: programPath, capabilities: capabilities,
             invocation: invocationOverride ?? invocation, transientExitCodes: transientExitCodes,
             probe: versionArguments.isEmpty ? nil : Self.versionProbe(versionArguments), prepare: prepare,
@@ -109,7 +116,9 @@ public struct ClientDefinition: Hashable, Sendable {
             environment: { job in definition.environment(for: job) },
             inputFiles: { job in definition.inputFiles(for: job) },
             versionArguments: versionArguments.isEmpty ? nil : versionArguments,
-            arguments: { job in definition.arguments(for: job) })
+            arguments: { job in definition.arguments(for: job) }
+        )
+        return protocols.map { made.speaking($0, priorKnowledge: h2cArguments) } ?? made
     }
 
     /// The availability check of a column with a version command: a library's column runs an interpreter that is

@@ -68,6 +68,8 @@ extension SubprocessClient {
             }
             return arguments
         }
+        // The engine's protocols: h2 over TLS by ALPN; AsyncHTTPClient has no cleartext HTTP/2.
+        .speaking(["http/1.1", "h2"])
     }
 
     /// A downloader the user brings, from `NAME=TEMPLATE` (`mytool=mytool --out {output} {url}`).
@@ -121,6 +123,7 @@ extension SubprocessClient {
         definition.invocationOverride =
             template + (transient.isEmpty ? "; never re-run" : "; re-run on exit \(TransientExits.describe(transient))")
         definition.source = "template"
+        definition.protocols = nil
         return definition.client()
     }
 

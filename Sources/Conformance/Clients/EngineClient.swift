@@ -18,6 +18,11 @@ public struct EngineClient: ClientAdapter {
     /// Where `rangefetch` is looked for before PATH, for ``command(for:)``.
     public let rangefetchDirectory: String?
 
+    /// Over TLS the engine offers h2 by ALPN; it has no cleartext HTTP/2, since AsyncHTTPClient has none.
+    public func protocolLimitation(_ scheme: MatrixScheme) -> String? {
+        scheme == .h2c ? "\(name) has no cleartext HTTP/2 (AsyncHTTPClient has no h2c)" : nil
+    }
+
     /// The adapter.
     ///
     /// - Parameters:

@@ -47,6 +47,12 @@ public struct SubprocessClient: ClientAdapter {
     /// The arguments that make the program print its version on its first line, when known (a definition's
     /// `version`).
     public let versionArguments: [String]?
+    /// The arguments, put before all others, that make the program speak cleartext HTTP/2 with prior knowledge
+    /// (curl's `--http2-prior-knowledge`, a definition's `h2c-arguments`); nil when it cannot be asked to.
+    public private(set) var priorKnowledgeArguments: [String]?
+    /// The protocols the program speaks, as its definition declares them (`http/1.1`, `h2`, `h2c`); nil when
+    /// undeclared: it is then tried over h2, and the journal tells whether it negotiated h2.
+    public private(set) var protocols: Set<String>?
 
     /// Makes a subprocess client.
     ///
@@ -176,7 +182,7 @@ public struct SubprocessClient: ClientAdapter {
                 throw ConformanceError.io("cannot write \(file)")
             }
         }
-        let run = SubprocessRun(client: self, executable: path, job: job, arguments: try arguments(job))
+        let run = SubprocessRun(client: self, executable: path, job: job, arguments: try schemeArguments(job))
         try await run.launch()
         return run
     }
@@ -189,7 +195,7 @@ public struct SubprocessClient: ClientAdapter {
     ///   - job: what to download.
     /// - Returns: the command, or nil when the arguments cannot be built for the job.
     public func command(for job: ClientJob) -> ClientCommand? {
-        guard let arguments = try? arguments(job) else { return nil }
+        guard let arguments = try? schemeArguments(job) else { return nil }
         let found = executablePath.flatMap { path in
             preferredDirectories.contains((path as NSString).deletingLastPathComponent) ? path : nil
         }
@@ -343,5 +349,43 @@ final class SubprocessRun: ClientRun, @unchecked Sendable {
         child?.kill()
         await child?.waitForExit(limit: .seconds(5))
         state.withLockedValue { $0.ended(status: child?.status) }
+    }
+}
+
+extension SubprocessClient {
+    /// This client, speaking `protocols`, told how to speak cleartext HTTP/2 with prior knowledge when it can.
+    ///
+    /// - Parameters:
+    ///   - protocols: `http/1.1`, `h2` (over TLS, by ALPN), `h2c`.
+    ///   - priorKnowledge: the words put before all others for an h2c job.
+    /// - Returns: the client.
+    public func speaking(_ protocols: Set<String>, priorKnowledge: [String]? = nil) -> SubprocessClient {
+        var client = self
+        client.protocols = protocols
+        client.priorKnowledgeArguments = priorKnowledge
+        return client
+    }
+
+    public func protocolLimitation(_ scheme: MatrixScheme) -> String? {
+        switch scheme {
+        case .http, .https:
+            return nil
+        case .h2:
+            guard let protocols, !protocols.contains("h2") else { return nil }
+            return "\(name) speaks HTTP/1.1 only (its protocols: \(protocols.sorted().joined(separator: ", ")))"
+        case .h2c:
+            if let protocols, !protocols.contains("h2c") {
+                return "\(name) has no cleartext HTTP/2 (its protocols: \(protocols.sorted().joined(separator: ", ")))"
+            }
+            guard priorKnowledgeArguments == nil else { return nil }
+            return "\(name) cannot be asked for cleartext HTTP/2 (prior knowledge)"
+        }
+    }
+
+    /// The job's arguments, with the prior-knowledge words first for an h2c job.
+    func schemeArguments(_ job: ClientJob) throws -> [String] {
+        let words = try arguments(job)
+        guard job.scheme == .h2c, let priorKnowledgeArguments else { return words }
+        return priorKnowledgeArguments + words
     }
 }

@@ -85,10 +85,19 @@ public struct Reproducer: Codable, Hashable, Sendable {
         public var port = 8080
         /// The TLS port, given when the run was over https.
         public var tlsPort = 8443
+        /// The HTTP/2 TLS port, given when the run was over h2.
+        public var h2Port = 8444
+        /// The cleartext HTTP/2 port, given when the run was over h2c.
+        public var h2cPort = 8082
         /// The blackhole port, given when the row sends the client there (`entry: blackhole`).
         public var blackholePort = 8081
-        /// Whether the run was over https.
-        public var tls = false
+        /// The scheme the run was over.
+        public var scheme = MatrixScheme.http
+        /// Whether the run was over https; setting it picks https or http.
+        public var tls: Bool {
+            get { scheme == .https }
+            set { scheme = newValue ? .https : .http }
+        }
         /// Whether the run's server had a CA the client was told to trust (an https run, or a catalogue with rows
         /// that redirect to https): the reproduction keeps it in `DIRECTORY/tls` (`--tls-dir`).
         public var certificateAuthority = false
@@ -132,13 +141,18 @@ public struct Reproducer: Codable, Hashable, Sendable {
         let expectation = entry.expectation
         let origin: String
         if expectation.entry == .blackhole {
-            origin = "\(server.tls ? "https" : "http")://\(server.urlHost):\(server.blackholePort)"
+            origin = "\(server.scheme.urlScheme)://\(server.urlHost):\(server.blackholePort)"
         } else if expectation.entry == .deadIPv6 {
             origin = "http://\(ClientWorld.dualStackName):\(server.port)"
-        } else if server.tls {
-            origin = "https://\(server.urlHost):\(server.tlsPort)"
         } else {
-            origin = "http://\(server.urlHost):\(server.port)"
+            let port: Int
+            switch server.scheme {
+            case .http: port = server.port
+            case .https: port = server.tlsPort
+            case .h2: port = server.h2Port
+            case .h2c: port = server.h2cPort
+            }
+            origin = "\(server.scheme.urlScheme)://\(server.urlHost):\(port)"
         }
         var job = ClientJob(
             transfers: entry.transfers(base: "\(origin)/scenario/\(entry.name)/\(run)", outputs: "\(directory)/out"),
@@ -184,7 +198,12 @@ public struct Reproducer: Codable, Hashable, Sendable {
         var words = [server.program, "--scenarios", server.scenariosDirectory, "--root", server.root]
         if server.host != "127.0.0.1" { words += ["--host", server.host] }
         words += ["--port", String(server.port)]
-        if server.tls { words += ["--tls-port", String(server.tlsPort)] }
+        switch server.scheme {
+        case .http: break
+        case .https: words += ["--tls-port", String(server.tlsPort)]
+        case .h2: words += ["--h2-port", String(server.h2Port)]
+        case .h2c: words += ["--h2c-port", String(server.h2cPort)]
+        }
         if entry.expectation.entry == .blackhole { words += ["--blackhole-port", String(server.blackholePort)] }
         if server.certificateAuthority { words += ["--tls-dir", "\(directory)/tls"] }
         return ShellQuoting.line(words)

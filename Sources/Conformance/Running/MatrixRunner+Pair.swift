@@ -33,12 +33,13 @@ extension MatrixRunner {
                 scenario: entry.name, client: client.name,
                 result: .notApplicable("\(client.name) cannot \(describe(missing))"))
         }
-        if options.tls && entry.isHTTPOnly {
-            return MatrixCell(
-                scenario: entry.name, client: client.name,
-                result: .notApplicable("the row's fault works on plain http only (tagged http-only)"))
+        if let exclusion = options.scheme.exclusion(of: entry) {
+            return MatrixCell(scenario: entry.name, client: client.name, result: .notApplicable(exclusion))
         }
-        if options.tls || entry.redirectsToTLS, let limitation = client.tlsLimitation {
+        if let limitation = client.protocolLimitation(options.scheme) {
+            return MatrixCell(scenario: entry.name, client: client.name, result: .notApplicable(limitation))
+        }
+        if options.scheme.isTLS || entry.redirectsToTLS, let limitation = client.tlsLimitation {
             return MatrixCell(
                 scenario: entry.name, client: client.name,
                 result: .notApplicable("over https \(client.name) cannot be given the server's CA: \(limitation)"))
@@ -87,6 +88,7 @@ extension MatrixRunner {
             concurrency: expectation.concurrency ?? 1, idleTimeout: options.idleTimeout, attempts: options.attempts)
         job.configure(for: expectation)
         job.certificateAuthorityFile = server.certificateAuthorityPath
+        job.scheme = options.scheme
         let total = entry.reference.length * UInt64(transfers.count)
 
         var prefilled: UInt64 = 0
@@ -103,7 +105,13 @@ extension MatrixRunner {
 
         let limit = entry.isSlow ? options.slowPairTimeout : options.pairTimeout
         // Connections are counted on the port the client was sent to, from a quiet port (see `awaitQuiet`).
-        let sampledPort = options.tls ? server.tlsPort ?? server.port : server.port
+        let sampledPort: Int
+        switch options.scheme {
+        case .http: sampledPort = server.port
+        case .https: sampledPort = server.tlsPort ?? server.port
+        case .h2: sampledPort = server.h2Port ?? server.port
+        case .h2c: sampledPort = server.h2cPort ?? server.port
+        }
         let sampledHost = server.configuration.host
         let residue = await ConnectionSampler.awaitQuiet(localHost: sampledHost, port: sampledPort, within: .seconds(2))
         let started = ContinuousClock.now
@@ -199,6 +207,12 @@ extension MatrixRunner {
             return cell(
                 .fail("finished before the \(describe(step)) step was reached (\(watch.exit?.summary ?? "no exit"))"))
         }
+        // Over an HTTP/2 scheme, a client whose requests did not come over HTTP/2 was not tested by it: n/a.
+        if options.scheme.isHTTP2, expectation.entry == .server,
+            let reason = Judge.http2Problem(entries, scheme: options.scheme)
+        {
+            return cell(.notApplicable(reason))
+        }
         // A client that never tried the dead address was not tested by the row: n/a, never a pass.
         if let port = watch.deadIPv6Port, watch.ipv6Attempts.isEmpty, judgement.result == .pass {
             return cell(.notApplicable("did not try IPv6 (no connect to [::1]:\(port) seen)"))
@@ -210,16 +224,22 @@ extension MatrixRunner {
     private static func origin(
         _ entry: CatalogueEntry, server: RangeServer, options: Options
     ) -> Result<String, ConformanceError> {
-        let scheme = options.tls ? "https" : "http"
+        let scheme = options.scheme.urlScheme
         switch entry.expectation.entry {
         case .server:
-            guard options.tls else { return .success(server.baseURL) }
-            return server.tlsBaseURL.map { .success($0) } ?? .failure(.io("the server has no TLS port"))
+            let base: String?
+            switch options.scheme {
+            case .http: base = server.baseURL
+            case .https: base = server.tlsBaseURL
+            case .h2: base = server.h2BaseURL
+            case .h2c: base = server.h2cBaseURL
+            }
+            return base.map { .success($0) } ?? .failure(.io("the server has no \(options.scheme.rawValue) port"))
         case .blackhole:
             guard let port = server.blackholePort else { return .failure(.io("the server has no blackhole listener")) }
             return .success("\(scheme)://127.0.0.1:\(port)")
         case .deadIPv6:
-            guard !options.tls, let port = server.deadIPv6Port else {
+            guard options.scheme == .http, let port = server.deadIPv6Port else {
                 return .failure(.io("the server has no dead IPv6 listener on its plain port"))
             }
             return .success("http://\(ClientWorld.dualStackName):\(port)")

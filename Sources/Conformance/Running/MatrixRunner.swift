@@ -33,8 +33,14 @@ public enum MatrixRunner {
         public var timeAllowance: Double = 1
         /// Keep each pair's temporary directory (outputs, logs) instead of removing it.
         public var keepWorkDirectories = false
-        /// Hand every scenario out over https (the server's TLS port) instead of http; clients are given the CA.
-        public var tls = false
+        /// The wire every scenario is handed out over: http, https (the TLS port; clients are given the CA), h2 (the
+        /// HTTP/2 TLS port) or h2c (cleartext HTTP/2 with prior knowledge).
+        public var scheme = MatrixScheme.http
+        /// Whether the scheme is https; setting it picks https or http.
+        public var tls: Bool {
+            get { scheme == .https }
+            set { scheme = newValue ? .https : .http }
+        }
         /// Called with one line per finished pair (and other progress).
         public var progress: (@Sendable (String) -> Void)?
         /// The command line, recorded in reports.
@@ -86,7 +92,12 @@ public enum MatrixRunner {
         // For the rows that send a client to an edge that never answers (`entry: blackhole`, `blackhole:` steps).
         configuration.blackholePort = 0
         // The TLS port (0: a free one); without it the server still opens one when a row redirects to https.
-        if options.tls { configuration.tlsPort = 0 }
+        switch options.scheme {
+        case .http: break
+        case .https: configuration.tlsPort = 0
+        case .h2: configuration.h2Port = 0
+        case .h2c: configuration.h2cPort = 0
+        }
         // `[::1]` at the plain port, dead, for the `dead-ipv6` rows that can run here.
         configuration.deadIPv6 = catalogue.contains { $0.expectation.entry == .deadIPv6 && worldProblem($0) == nil }
         return try await withRangeServer(configuration) { server in
@@ -135,7 +146,7 @@ public enum MatrixRunner {
                 scenarios: catalogue.map(\.name), clients: clients.map(\.name), cells: cells,
                 invocations: Dictionary(
                     clients.map { ($0.name, $0.invocation) }, uniquingKeysWith: { first, _ in first }),
-                command: options.command, scheme: options.tls ? "https" : "http",
+                command: options.command, scheme: options.scheme.rawValue,
                 descriptions: CatalogueEntry.descriptions(catalogue), interruption: interruption)
             matrix.references = CatalogueEntry.references(catalogue)
             matrix.versions = versions
@@ -182,7 +193,7 @@ public enum MatrixRunner {
             scenariosDirectory: absolute(server.configuration.scenariosDirectory ?? options.scenariosDirectory),
             root: absolute(server.configuration.root))
         settings.program = options.serverProgram
-        settings.tls = options.tls
+        settings.scheme = options.scheme
         settings.certificateAuthority = server.certificateAuthorityPath != nil
         let base = options.reproductionDirectory ?? "\(FileManager.default.temporaryDirectory.path)/rangecheck-repro"
         let directory = "\(base)/\(entry.name)/\(client.name)"

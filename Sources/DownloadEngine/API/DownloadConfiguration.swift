@@ -93,6 +93,11 @@ public struct DownloadConfiguration: Sendable {
     /// its reason, each resume decision (at `debug`, retries at `info`). Default: a logger that drops everything.
     public var logger: Logger
 
+    /// Which HTTP versions the engine speaks. Default ``HTTPVersion/automatic``: over TLS it offers `h2` and
+    /// `http/1.1` by ALPN and takes what the server chooses, as curl does; `http://` is HTTP/1.1 (AsyncHTTPClient
+    /// has no cleartext HTTP/2). Requests through a proxy are HTTP/1.1 either way, tunnels included.
+    public var httpVersion: HTTPVersion = .automatic
+
     /// Creates a configuration with the defaults.
     public init(
         concurrency: Int = 4,
@@ -169,7 +174,15 @@ public struct DownloadConfiguration: Sendable {
     var transport: TransportConfiguration {
         TransportConfiguration(
             connectTimeout: timeouts.connect, connectionsPerHost: max(1, concurrency) * max(1, connectionsPerFile),
-            trust: tls, proxy: proxy, logger: logger)
+            trust: tls, proxy: proxy, logger: logger, httpVersion: httpVersion)
+    }
+
+    /// The HTTP versions the engine may speak (``DownloadConfiguration/httpVersion``).
+    public enum HTTPVersion: Sendable, Hashable {
+        /// HTTP/2 or HTTP/1.1 over TLS, as ALPN decides (curl's default and its `--http2`); HTTP/1.1 in clear.
+        case automatic
+        /// HTTP/1.1 only: ALPN offers `http/1.1` alone (curl's `--http1.1`).
+        case http1Only
     }
 }
 

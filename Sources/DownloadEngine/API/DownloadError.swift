@@ -36,6 +36,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case invalidProxy
         case slowTransfer
         case tooSlow
+        case unprocessed
     }
 
     private let code: Code
@@ -162,6 +163,13 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     /// resumed where it stood: the error of a `retrying` event.
     public static func slowTransfer(bytesPerSecond: Int64, seconds: Double) -> DownloadError {
         .init(.slowTransfer, "slower than \(formatRate(bytesPerSecond)) for \(formatSeconds(seconds))")
+    }
+
+    /// The server closed the request's HTTP/2 stream before answering it, saying it was not processed: RST_STREAM
+    /// REFUSED_STREAM, or the stream cancelled under a GOAWAY whose last-stream-id is below it (RFC 9113 §8.7). The
+    /// request is sent again at once, within the retry budget.
+    public static func unprocessed(_ detail: String) -> DownloadError {
+        .init(.unprocessed, "not processed by the server: \(detail)")
     }
 
     /// The download aborted more slow attempts than ``DownloadConfiguration/LowSpeedLimit/maximumAborts`` allows.
@@ -312,6 +320,8 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     public static let slowTransfer = DownloadError(.slowTransfer, "")
     /// Pattern matching any ``tooSlow(aborts:bytesPerSecond:seconds:)`` error.
     public static let tooSlow = DownloadError(.tooSlow, "")
+    /// Pattern matching any ``unprocessed(_:)`` error.
+    public static let unprocessed = DownloadError(.unprocessed, "")
 
     /// Whether no connection could be made (a timeout, a refusal): the host named by the URL is down or unreachable,
     /// so a redirect target that fails this way is an edge to leave (the engine resolves the original URL again).
@@ -321,7 +331,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
     public var isRetryable: Bool {
         switch code {
         case .network, .malformedResponse, .connectTimeout, .connectFailed, .tlsHandshake, .idleTimeout,
-            .prematureEndOfBody, .retryableHTTPStatus, .slowTransfer:
+            .prematureEndOfBody, .retryableHTTPStatus, .slowTransfer, .unprocessed:
             true
         default: false
         }
@@ -361,6 +371,7 @@ public struct DownloadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .invalidProxy: "invalid-proxy"
         case .slowTransfer: "slow-transfer"
         case .tooSlow: "too-slow"
+        case .unprocessed: "unprocessed"
         }
     }
 

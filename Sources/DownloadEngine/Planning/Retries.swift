@@ -75,6 +75,11 @@ struct Retries: Sendable {
         }
         if sharing == .withOthers, error.status == 503 || error.status == 429 { return .leave }
         failures += 1
+        if DownloadError.unprocessed ~= error {
+            // Never processed (RFC 9113 §8.7): safe to send again at once, within the same budget.
+            if failures <= policy.maximumRetries { return .retry(after: .zero) }
+            return .giveUp(policy.maximumRetries == 0 ? error : .retriesExhausted(failures - 1, last: error))
+        }
         if let delay = policy.delay(forRetry: failures, retryAfter: retryAfter, random: random) {
             return .retry(after: delay)
         }

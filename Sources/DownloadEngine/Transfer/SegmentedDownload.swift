@@ -75,6 +75,9 @@ final class SegmentedDownload: @unchecked Sendable {
 
     private let context: Context
     let board: SegmentBoard
+    /// The owner of this download's lanes: each connection's requests keep to a connection of their own, also over
+    /// HTTP/2 (see ``TransportLane``).
+    private let laneOwner = TransportLane.newOwner()
 
     init(plan: SegmentPlan, context: Context) {
         self.context = context
@@ -97,12 +100,18 @@ final class SegmentedDownload: @unchecked Sendable {
         do {
             try await runConnections(first: first)
         } catch let restart as Restart {
-            return .restart(restart.reason, response: board.takeRestartResponse())
+            // A 200 kept as the restart's body still streams on its lane's connection, which stays open (the
+            // transport closes it when it shuts down).
+            let response = board.takeRestartResponse()
+            if response == nil { await context.transport.releaseLanes(of: laneOwner) }
+            return .restart(restart.reason, response: response)
         } catch {
             // A 200 offered as a restart's body by one connection while another's error ended the run.
             board.takeRestartResponse()?.body.abandon()
+            await context.transport.releaseLanes(of: laneOwner)
             throw error
         }
+        await context.transport.releaseLanes(of: laneOwner)
         return .complete(try await digest?.state)
     }
 
@@ -264,7 +273,7 @@ final class SegmentedDownload: @unchecked Sendable {
             let plan = ResumePlanner.Request.resume(offset: segment.position, ifRange: context.ifRange)
             let request = TransportRequest(
                 url: route.url, headers: context.policy.headers(for: plan, end: end, route: route),
-                pacing: context.pacing?.watched(by: activity))
+                pacing: context.pacing?.watched(by: activity), lane: TransportLane(owner: laneOwner, index: connection))
             configuration.logger.debug(
                 "request sent",
                 metadata: ["url": "\(route.url)", "range": "\(RequestPolicy.range(plan, end: end) ?? "none")"])

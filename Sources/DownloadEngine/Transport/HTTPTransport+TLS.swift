@@ -5,12 +5,13 @@ import NIOSSL
 /// The transport's TLS: the client settings built from ``DownloadConfiguration/TLSTrust``, and what each TLS
 /// failure becomes for the engine.
 extension HTTPTransport {
-    /// The TLS settings for `https://`: HTTP/1.1 by ALPN, and the configured trust.
+    /// The TLS settings for `https://`: the configured trust (AsyncHTTPClient sets the ALPN protocols from its
+    /// `httpVersion`: `h2` and `http/1.1`, or `http/1.1` alone).
     ///
     /// - Throws: ``DownloadError/invalidState(_:)`` naming the certificate or the CA file that cannot be used.
     static func tlsConfiguration(_ trust: DownloadConfiguration.TLSTrust) throws -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
-        tls.applicationProtocols = ["http/1.1"]
+        tls.applicationProtocols = ["h2", "http/1.1"]
         // When the engine closes a connection (a pause, a cancel, a body it no longer wants) it sends close_notify
         // and closes TCP at once. NIOSSL's default waits up to 5 s for the server's close_notify, reading, and
         // discarding, whatever the server still sends: a paused 4 MiB download over TLS received all of it for

@@ -3,10 +3,11 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
-/// The engine's HTTP/1.1 client for `http://` and `https://`: AsyncHTTPClient for direct requests, redirects and
+/// The engine's HTTP client for `http://` and `https://`: AsyncHTTPClient for direct requests, redirects and
 /// decompression off, each body streamed through a ``ResponseBodyStream`` delegate; and, for every request through
 /// an HTTP proxy, the engine's own ``ProxyClient`` on SwiftNIO's codecs, feeding the same ``ResponseBodyStream``.
 ///
@@ -16,8 +17,11 @@ import NIOSSL
 /// (see ``ProxyClient``).
 ///
 /// What the settings are for:
-/// - HTTP/1.1 only: AsyncHTTPClient negotiates HTTP/2 over TLS by default, and the segments of one file must each
-///   get a connection of their own.
+/// - HTTP/2 over TLS when ALPN chooses it (``DownloadConfiguration/HTTPVersion/automatic``), HTTP/1.1 otherwise. Over
+///   HTTP/2 AsyncHTTPClient sends every request to an origin on one connection; the segments of one file must each
+///   get a connection of their own, so a request with a ``TransportLane`` goes through a client of its lane's, with
+///   a pool of its own (over HTTP/1.1 the shared pool already gives each request running at once its own
+///   connection, and lanes are not needed).
 /// - No connect retries inside the client: AsyncHTTPClient would otherwise retry a refused connect with backoff
 ///   until the connect timeout, hiding a down server from the engine's own retry policy (which counts and logs it).
 /// - A request on a kept-alive connection that the server closes before answering fails with a network error and
@@ -28,8 +32,12 @@ final class HTTPTransport: Transport, @unchecked Sendable {
     private let client: HTTPClient
     private let proxies: ProxyClient
     private let configuration: TransportConfiguration
+    /// The settings every `HTTPClient` of this transport is made with.
+    private let settings: HTTPClient.Configuration
     private let lock = NSLock()
     private var isShutDown = false
+    /// The clients of segments' lanes, under `lock` (see ``TransportLane``).
+    private var laneClients: [TransportLane: HTTPClient] = [:]
     private static let silent = Logger(
         label: "DownloadEngine.HTTPTransport", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -44,7 +52,7 @@ final class HTTPTransport: Transport, @unchecked Sendable {
             redirectConfiguration: .disallow,
             timeout: .init(connect: configuration.connectTimeAmount, read: nil),
             decompression: .disabled)
-        settings.httpVersion = .http1Only
+        settings.httpVersion = configuration.httpVersion == .http1Only ? .http1Only : .automatic
         // One kept-alive connection for each transfer that may run at once, so none queues behind another.
         settings.connectionPool = .init(
             idleTimeout: TimeAmount(configuration.idleConnectionTimeout),
@@ -52,10 +60,36 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         settings.connectionPool.retryConnectionEstablishment = false
         // The pool's own events (a connection opened, released to the pool, closed) go to the same logger as the
         // requests': without them a request that waited for a new connection does not say why.
+        self.settings = settings
         client = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: settings,
             backgroundActivityLogger: configuration.logger ?? Self.silent)
         proxies = ProxyClient(configuration: configuration)
+    }
+
+    /// The client a request goes through: its lane's over HTTPS when HTTP/2 may be negotiated, else the shared one.
+    private func client(for request: TransportRequest) -> HTTPClient {
+        guard let lane = request.lane, configuration.httpVersion == .automatic,
+            request.url.utf8.prefix(6).map({ $0 | 0x20 }).elementsEqual("https:".utf8)
+        else { return client }
+        return lock.withLock {
+            if let existing = laneClients[lane] { return existing }
+            var laneSettings = settings
+            laneSettings.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 1
+            let made = HTTPClient(
+                eventLoopGroupProvider: .singleton, configuration: laneSettings,
+                backgroundActivityLogger: configuration.logger ?? Self.silent)
+            laneClients[lane] = made
+            return made
+        }
+    }
+
+    func releaseLanes(of owner: Int) async {
+        let released = lock.withLock {
+            let lanes = laneClients.keys.filter { $0.owner == owner }
+            return lanes.compactMap { laneClients.removeValue(forKey: $0) }
+        }
+        for laneClient in released { try? await laneClient.shutdown() }
     }
 
     deinit {
@@ -63,6 +97,7 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         // leave connections to a proxy open.
         if !isShutDown {
             client.shutdown { _ in }
+            for laneClient in laneClients.values { laneClient.shutdown { _ in } }
             proxies.close()
         }
     }
@@ -77,7 +112,7 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         let origin =
             outgoing.host.contains(":") ? "[\(outgoing.host)]:\(outgoing.port)" : "\(outgoing.host):\(outgoing.port)"
         let stream = ResponseBodyStream(pacing: request.pacing)
-        let task = client.execute(
+        let task = client(for: request).execute(
             request: outgoing, delegate: stream, logger: configuration.logger ?? Self.silent)
         stream.attach(task)
         return try await Self.response(of: stream, url: request.url, peer: Peer(origin: origin))
@@ -89,7 +124,7 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         do {
             head = try await stream.head()
         } catch {
-            throw translate(error, url: url, peer: peer)
+            throw translate(error, url: url, peer: peer, beforeHead: true)
         }
         return TransportResponse(
             status: Int(head.status.code),
@@ -113,6 +148,11 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         }
         guard first else { return }
         try? await client.shutdown()
+        let lanes = lock.withLock {
+            defer { laneClients.removeAll() }
+            return Array(laneClients.values)
+        }
+        for laneClient in lanes { try? await laneClient.shutdown() }
         await proxies.shutdown()
     }
 
@@ -161,7 +201,7 @@ final class HTTPTransport: Transport, @unchecked Sendable {
     }
 
     /// The engine's error for what AsyncHTTPClient, the proxy client or NIO reported.
-    static func translate(_ error: any Error, url: String, peer: Peer) -> any Error {
+    static func translate(_ error: any Error, url: String, peer: Peer, beforeHead: Bool = false) -> any Error {
         if let proxy = peer.proxy {
             switch error {
             case ProxyConnection.OpenFailure.timedOut(let inHandshake):
@@ -189,6 +229,8 @@ final class HTTPTransport: Transport, @unchecked Sendable {
             return DownloadError.network("\(peer): \(error)")
         case is ResponseBodyStream.ConnectionClosed:
             return DownloadError.network("connection to \(peer) closed")
+        case let error as NIOHTTP2Errors.StreamClosed:
+            return translateStreamClosed(error.errorCode, peer: peer, beforeHead: beforeHead)
         case HTTPParserError.invalidEOFState:
             // The connection ended before the framing did (Content-Length not reached, no last chunk): a cut, not
             // garbage. Over TLS it arrives this way whether close_notify came or not: AsyncHTTPClient leaves a
@@ -204,5 +246,37 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         default:
             return DownloadError.network("\(peer): \(error)")
         }
+    }
+}
+
+extension HTTPTransport {
+    /// What an HTTP/2 stream the server closed becomes (docs/engine.md, "HTTP/2").
+    ///
+    /// Before any response head, REFUSED_STREAM, and CANCEL (the client's own close of a stream a GOAWAY left
+    /// unprocessed, which is how AsyncHTTPClient reports one), mean the request was not processed: it is sent again
+    /// at once. Any other code, and any close once the head arrived, is a network error resumed from the offset after
+    /// the backoff, like a dropped connection: INTERNAL_ERROR and CANCEL mid-body, ENHANCE_YOUR_CALM before the head
+    /// (the server asks for a pause, not a retry at once).
+    static func translateStreamClosed(_ code: HTTP2ErrorCode, peer: String, beforeHead: Bool) -> DownloadError {
+        let name = Self.name(of: code)
+        if beforeHead && (code == .refusedStream || code == .cancel) {
+            return .unprocessed("\(peer) closed the HTTP/2 stream before answering (\(name))")
+        }
+        // Either side's reset: the server's RST_STREAM, or NIOHTTP2's own on a malformed stream (a body short of
+        // its content-length ends with PROTOCOL_ERROR).
+        return .network("the HTTP/2 stream from \(peer) was reset (\(name))")
+    }
+
+    /// RFC 9113 §7's name of `code`, or its number.
+    static func name(of code: HTTP2ErrorCode) -> String {
+        let names: [HTTP2ErrorCode: String] = [
+            .noError: "NO_ERROR", .protocolError: "PROTOCOL_ERROR", .internalError: "INTERNAL_ERROR",
+            .flowControlError: "FLOW_CONTROL_ERROR", .settingsTimeout: "SETTINGS_TIMEOUT",
+            .streamClosed: "STREAM_CLOSED", .frameSizeError: "FRAME_SIZE_ERROR", .refusedStream: "REFUSED_STREAM",
+            .cancel: "CANCEL", .compressionError: "COMPRESSION_ERROR", .connectError: "CONNECT_ERROR",
+            .enhanceYourCalm: "ENHANCE_YOUR_CALM", .inadequateSecurity: "INADEQUATE_SECURITY",
+            .http11Required: "HTTP_1_1_REQUIRED",
+        ]
+        return names[code] ?? "0x\(String(code.networkCode, radix: 16))"
     }
 }

@@ -1,5 +1,6 @@
 import HTTPVocabulary
 import NIOCore
+import Synchronization
 
 /// A request as the engine hands it to a transport: always `GET`, never followed.
 struct TransportRequest: Sendable {
@@ -7,6 +8,23 @@ struct TransportRequest: Sendable {
     var headers: [(name: String, value: String)]
     /// The bandwidth limits its body is read under; `nil` without any.
     var pacing: ReadPacing? = nil
+    /// A connection of its own the request must go over, never shared with a request of another lane: a segment's
+    /// (see ``TransportLane``); nil: any connection of the pool.
+    var lane: TransportLane? = nil
+}
+
+/// The connection of one segment of one segmented download, apart from every other one: with HTTP/2 every request to
+/// an origin would otherwise share one connection, and a segmented download's point is parallel TCP flows.
+struct TransportLane: Hashable, Sendable {
+    /// The download the lanes belong to (``TransportLane/newOwner()``).
+    var owner: Int
+    /// The segment's connection number within it.
+    var index: Int
+
+    private static let owners = Atomic<Int>(0)
+
+    /// A number no other download's lanes use.
+    static func newOwner() -> Int { owners.wrappingAdd(1, ordering: .relaxed).newValue }
 }
 
 /// A response head plus a body to stream.
@@ -75,6 +93,13 @@ protocol Transport: Sendable {
     func execute(_ request: TransportRequest) async throws -> TransportResponse
     /// Releases connections; the transport is unusable afterwards.
     func shutdown() async
+    /// Closes the connections of the lanes of `owner` (a segmented download that ended).
+    func releaseLanes(of owner: Int) async
+}
+
+extension Transport {
+    /// A transport without lanes has none to release.
+    func releaseLanes(of owner: Int) async {}
 }
 
 extension ResumePlanner.ResponseHead {

@@ -20,6 +20,8 @@ struct TransportConfiguration: Sendable {
     /// Where AsyncHTTPClient logs (the engine's logger); `nil` logs nothing. The proxy client logs nothing itself:
     /// no header, and so no credential, reaches a log.
     var logger: Logger?
+    /// Whether `https://` may negotiate HTTP/2.
+    var httpVersion: DownloadConfiguration.HTTPVersion = .automatic
 
     var connectTimeAmount: TimeAmount { TimeAmount(connectTimeout) }
 }

@@ -69,6 +69,11 @@ final class HTTP2Listener: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // Far above what the streams may hold in flight (`HTTP2StreamHandler.inFlightLimit` each, at most
+            // `maxConcurrentStreams` of them), so the connection itself never stops being writable (see there).
+            .childChannelOption(
+                .writeBufferWaterMark, value: .init(low: 128 << 20, high: 256 << 20)
+            )
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let id = counters.connections.wrappingAdd(1, ordering: .relaxed).newValue

@@ -47,9 +47,11 @@ final class MisdirectedHTTP1Handler: ChannelInboundHandler {
 
     private func answer(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let chosen = connection.alpn ?? "no protocol"
-        let plan = ResponsePlan.text(
+        var plan = ResponsePlan.text(
             421,
             "misdirected request: this port speaks HTTP/2 only, and ALPN chose \(chosen); use the --tls-port listener")
+        // A scenario request is journaled under its run (no attempt counted), so its run's reader sees the 421.
+        plan.scenario = shared.pipeline.router.scenarioContext(naming: head.uri)
         var headers = HTTPHeaders()
         headers.add(name: "Date", value: String(cString: ResponseDate.current()))
         for field in plan.headers { headers.add(name: field.name, value: field.value) }

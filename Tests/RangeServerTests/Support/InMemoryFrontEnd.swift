@@ -54,6 +54,10 @@ final class InMemoryFrontEnd: Sendable {
         self.limit = limit
     }
 
+    /// What the router asks of this front end's connections: an HTTP/1.1 front end on plain HTTP refuses the keys
+    /// libmicrohttpd's does (the HTTP/2 ones), and with no socket nobody ever leaves.
+    private static let connection = MicroHTTPConnection(socket: -1, isTLS: false)
+
     /// Answers one request sent on a fresh connection with `Connection: close`, the way `RawHTTPConnection.request`
     /// sends it: `Host`, then `headers` sorted by name, then `Connection`.
     func exchange(_ method: String = "GET", _ target: String, headers: [String: String] = [:]) async -> Capture {
@@ -67,14 +71,14 @@ final class InMemoryFrontEnd: Sendable {
         var attempt: Int?
         if target.hasPrefix("/scenario/") {
             (arrival, attempt, _) = pipeline.admit(
-                method: method, target: target, connection: UnattachedConnection(), takeArrival: takeArrival)
+                method: method, target: target, connection: Self.connection, takeArrival: takeArrival)
         } else {
             arrival = takeArrival()
         }
         let request = IncomingRequest(
             method: method, target: target, httpVersion: "HTTP/1.1", headers: fields, peerAddress: "127.0.0.1",
             peerPort: 0, connectionID: connections.wrappingAdd(1, ordering: .relaxed).newValue, arrival: arrival,
-            reservedAttempt: attempt)
+            reservedAttempt: attempt, connection: Self.connection)
         let startedAt = ContinuousClock.now
         var plan = pipeline.plan(for: request)
         if let deferred = plan.deferred { plan = await deferred() }
