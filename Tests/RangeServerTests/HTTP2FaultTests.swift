@@ -221,3 +221,31 @@ extension HTTP2FaultTests {
         }
     }
 }
+
+/// The router's fast field-name comparison, as the HTTP/2 listener's unchecked request fields need it.
+@Suite("Field names")
+struct FieldNameTests {
+    @Test("letters fold, '-' is compared as it is: a CR in a name is not a '-' (the h2-request fuzz target's find)")
+    func crIsNotADash() {
+        #expect(HeaderField("If-Range", "x").hasName(lowercased: "if-range"))
+        #expect(HeaderField("IF-RANGE", "x").hasName(lowercased: "if-range"))
+        #expect(!HeaderField("if\rrange", "x").hasName(lowercased: "if-range"))
+        #expect(!HeaderField("if\rrange", "x").hasName("if-range"))
+        let request = IncomingRequest(
+            method: "GET", target: "/", httpVersion: "HTTP/2", headers: [HeaderField("if\rrange", "\"e\"")],
+            peerAddress: "127.0.0.1", connectionID: 1)
+        #expect(request.conditionalFields.conditional.ifRange == nil)
+    }
+
+    @Test("an HTTP/2 head: :authority becomes host unless a host came; pseudo-header fields are not fields")
+    func http2Head() {
+        let head = HTTP2RequestHead([
+            (name: ":method", value: "HEAD"), (name: ":path", value: "/bytes/1K"), (name: ":scheme", value: "https"),
+            (name: ":authority", value: "a:1"), (name: "range", value: "bytes=0-1"), (name: ":path", value: "/x"),
+        ])
+        #expect(head.method == "HEAD" && head.target == "/bytes/1K")
+        #expect(head.fields == [HeaderField("host", "a:1"), HeaderField("range", "bytes=0-1")])
+        let withHost = HTTP2RequestHead([(name: "host", value: "b"), (name: ":authority", value: "a:1")])
+        #expect(withHost.fields == [HeaderField("host", "b")] && withHost.method == "GET" && withHost.target == "/")
+    }
+}

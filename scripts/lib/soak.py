@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Soak load generator for rangeserver (stdlib only, asyncio).
+"""Soak load generator for rangeserver (asyncio; the standard library, and Python's h2 for --h2c-port).
 
 Drives CONNECTIONS concurrent keep-alive connections of mixed requests against a running server for a
-bounded time, samples the server's descriptors and RSS from /proc/PID, and prints a report. Exits 1 when
+bounded time, samples the server's descriptors and RSS from /proc/PID, and prints a report. With --h2c-port a
+share of the connections (--h2-share) are cleartext HTTP/2 ones to that listener, each sending the mix one stream at
+a time, plus the HTTP/2 faults (a stream reset that leaves the connection open, a GOAWAY that ends it). Exits 1 when
 a pass/fail criterion is broken:
 
 - no 5xx other than the ones asked for with ?status=5xx;
@@ -43,6 +45,14 @@ MIX = [
     (2, "fault-misalign", "GET", "/bytes/16K", {"Range": "bytes=100-199"}, {206}, False),
     (1, "journal", "GET", "/_control/journal?since={since}", {}, {200}, False),
     (1, "not-found", "GET", "/files/does-not-exist", {}, {404}, False),
+]
+
+# The HTTP/2 connections' mix: the same requests but chunked framing (refused on HTTP/2), and the stream faults.
+# An entry whose last field is "stream" is reset on purpose and leaves the connection open.
+H2_MIX = [entry for entry in MIX if entry[1] != "fault-chunked"] + [
+    (3, "h2-rst", "GET", "/bytes/64K?rst-stream-after=2K&rst-code=CANCEL", {}, {200}, "stream"),
+    (2, "h2-goaway", "GET", "/bytes/64K?goaway-after=2K", {}, {200}, True),
+    (2, "h2-no-length", "GET", "/bytes/16K?no-content-length=1", {}, {200}, False),
 ]
 
 
@@ -94,9 +104,11 @@ async def read_response(reader, method):
     return status, headers, length, True
 
 
-def build_request(rng, files, state):
-    weights = [entry[0] for entry in MIX]
-    _, kind, method, target, headers, expected, ends = rng.choices(MIX, weights)[0]
+def build_request(rng, files, state, mix=MIX):
+    """One request of `mix`: (kind, method, request bytes, expected statuses, ends), and the target and the header
+    fields as (name, value) pairs, for an HTTP/2 stream."""
+    weights = [entry[0] for entry in mix]
+    _, kind, method, target, headers, expected, ends = rng.choices(mix, weights)[0]
     a = rng.randrange(0, 900_000)
     values = {
         "n": rng.randrange(0, 8),
@@ -110,10 +122,11 @@ def build_request(rng, files, state):
     target = target.format(**values)
     if kind == "fault-misalign":
         target += "?misalign-range=10"
+    fields = [(name, value.format(**values)) for name, value in headers.items()]
     lines = [f"{method} {target} HTTP/1.1", "Host: 127.0.0.1"]
-    lines += [f"{name}: {value.format(**values)}" for name, value in headers.items()]
+    lines += [f"{name}: {value}" for name, value in fields]
     data = ("\r\n".join(lines) + "\r\n\r\n").encode()
-    return kind, method, data, expected, ends
+    return kind, method, data, expected, ends, target, fields
 
 
 async def worker(index, args, files, stats, state, stop_at, stopping):
@@ -130,7 +143,7 @@ async def worker(index, args, files, stats, state, stop_at, stopping):
                 stats.error(f"connect failed: {error!r}")
                 await asyncio.sleep(0.5)
                 continue
-        kind, method, data, expected, ends = build_request(rng, files, state)
+        kind, method, data, expected, ends, _, _ = build_request(rng, files, state)
         started = time.monotonic()
         try:
             writer.write(data)
@@ -151,28 +164,133 @@ async def worker(index, args, files, stats, state, stop_at, stopping):
             writer.close()
             writer = None
             continue
-        elapsed = time.monotonic() - started
-        stats.requests += 1
-        stats.by_kind[kind] = stats.by_kind.get(kind, 0) + 1
-        stats.bytes += length
-        if not ends and kind != "fault-delay":
-            stats.latencies.append(elapsed)
-        if status >= 500:
-            if kind == "fault-status":
-                stats.asked_5xx += 1
-            else:
-                stats.error(f"{kind}: unexpected {status}")
-        elif status not in expected:
-            stats.error(f"{kind}: status {status}, expected {sorted(expected)}")
-        if kind == "conditional" and "etag" in headers:
-            state["etag"] = headers["etag"].strip('"')
-        if kind == "journal":
-            state["since"] = state["since"] + 1_000
+        account(stats, kind, status, headers, length, time.monotonic() - started, expected, ends, state)
         if not complete or ends or headers.get("connection", "").lower() == "close":
             if not complete and not ends:
                 stats.error(f"{kind}: body cut short ({length} bytes)")
             elif ends:
                 stats.injected_losses += 1
+            writer.close()
+            writer = None
+    if writer is not None:
+        writer.close()
+        try:
+            await writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+
+
+def account(stats, kind, status, headers, length, elapsed, expected, ends, state):
+    """Counts one answered request and checks its status (shared by both wires)."""
+    stats.requests += 1
+    stats.by_kind[kind] = stats.by_kind.get(kind, 0) + 1
+    stats.bytes += length
+    if not ends and kind != "fault-delay":
+        stats.latencies.append(elapsed)
+    if status >= 500:
+        if kind == "fault-status":
+            stats.asked_5xx += 1
+        else:
+            stats.error(f"{kind}: unexpected {status}")
+    elif status not in expected:
+        stats.error(f"{kind}: status {status}, expected {sorted(expected)}")
+    if kind == "conditional" and "etag" in headers:
+        state["etag"] = headers["etag"].strip('"')
+    if kind == "journal":
+        state["since"] = state["since"] + 1_000
+
+
+async def h2_exchange(reader, writer, connection, stream_id, method, request_timeout):
+    """Reads until stream `stream_id` ends; returns (status, headers, body length, how it ended): "complete",
+    "reset" (RST_STREAM) or "closed" (GOAWAY or the connection's end)."""
+    import h2.events
+
+    status, headers, length = None, {}, 0
+    while True:
+        data = await asyncio.wait_for(reader.read(1 << 16), timeout=request_timeout)
+        if not data:
+            return status, headers, length, "closed"
+        ended = None
+        for event in connection.receive_data(data):
+            if isinstance(event, h2.events.ResponseReceived) and event.stream_id == stream_id:
+                for name, value in event.headers:
+                    if name == ":status":
+                        status = int(value)
+                    else:
+                        headers[name] = value
+            elif isinstance(event, h2.events.DataReceived):
+                if event.stream_id == stream_id:
+                    length += len(event.data)
+                connection.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.StreamEnded) and event.stream_id == stream_id:
+                ended = "complete"
+            elif isinstance(event, h2.events.StreamReset) and event.stream_id == stream_id:
+                ended = "reset"
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                ended = ended or "closed"
+        writer.write(connection.data_to_send())
+        if ended:
+            return status, headers, length, ended
+
+
+async def h2_worker(index, args, files, stats, state, stop_at, stopping):
+    """One cleartext HTTP/2 connection at a time to --h2c-port, one stream at a time on it."""
+    import h2.config
+    import h2.connection
+    import h2.exceptions
+
+    rng = random.Random(args.seed * 100_003 + index)
+    reader = writer = connection = None
+    while time.monotonic() < stop_at and not stopping.is_set():
+        if writer is None:
+            try:
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection(args.host, args.h2c_port, limit=1 << 20), timeout=10
+                )
+                stats.connects += 1
+            except (OSError, asyncio.TimeoutError) as error:
+                stats.error(f"h2 connect failed: {error!r}")
+                await asyncio.sleep(0.5)
+                continue
+            connection = h2.connection.H2Connection(
+                h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+            connection.initiate_connection()
+            connection.increment_flow_control_window(1 << 24)
+            writer.write(connection.data_to_send())
+        kind, method, _, expected, ends, target, fields = build_request(rng, files, state, H2_MIX)
+        started = time.monotonic()
+        try:
+            stream_id = connection.get_next_available_stream_id()
+            pseudo = [(":method", method), (":path", target), (":scheme", "http"),
+                      (":authority", f"{args.host}:{args.h2c_port}")]
+            connection.send_headers(stream_id, pseudo + [(name.lower(), value) for name, value in fields],
+                                    end_stream=True)
+            writer.write(connection.data_to_send())
+            await writer.drain()
+            status, headers, length, ended = await h2_exchange(
+                reader, writer, connection, stream_id, method, args.request_timeout)
+        except (ConnectionError, h2.exceptions.ProtocolError) as error:
+            if ends is True:
+                stats.injected_losses += 1
+            else:
+                stats.error(f"h2 {kind}: connection lost: {error!r}")
+            writer.close()
+            writer = None
+            continue
+        except asyncio.TimeoutError:
+            stats.error(f"h2 {kind}: no response within {args.request_timeout}s")
+            writer.close()
+            writer = None
+            continue
+        if status is not None:
+            account(stats, kind, status, headers, length, time.monotonic() - started, expected, bool(ends), state)
+        if ended == "reset" and ends == "stream":
+            stats.injected_losses += 1
+        elif ended != "complete":
+            if ends is True:
+                stats.injected_losses += 1
+            else:
+                stats.error(f"h2 {kind}: stream {ended} after {length} bytes")
             writer.close()
             writer = None
     if writer is not None:
@@ -246,8 +364,11 @@ async def run_phase(args, files, stats, state, seconds, connections):
     stopping = asyncio.Event()
     tasks = []
     # Connect in batches so the listen backlog is never the bottleneck.
+    # Every k-th connection is an HTTP/2 one when --h2c-port is given.
+    every = round(1 / args.h2_share) if args.h2c_port and args.h2_share > 0 else 0
     for index in range(connections):
-        tasks.append(asyncio.create_task(worker(index, args, files, stats, state, stop_at, stopping)))
+        run = h2_worker if every and index % every == every - 1 else worker
+        tasks.append(asyncio.create_task(run(index, args, files, stats, state, stop_at, stopping)))
         if index % 100 == 99:
             await asyncio.sleep(0.05)
     await asyncio.wait(tasks, timeout=seconds + args.request_timeout + 10)
@@ -339,6 +460,7 @@ async def main_async(args):
         "asked_for_5xx": stats.asked_5xx,
         "injected_connection_losses": stats.injected_losses,
         "connects": stats.connects,
+        "http2_connections": (args.connections // round(1 / args.h2_share)) if args.h2c_port and args.h2_share > 0 else 0,
         "latency_ms": {"p50": round(percentile(0.50), 2), "p99": round(percentile(0.99), 2),
                        "max": round(latencies[-1] * 1000, 2) if latencies else 0.0},
         "fds": {"before_load": baseline_fds, "after_warmup": warm_fds, "peak": peak_fds, "after": after_fds},
@@ -362,6 +484,8 @@ def main():
     parser.add_argument("--files", default="fixtures/files", help="the server's --root, to pick file names")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="also write the report here")
+    parser.add_argument("--h2c-port", type=int, help="the server's --h2c-port: a share of the connections are HTTP/2")
+    parser.add_argument("--h2-share", type=float, default=0.1, help="the share of HTTP/2 connections (default 0.1)")
     args = parser.parse_args()
     if not (1 <= args.connections <= 20_000) or not (0 < args.seconds <= 3600) or not (0 <= args.warmup <= 600):
         parser.error("connections 1..20000, seconds 0..3600, warmup 0..600")

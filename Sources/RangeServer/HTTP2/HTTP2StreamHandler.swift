@@ -139,22 +139,12 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
 
     // MARK: - The request
 
-    /// Reads the request's pseudo-header fields and fields; `:authority` becomes `host` (RFC 9113 §8.3.1), so
-    /// redirects and the journal read it as over HTTP/1.1.
+    /// Reads the request's head (see `HTTP2RequestHead`), takes its arrival number and opens it.
     private func receiveHead(_ headers: HPACKHeaders) {
-        var authority: String?
-        for (name, value, _) in headers {
-            switch name {
-            case ":method": method = value
-            case ":path": target = value
-            case ":authority": authority = value
-            case ":scheme": continue
-            default: fields.append(HeaderField(name, value))
-            }
-        }
-        if let authority, !fields.contains(where: { $0.hasName(lowercased: "host") }) {
-            fields.insert(HeaderField("host", authority), at: 0)
-        }
+        let head = HTTP2RequestHead(headers.lazy.map { (name: $0.name, value: $0.value) })
+        method = head.method
+        target = head.target
+        fields = head.fields
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         arrivalTime = Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec)
