@@ -27,6 +27,16 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tls-port"), help: "Also serve HTTPS on this port (0: a free one).")
     var tlsPort: Int?
 
+    @Option(
+        name: .customLong("h2-port"),
+        help: "Also serve HTTP/2 over TLS on this port (0: a free one), for runs created with scheme h2.")
+    var h2Port: Int?
+
+    @Option(
+        name: .customLong("h2c-port"),
+        help: "Also serve cleartext HTTP/2 (prior knowledge) on this port (0: a free one), for runs with scheme h2c.")
+    var h2cPort: Int?
+
     @Option(name: .customLong("tls-dir"), help: "Where the throwaway CA is kept and reused (default: a temporary one).")
     var tlsDir: String?
 
@@ -87,6 +97,12 @@ struct Serve: AsyncParsableCommand {
         if let tlsPort, !(0...65535).contains(tlsPort) {
             throw ValidationError("--tls-port must be 0...65535, got \(tlsPort)")
         }
+        if let h2Port, !(0...65535).contains(h2Port) {
+            throw ValidationError("--h2-port must be 0...65535, got \(h2Port)")
+        }
+        if let h2cPort, !(0...65535).contains(h2cPort) {
+            throw ValidationError("--h2c-port must be 0...65535, got \(h2cPort)")
+        }
         if let token, token.isEmpty { throw ValidationError("--token must not be empty") }
         guard journalLimit >= 1 else {
             throw ValidationError("--journal-limit must be at least 1, got \(journalLimit)")
@@ -120,6 +136,8 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.threads = 8
         serverConfiguration.journalLimit = journalLimit
         serverConfiguration.tlsPort = tlsPort ?? (tlsDir != nil || !tlsNames.isEmpty ? 0 : nil)
+        serverConfiguration.h2Port = h2Port
+        serverConfiguration.h2cPort = h2cPort
         serverConfiguration.tlsDirectory = tlsDir
         serverConfiguration.tlsNames = tlsNames
         let server: RangeServer
@@ -136,6 +154,13 @@ struct Serve: AsyncParsableCommand {
             let authority = server.certificateAuthorityPath
         {
             FileHandle.standardOutput.write(Data("rangecheck serving on \(tlsBaseURL) (CA: \(authority))\n".utf8))
+        }
+        if let h2BaseURL = server.h2BaseURL, let authority = server.certificateAuthorityPath {
+            FileHandle.standardOutput.write(
+                Data("rangecheck serving on \(h2BaseURL) (HTTP/2, CA: \(authority))\n".utf8))
+        }
+        if let h2cBaseURL = server.h2cBaseURL {
+            FileHandle.standardOutput.write(Data("rangecheck serving on \(h2cBaseURL) (HTTP/2 cleartext)\n".utf8))
         }
         // Every verdict is in --results as soon as it is answered, so ending on a signal loses none.
         let received = await StopSignals.next()

@@ -15,7 +15,7 @@ import FoundationNetworking
 @main
 struct URLSessionConformance {
     static let usage = """
-        usage: urlsession-conformance --server URL --client-label NAME [--scenario GLOB] [--scheme http|https]
+        usage: urlsession-conformance --server URL --client-label NAME [--scenario GLOB] [--scheme http|https|h2]
                                       [--token TOKEN] [--attempts N] [--include-slow] [--keep DIR]
         """
 
@@ -100,7 +100,7 @@ struct Options {
         scenario = values.removeValue(forKey: "scenario")
         token = values.removeValue(forKey: "token")
         if let scheme = values.removeValue(forKey: "scheme") {
-            guard ["http", "https"].contains(scheme) else { throw Self.usage("--scheme is http or https") }
+            guard ["http", "https", "h2"].contains(scheme) else { throw Self.usage("--scheme is http, https or h2") }
             self.scheme = scheme
         }
         if let attempts = values.removeValue(forKey: "attempts") {

@@ -159,3 +159,50 @@ struct HTTP2SchemeTests {
         }
     }
 }
+
+extension HTTP2SchemeTests {
+    /// Downloads `url` with curl (`words` before it) and returns the bytes, or nil when curl failed.
+    private static func curl(_ words: [String], _ url: String, into file: String) async throws -> Data? {
+        let child = try await ChildProcess.start(
+            try #require(BuiltProducts.onPath("curl")), ["-sS", "-o", file] + words + [url])
+        guard case .exited(0) = await child.wait(limit: .seconds(scaled(seconds: 30))) else { return nil }
+        return FileManager.default.contents(atPath: file)
+    }
+
+    @Test(
+        "rangecheck serve hands out h2 and h2c URLs; a client that came over HTTP/1.1 is n/a, one over h2 is judged",
+        .enabled(if: BuiltProducts.onPath("curl") != nil))
+    func serviceSchemes() async throws {
+        let directory = makeTestDirectory(prefix: "h2-service", label: "out")
+        try await withService(server: {
+            $0.h2Port = 0; $0.h2cPort = 0
+        }) { _, server, client in
+            let ca = try #require(server.certificateAuthorityPath)
+            for (scheme, words, expected) in [
+                ("h2", ["--http2", "--cacert", ca], "pass"), ("h2c", ["--http2-prior-knowledge"], "pass"),
+                ("h2", ["--http1.1", "--cacert", ca], "n/a"),
+            ] {
+                let run = try await client.createRun("plain", client: "curl-\(scheme)", scheme: scheme)
+                let url = try #require((run["urls"] as? [[String: Any]])?.first?["url"] as? String)
+                let port = try #require(scheme == "h2" ? server.h2Port : server.h2cPort)
+                #expect(url.hasPrefix("\(scheme == "h2" ? "https" : "http")://127.0.0.1:\(port)/scenario/plain/"))
+                #expect((run["ca"] != nil) == (scheme == "h2"))
+                let data = try await Self.curl(words, url, into: directory + "/\(scheme)-\(expected).bin") ?? Data()
+                let verdict = try await client.send(
+                    "POST", try #require(run["result"] as? String),
+                    json: [
+                        "outcome": data.isEmpty ? "failure" : "success",
+                        "outputs": [ServiceClient.output(route: "", data)], "steps-done": [],
+                    ])
+                #expect(verdict.object["result"] as? String == expected, "\(scheme) \(words): \(verdict.text)")
+                if expected == "n/a" {
+                    #expect((verdict.object["reason"] as? String)?.contains("did not negotiate h2") == true)
+                }
+            }
+            // A row that does not run over the scheme is refused with one line.
+            let refused = try await client.send(
+                "POST", "/_conformance/runs", json: ["scenario": "h2-reset-cancel", "client": "c", "scheme": "https"])
+            #expect(refused.status == 400 && refused.text.contains("works over HTTP/2 only"))
+        }
+    }
+}

@@ -732,10 +732,12 @@ extension ConformanceAPIDocument {
                     "type": "string",
                     "enum": [
                       "http",
-                      "https"
+                      "https",
+                      "h2",
+                      "h2c"
                     ],
                     "default": "http",
-                    "description": "`https` hands out URLs on the TLS port; 400 on a server without one (start it with `--tls-port`)."
+                    "description": "`https` hands out URLs on the TLS port, `h2` on the HTTP/2 TLS port, `h2c` on the cleartext HTTP/2 port; 400 on a server without that port (start it with `--tls-port`, `--h2-port`, `--h2c-port`), and for a row that does not run over the scheme (`h2-*` rows need h2 or h2c, `http1-only` rows http or https). Over h2 and h2c a client whose requests did not come over HTTP/2 gets n/a."
                   },
                   "segmented": {
                     "type": "boolean",
@@ -769,7 +771,9 @@ extension ConformanceAPIDocument {
                     "type": "string",
                     "enum": [
                       "http",
-                      "https"
+                      "https",
+                      "h2",
+                      "h2c"
                     ]
                   },
                   "urls": {
@@ -949,7 +953,9 @@ extension ConformanceAPIDocument {
                     "type": "string",
                     "enum": [
                       "http",
-                      "https"
+                      "https",
+                      "h2",
+                      "h2c"
                     ]
                   },
                   "run": {
@@ -1020,7 +1026,9 @@ extension ConformanceAPIDocument {
                     "type": "string",
                     "enum": [
                       "http",
-                      "https"
+                      "https",
+                      "h2",
+                      "h2c"
                     ]
                   },
                   "state": {

@@ -95,7 +95,13 @@ extension ConformanceService {
             facts.diskFull = RunFacts.DiskFull(size: size, exit: first, outputs: nil)
         }
         let judgement = Judge.judgement(of: entry.expectation, in: facts)
-        let result = Self.cellResult(entry: entry, pending: pending, report: report, judgement: judgement)
+        var result = Self.cellResult(entry: entry, pending: pending, report: report, judgement: judgement)
+        // Over an HTTP/2 scheme, a client whose requests did not come over HTTP/2 was not tested by it.
+        if let scheme = MatrixScheme(rawValue: pending.scheme), entry.expectation.entry == .server,
+            let reason = Judge.http2Problem(journal, scheme: scheme)
+        {
+            result = .notApplicable(reason)
+        }
         var verdict = ConformanceAPI.Verdict(
             scenario: entry.name, client: pending.client, scheme: pending.scheme, run: pending.run,
             result: result.label == "FAIL" ? "fail" : result.label, reason: result.reason,
@@ -144,8 +150,8 @@ extension ConformanceService {
         if let host = pending.urls.first.flatMap({ URLComponents(string: $0.url)?.host }), !host.isEmpty {
             settings.urlHost = host.contains(":") ? "[\(host)]" : host
         }
-        settings.tls = pending.scheme == "https"
-        settings.certificateAuthority = settings.tls || entry.redirectsToTLS
+        settings.scheme = MatrixScheme(rawValue: pending.scheme) ?? .http
+        settings.certificateAuthority = settings.scheme.isTLS || entry.redirectsToTLS
         let directory = "rangecheck-repro/\(entry.name)"
         let job = Reproducer.job(entry: entry, run: pending.run, server: settings, directory: directory)
         return Reproducer.make(

@@ -92,8 +92,11 @@ extension ConformanceService {
         let label = request.client
         if let problem = ConformanceAPI.labelProblem(label) { throw .invalidReport("client: \(problem)") }
         let scheme = request.scheme ?? "http"
-        guard scheme == "http" || scheme == "https" else {
-            throw .invalidReport("scheme: '\(scheme)' is not http or https")
+        guard let wire = MatrixScheme(rawValue: scheme) else {
+            throw .invalidReport("scheme: '\(scheme)' is not http, https, h2 or h2c")
+        }
+        if let exclusion = wire.exclusion(of: entry) {
+            throw .invalidReport("scheme: \(entry.name) does not run over \(scheme): \(exclusion)")
         }
         guard let server else { throw .notFound("the service has no server attached") }
         let reach = self.reach(requestHost: host, isTLS: isTLS, server: server)
@@ -112,7 +115,7 @@ extension ConformanceService {
             segmented: request.segmented, created: .now)
         let now = configuration.clock()
         runs.withLockedValue { $0.set(.pending(pending), forKey: token, now: now) }
-        let needsCA = scheme == "https" || entry.redirectsToTLS
+        let needsCA = wire.isTLS || entry.redirectsToTLS
         return ConformanceAPI.RunCreated(
             run: token, scenario: entry.name, client: label, scheme: scheme, urls: urls, steps: steps,
             ca: needsCA ? server.certificateAuthorityPEM : nil, authorization: entry.expectation.authorization,
@@ -162,13 +165,25 @@ extension ConformanceService {
             }
             return "\(scheme)://\(reach.host):\(port)"
         }
-        if scheme == "https" {
+        switch scheme {
+        case "https":
             guard let port = server.tlsPort else {
                 throw .invalidReport("scheme: this server has no TLS port (start it with --tls-port)")
             }
             return "https://\(reach.host):\(port)"
+        case "h2":
+            guard let port = server.h2Port else {
+                throw .invalidReport("scheme: this server has no HTTP/2 TLS port (start it with --h2-port)")
+            }
+            return "https://\(reach.host):\(port)"
+        case "h2c":
+            guard let port = server.h2cPort else {
+                throw .invalidReport("scheme: this server has no cleartext HTTP/2 port (start it with --h2c-port)")
+            }
+            return "http://\(reach.host):\(port)"
+        default:
+            return "http://\(reach.host):\(reach.plainPort)"
         }
-        return "http://\(reach.host):\(reach.plainPort)"
     }
 
     /// `GET /_conformance/runs/{run}`.
