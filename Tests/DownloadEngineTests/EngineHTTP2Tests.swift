@@ -82,12 +82,13 @@ struct EngineHTTP2Tests {
         try await withTLSEngine(configuration) { server, engine, dir in
             let h2 = try #require(server.h2BaseURL)
             let id = try await engine.add(.init(url: h2 + "/scenario/h2-fault/r\(seed)/", destination: dir + "/out"))
+            let result = await engine.result(of: id)
             #expect(
-                await engine.result(of: id)
+                result
                     == .completed(
                         path: dir + "/out", sha256: expectedSHA256(size: 1 << 20, seed: UInt64(seed)), bytes: 1 << 20),
-                "\(fault)")
-            let entries = server.journal.entries(run: "r\(seed)")
+                "\(fault): \(result)")
+            let entries = await server.journal.settled(run: "r\(seed)", timeout: scaled(.seconds(10))).entries
             #expect(entries.count >= 2 && entries.allSatisfy { $0.httpProtocol == "h2" }, "\(fault)")
         }
     }

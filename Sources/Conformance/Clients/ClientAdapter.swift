@@ -82,10 +82,10 @@ public struct ClientJob: Hashable, Sendable {
     public var authorization: String?
     /// Whether the client is given only the output's directory and names the file from the server's
     /// `Content-Disposition` (a row's `output-names`); subprocess clients then run in that directory.
+    public var namesFromServer = false
     /// The wire the URLs lead to: over h2c a client must be told to speak HTTP/2 with prior knowledge (a
     /// definition's `protocols`), over h2 it should offer `h2` by ALPN.
     public var scheme = MatrixScheme.http
-    public var namesFromServer = false
 
     /// Makes a job.
     ///

@@ -65,6 +65,8 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
     /// that ends it reports back, and must then be journaled this way, not as left by the client.
     private var ending: JournalOutcome?
     private var finished = false
+    /// Whether the request arrived on a connection a fault was closing, so nothing of its answer went out.
+    private var neverSent = false
     private var context: ChannelHandlerContext?
     /// The last DATA write's result: writes complete in order, so once it has, every body byte so far is in the
     /// socket. An ending waits for it, since NIOHTTP2 drops DATA still held for the window when the stream is reset
@@ -182,6 +184,9 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
     private func requestEnded(context: ChannelHandlerContext) {
         guard !started, arrival != 0 else { return }
         started = true
+        // A fault of another stream is closing the connection (its FIN is out, the server only reads until the client
+        // closes too): nothing of an answer could reach the client, which must ask again on a new connection.
+        let closing = connection.endedBy
         let request = IncomingRequest(
             method: method, target: target, httpVersion: "HTTP/2", headers: fields,
             peerAddress: connection.peerAddress, peerPort: connection.peerPort, connectionID: connection.id,
@@ -190,6 +195,15 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
             alpnOffered: connection.alpnOffered)
         body = []
         self.request = request
+        if let closing {
+            // Journaled with the answer it would have had, ended as the connection was, and its scenario attempt
+            // given back: the client never saw it, and its next request must meet the step this one would have.
+            self.plan = shared.pipeline.plan(for: request)
+            neverSent = true
+            ending = closing
+            finish(closing)
+            return
+        }
         let plan = shared.pipeline.plan(for: request)
         let loop = context.eventLoop
         let bound = NIOLoopBound(self, eventLoop: loop)
@@ -296,8 +310,8 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
         let frame = HTTP2Frame.FramePayload.headers(.init(headers: headers, endStream: bodyless))
         if bodyless {
             ending = .complete
-            context.writeAndFlush(wrapOutboundOut(frame)).assumeIsolated().whenComplete { [self] _ in
-                complete()
+            context.writeAndFlush(wrapOutboundOut(frame)).assumeIsolated().whenComplete { [self] in
+                complete($0)
             }
             return
         }
@@ -376,7 +390,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
                     wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: last))), promise: promise)
                 wrote = true
                 if last {
-                    promise.futureResult.assumeIsolated().whenComplete { [self] _ in complete() }
+                    promise.futureResult.assumeIsolated().whenComplete { [self] in complete($0) }
                     ending = .complete
                     pumpHeld = true
                     return
@@ -391,7 +405,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
                 return
             case .complete:
                 let promise = context.eventLoop.makePromise(of: Void.self)
-                promise.futureResult.assumeIsolated().whenComplete { [self] _ in complete() }
+                promise.futureResult.assumeIsolated().whenComplete { [self] in complete($0) }
                 let empty = context.channel.allocator.buffer(capacity: 0)
                 context.write(
                     wrapOutboundOut(.data(.init(data: .byteBuffer(empty), endStream: true))), promise: promise)
@@ -436,8 +450,15 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
     }
 
     /// The answer went out complete: journal it, and close the connection after a graceful GOAWAY.
-    private func complete() {
-        finish(.complete)
+    /// The answer's last frame was written (`result` success): journal it complete. A last frame that could not be
+    /// written (the connection closed under it) ends the answer as the connection did.
+    private func complete(_ result: Result<Void, any Error>) {
+        if case .success = result {
+            finish(.complete)
+        } else {
+            ending = connection.endedBy ?? .clientClosed
+            finish(connection.endedBy ?? .clientClosed)
+        }
     }
 
     /// Carries out an ending of the body program.
@@ -505,21 +526,30 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
 
     // MARK: - Bookkeeping
 
-    /// Runs `body` on the event loop after `delay`, unless the stream has finished by then.
+    /// Runs `body` on the event loop after `delay`, unless the stream has finished by then (``finish(_:)`` cancels
+    /// it: a closed stream's hour-long `head=stall` must not keep its handler and plan for the hour).
     private func schedule(after delay: Duration, _ body: @escaping (HTTP2StreamHandler) -> Void) {
         guard let context else { return }
         let components = delay.components
         let nanoseconds = components.seconds &* 1_000_000_000 &+ components.attoseconds / 1_000_000_000
-        context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(max(0, nanoseconds))) { [self] in
+        scheduled = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(max(0, nanoseconds))) {
+            [self] in
+            scheduled = nil
             guard !finished else { return }
             body(self)
         }
     }
 
+    /// The wait ``schedule(after:_:)`` set, if one is pending: at most one at a time (a delay, a silence, a pacing or
+    /// stall wait, each only while the program is not asked).
+    private var scheduled: Scheduled<Void>?
+
     /// Journals the exchange, once.
     private func finish(_ outcome: JournalOutcome) {
         guard !finished else { return }
         finished = true
+        scheduled?.cancel()
+        scheduled = nil
         defer {
             if let openExchange { shared.openExchanges.close(openExchange) }
             openExchange = nil
@@ -535,7 +565,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
         shared.pipeline.complete(
             CompletedExchange(
                 request: request, plan: plan, bodyBytesSent: sent, outcome: outcome, startedAt: startedAt,
-                abandoned: outcome == .clientClosed && !faultFired,
+                abandoned: neverSent || (outcome == .clientClosed && !faultFired),
                 attemptGivenBack: openExchange?.attemptGivenBack.load(ordering: .relaxed) ?? false))
     }
 }
