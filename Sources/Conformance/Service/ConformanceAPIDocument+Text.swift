@@ -92,7 +92,7 @@ extension ConformanceAPIDocument {
                     "$ref": "#/components/responses/TooLarge"
                   }
                 },
-                "description": "400 for a body the schema refuses (an unknown property, a null, a label with a control character), or `scheme: https` on a server without a TLS port; 404 for a scenario not in the catalogue (which leaves out `dead-ipv6` rows: their URL must resolve to a dead IPv6 address beside the server, which only `rangecheck run` can arrange)."
+                "description": "400 for a body the schema refuses (an unknown property, a null, a label with a control character), or a `scheme` on a server without its port (`https`: `--tls-port`, `h2`: `--h2-port`, `h2c`: `--h2c-port`), or a row that does not run over the scheme (an `h2-*` row over http or https, an `http1-only` row over h2 or h2c); 404 for a scenario not in the catalogue (which leaves out `dead-ipv6` rows: their URL must resolve to a dead IPv6 address beside the server, which only `rangecheck run` can arrange)."
               }
             },
             "/_conformance/runs/{run}": {

@@ -14,9 +14,10 @@ import Darwin
 /// end it), and journals how it went.
 ///
 /// Body bytes go out as the client's flow-control window allows: NIOHTTP2 holds DATA past the window, and the stream
-/// channel stops being writable once it holds more than `StreamConfiguration.outboundBufferSizeHighWatermark`, so the
-/// program is asked for more only when the channel is writable again. `bodyBytesSent` counts the DATA bytes whose
-/// write reached the socket (their write promises), never what is only queued.
+/// channel stops being writable once it holds more than `StreamConfiguration.outboundBufferSizeHighWatermark`; the
+/// program is asked for more only while the channel is writable and less than ``inFlightLimit`` of the stream's DATA
+/// waits for the socket. `bodyBytesSent` counts the DATA bytes whose write reached the socket (their write promises),
+/// never what is only queued.
 final class HTTP2StreamHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
