@@ -74,6 +74,17 @@ class Stats:
             self.errors.append(None)
 
 
+async def close_quietly(writer):
+    """Closes a worker's last connection, if it has one, whatever state the peer left it in."""
+    if writer is None:
+        return
+    writer.close()
+    try:
+        await writer.wait_closed()
+    except (ConnectionError, OSError):
+        pass
+
+
 async def read_response(reader, method):
     """Reads one response; returns (status, headers, body_length, complete)."""
     head = await reader.readuntil(b"\r\n\r\n")
@@ -172,12 +183,7 @@ async def worker(index, args, files, stats, state, stop_at, stopping):
                 stats.injected_losses += 1
             writer.close()
             writer = None
-    if writer is not None:
-        writer.close()
-        try:
-            await writer.wait_closed()
-        except (ConnectionError, OSError):
-            pass
+    await close_quietly(writer)
 
 
 def account(stats, kind, status, headers, length, elapsed, expected, ends, state):
@@ -293,12 +299,7 @@ async def h2_worker(index, args, files, stats, state, stop_at, stopping):
                 stats.error(f"h2 {kind}: stream {ended} after {length} bytes")
             writer.close()
             writer = None
-    if writer is not None:
-        writer.close()
-        try:
-            await writer.wait_closed()
-        except (ConnectionError, OSError):
-            pass
+    await close_quietly(writer)
 
 
 # The served files' directory (absolute), set by main_async: descriptors on files under it are the server's

@@ -301,11 +301,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
         }
         for field in plan.headers { headers.add(name: field.name.lowercased(), value: field.value) }
         let length = plan.body.length
-        if let delta = plan.delivery.lengthDelta {
-            headers.add(name: "content-length", value: String(max(0, Int64(clamping: length) + delta)))
-        } else if !Self.carriesNoLength(plan.status) && !plan.delivery.http2.omitsContentLength {
-            headers.add(name: "content-length", value: String(length))
-        }
+        if let declared = plan.declaredContentLength { headers.add(name: "content-length", value: String(declared)) }
         headSent = true
         let bodyless = request?.method == "HEAD" || length == 0
         let frame = HTTP2Frame.FramePayload.headers(.init(headers: headers, endStream: bodyless))
@@ -318,11 +314,6 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
         }
         context.write(wrapOutboundOut(frame), promise: nil)
         pump()
-    }
-
-    /// Statuses whose answers carry no Content-Length (as libmicrohttpd sends them).
-    private static func carriesNoLength(_ status: Int) -> Bool {
-        (100..<200).contains(status) || status == 204 || status == 304
     }
 
     /// Runs the body program while the stream is writable and less than ``inFlightLimit`` of its DATA waits to reach
