@@ -278,6 +278,9 @@ struct RunMatrix: AsyncParsableCommand {
                 if let subprocess = adapter as? SubprocessClient, let version = await subprocess.version() {
                     facts.append("version \(version)")
                 }
+                // The schemes it can be judged over (the others make every cell n/a before it runs).
+                let schemes = MatrixScheme.allCases.filter { adapter.protocolLimitation($0) == nil }
+                facts.append("schemes: " + schemes.map(\.rawValue).joined(separator: " "))
                 if let definition = catalogue.definitions.first(where: { $0.name == adapter.name }) {
                     facts.append("package: \(definition.package.installCommand)")
                 }

@@ -219,6 +219,8 @@ struct ClientDefinitionTests {
             #expect(line.hasPrefix("mine (available) version "), "\(listing.output)")
         }
         #expect(line.contains("package: pip install mine: curl -o OUTPUT URL; never re-run"), "\(line)")
+        // A definition that names no protocols speaks HTTP/1.1: judged over http and https only.
+        #expect(line.contains("schemes: http https, package: "), "\(line)")
 
         try Data("{\"name\": \"mine\",\n \"program\": 3}".utf8).write(
             to: URL(fileURLWithPath: "\(directory)/mine.json"))

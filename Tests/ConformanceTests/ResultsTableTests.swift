@@ -35,8 +35,13 @@ struct ResultsTableTests {
         #expect(page.contains("class=\"corrupt changed\""))
         #expect(page.contains("title=\"was FAIL in curl 7.74.0\""))
         #expect(!page.contains("class=\"pass changed\""))
-        // Both schemes, a legend of every grade, the filter.
+        // The schemes recorded (h2 too), a legend of every grade, the filter; no switch to a scheme nothing ran.
         #expect(page.contains("id=\"table-http\"") && page.contains("id=\"table-https\" data-scheme=\"https\" hidden"))
+        #expect(page.contains("id=\"table-h2\" data-scheme=\"h2\" hidden"))
+        #expect(page.contains("<input type=\"radio\" name=\"scheme\" value=\"http\" checked> http</label>"))
+        #expect(page.contains("<input type=\"radio\" name=\"scheme\" value=\"h2\"> h2</label>"))
+        #expect(!page.contains("value=\"h2c\"") && !page.contains("table-h2c"))
+        #expect(page.contains("<a href=\"#h2/curl/plain\">CORRUPT</a>"))
         for grade in ["CORRUPT", "FAIL", "UNSAFE", "COSTLY"] {
             #expect(page.contains("<span class=\"\(grade.lowercased())\">\(grade)</span>"))
         }
@@ -157,6 +162,9 @@ struct ResultsTableTests {
         #expect(readme.contains("| [plain](#plain) | pass | pass |"))
         #expect(readme.contains("| scenario (https) | curl 7.88.1 | engine abc123def456 |"))
         #expect(readme.contains("| [plain](#plain) | pass | – |"))
+        #expect(readme.contains("| scenario (h2) | curl 7.88.1 | engine abc123def456 |"))
+        #expect(readme.contains("| [plain](#plain) | **CORRUPT** | – |"))
+        #expect(readme.contains("| client | version | installed with | http | https | h2 | recipe |"))
         #expect(
             readme.contains(
                 "| curl | 7.88.1 | `apt-get install curl` | 1 corrupt, 0 unsafe, 0 fail, 0 costly, 1 pass, 1 n/a"))

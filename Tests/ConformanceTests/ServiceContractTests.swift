@@ -214,12 +214,26 @@ struct ServiceContractTests {
                     as? [String: Any])?["enum"] as? [String])
             #expect(routeEnum.contains(""))
             #expect(routeEnum.contains("f12"))
-            // Without the names and the server, it is docs/conformance-api.json.
+            // Without a token the service asks for none, so the document declares no security requirement.
+            #expect(served["security"] == nil)
+            // Without the names, the server and that, it is docs/conformance-api.json.
             var stripped = served
             stripped["servers"] = (try ServiceAPIDocumentTests.document())["servers"]
+            stripped["security"] = (try ServiceAPIDocumentTests.document())["security"]
             served = Self.removingEnums(stripped)
             let document = try ServiceAPIDocumentTests.document()
             #expect(NSDictionary(dictionary: served).isEqual(to: Self.removingEnums(document)))
+        }
+    }
+
+    @Test("with a token, the served document requires it as docs/conformance-api.json does")
+    func servedDocumentWithToken() async throws {
+        try await withService({ $0.token = "secret-token" }) { _, _, client async throws in
+            let answer = try await client.send("GET", "/_conformance/openapi.json")
+            #expect(answer.status == 200)
+            let served = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])
+            let security = try #require(served["security"] as? [[String: Any]])
+            #expect(security.flatMap(\.keys).sorted() == ["bearer", "cookieToken", "queryToken"])
         }
     }
 

@@ -20,7 +20,8 @@ struct HTTP2BoundsTests {
 
     @Test("a rapid-reset flood ends that connection with ENHANCE_YOUR_CALM; memory and other clients unharmed")
     func rapidReset() async throws {
-        let executable = Fixtures.packageRoot + "/.build/debug/rangeserver"
+        // The build's own rangeserver (under scripts/sanitize, the instrumented one beside the test bundle).
+        let executable = CommandLineTests.executable
         // No scenarios: none of them opens a listener of its own, so the two listening lines are the only ones.
         let scenarios = try FaultWire.temporaryDirectory("h2-bounds")
         let server = try await ChildProcess.start(

@@ -4,7 +4,8 @@
 Run it through scripts/bench, which installs the tools, builds the release binaries and passes their paths.
 Every process this driver starts is recorded (PID and executable) in <work>/pids, and stopped by PID when the
 driver ends, whether it finished, failed or was interrupted; scripts/bench's trap uses the same file as a
-second line of defence. Every load is bounded: wrk by -d, downloads by --max-time or a subprocess timeout.
+second line of defence. Every load is bounded: wrk and h2load's timed runs by -d / -D, downloads and h2load's
+counted runs by --max-time or a subprocess timeout.
 
 Comparisons are run as interleaved pairs (A B A B ...) after one warm-up pair; the table shows each side's
 median and the median of the per-pair ratios, so drift in machine load during the run hits both sides alike.
@@ -237,9 +238,10 @@ class Bench:
         wait_for_port(port, process)
         return process, f"http://127.0.0.1:{port}"
 
-    def start_nginx(self, tls=None):
+    def start_nginx(self, tls=None, http2=False):
         """Starts nginx on a free port; with `tls` (certificate and key paths), also an HTTPS server block on a
-        second port, TLS 1.3 only. Returns (process, http base URL, https base URL or None)."""
+        second port, TLS 1.3 only, which with `http2` offers h2 by ALPN (`listen ... ssl http2`, nginx 1.22's
+        form). Returns (process, http base URL, https base URL or None)."""
         port = free_port()
         tls_port = free_port() if tls else None
         tls_block = ""
@@ -247,7 +249,7 @@ class Bench:
             certificate, key = tls
             tls_block = (
                 "    server {\n"
-                f"        listen 127.0.0.1:{tls_port} ssl reuseport;\n"
+                f"        listen 127.0.0.1:{tls_port} ssl{' http2' if http2 else ''} reuseport;\n"
                 "        server_name localhost;\n"
                 f"        ssl_certificate {certificate};\n"
                 f"        ssl_certificate_key {key};\n"
@@ -404,6 +406,206 @@ class Bench:
             row("server CPU s per GiB", a, b, "serverCpuSeconds", None),
         ]
         self.record(8, title, rows, "ratio >= 1.0", ratio >= 1.0, samples={"rangeserver": a, "nginx": b})
+
+    # MARK: HTTP/2 (cases 10-12)
+
+    def start_rangeserver_h2(self):
+        """rangeserver with its HTTPS port (which issues server.pem from ca.pem in the run's tls directory) and its
+        HTTP/2-over-TLS port. Returns (process, h2 base URL, tls directory)."""
+        tls_dir = os.path.join(self.work, "tls")
+        tls_port, h2_port = free_port(), free_port()
+        rs, _ = self.start_rangeserver(["--tls-port", str(tls_port), "--tls-dir", tls_dir, "--h2-port", str(h2_port)])
+        wait_for_port(tls_port, rs)
+        wait_for_port(h2_port, rs)
+        return rs, f"https://127.0.0.1:{h2_port}", tls_dir
+
+    def start_nginx_h2(self, tls_dir):
+        """nginx with an HTTP/2-over-TLS server block presenting the leaf rangeserver issued in `tls_dir`."""
+        ngx, _, ngx_url = self.start_nginx(
+            tls=(os.path.join(tls_dir, "server.pem"), os.path.join(tls_dir, "server-key.pem")), http2=True)
+        return ngx, ngx_url
+
+    def curl_h2_probe(self, url, authority, headers=()):
+        """One curl --http2 request; returns (status, HTTP version, bytes) and fails unless it came over HTTP/2."""
+        command = ["curl", "-sS", "--http2", "--tlsv1.3", "--cacert", authority, "--max-time", "30", "-o", "/dev/null",
+                   "-w", "%{http_code} %{http_version} %{size_download} %{ssl_verify_result}"]
+        for header in headers:
+            command += ["-H", header]
+        result = subprocess.run(command + [url], capture_output=True, text=True, timeout=40, check=True)
+        status, version, size, verify = result.stdout.split()
+        if version != "2" or verify != "0":
+            raise RuntimeError(f"{url}: HTTP version {version}, certificate verification result {verify}")
+        return int(status), version, int(size)
+
+    def run_h2load(self, arguments, timeout):
+        """Runs h2load (recorded and stopped by PID like every other process) and parses its summary."""
+        command = ["h2load", *arguments]
+        process = self.processes.start(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.processes.stop(process, signal.SIGKILL)
+            raise RuntimeError(f"h2load did not finish within {timeout}s: {' '.join(command)}")
+        self.processes.forget(process)
+        if process.returncode != 0:
+            raise RuntimeError(f"h2load exited {process.returncode}: {stdout[-2000:]}{stderr[-2000:]}")
+        summary = parse_h2load(stdout)
+        if summary.get("protocol") != "h2":
+            raise RuntimeError(f"h2load did not negotiate h2 (protocol {summary.get('protocol')}): {stdout[-2000:]}")
+        return summary
+
+    def case10(self):
+        """Full GET of the 1 GiB file over HTTP/2 and TLS 1.3: rangeserver's --h2-port (SwiftNIO, NIOSSL) vs nginx
+        (listen ... ssl http2, OpenSSL), the same certificate, curl --http2 as the client."""
+        title = "GET 1 GiB file over HTTP/2 (TLS 1.3) with curl --http2 --cacert, page cache warm"
+        rs, rs_url, tls_dir = self.start_rangeserver_h2()
+        ngx, ngx_url = self.start_nginx_h2(tls_dir)
+        authority = os.path.join(tls_dir, "ca.pem")
+
+        def fetch(url, server_pid):
+            cpu_before = tree_cpu_seconds(server_pid)
+            result = subprocess.run(
+                ["curl", "-sS", "--fail", "--http2", "--tlsv1.3", "--cacert", authority, "--max-time", "300",
+                 "-o", "/dev/null", "-w", "%{http_version} %{size_download} %{time_total} %{ssl_verify_result}",
+                 url + "/files/big.bin"],
+                capture_output=True, text=True, timeout=320, check=True)
+            version, size, seconds, verify = result.stdout.split()
+            if version != "2" or int(size) != GIB or verify != "0":
+                raise RuntimeError(f"{url}: HTTP version {version}, {size} bytes, certificate verification result "
+                                   f"{verify} (expected 2, {GIB}, 0)")
+            cpu = tree_cpu_seconds(server_pid) - cpu_before
+            return {"mibPerSecond": int(size) / float(seconds) / MIB, "seconds": float(seconds),
+                    "serverCpuSeconds": cpu}
+
+        try:
+            a, b = self.interleave("case 10", lambda: fetch(rs_url, rs.pid), lambda: fetch(ngx_url, ngx.pid))
+        finally:
+            self.stop(rs)
+            self.stop(ngx)
+        ratio = median(pair_ratios([s["mibPerSecond"] for s in a], [s["mibPerSecond"] for s in b]))
+        rows = [
+            row("throughput MiB/s over HTTP/2 and TLS 1.3 (rangeserver / nginx)", a, b, "mibPerSecond", ratio),
+            row("server CPU s per GiB", a, b, "serverCpuSeconds", None),
+        ]
+        self.record(10, title, rows, "ratio >= 1.0", ratio >= 1.0, samples={"rangeserver": a, "nginx": b})
+
+    def case11(self):
+        """4 KiB ranges over HTTP/2 and TLS with h2load, 4 connections x 16 streams, over the 500 small files.
+
+        h2load sends the same fields with every request (-H), so a run cannot give each request its own Range. The
+        many URIs are the 500 files of 256 KiB instead (the same files on both servers), in a shuffled order, all
+        with one unaligned 4 KiB range; each pair draws a new offset, used by both sides of the pair."""
+        connections, streams = 4, 16
+        seconds = self.load_seconds
+        rs, rs_url, tls_dir = self.start_rangeserver_h2()
+        ngx, ngx_url = self.start_nginx_h2(tls_dir)
+        authority = os.path.join(tls_dir, "ca.pem")
+        names = [f"f{index:03d}.bin" for index in range(500)]
+        self.random.shuffle(names)
+        lists = os.path.join(self.work, "lists")
+        os.makedirs(lists, exist_ok=True)
+        uri_files = {}
+        for side, base in (("rangeserver", rs_url), ("nginx", ngx_url)):
+            uri_files[side] = os.path.join(lists, f"h2load-{side}.txt")
+            with open(uri_files[side], "w") as file:
+                file.writelines(f"{base}/files/small/{name}\n" for name in names)
+
+        def load(side, pid, first, run_seconds):
+            range_field = f"range: bytes={first}-{first + 4095}"
+            cpu_before = tree_cpu_seconds(pid)
+            sample = self.run_h2load(
+                ["-c", str(connections), "-m", str(streams), "-t", "2", "-D", str(run_seconds),
+                 "-H", range_field, "-i", uri_files[side]], timeout=run_seconds + 60)
+            used = tree_cpu_seconds(pid) - cpu_before
+            # h2load counts 2xx only; a 206 of the asked range is what makes every body 4096 bytes (a 200 would
+            # carry the whole 256 KiB file).
+            done = sample["succeeded"]
+            if sample["failed"] or sample["errored"] or sample["timeout"] or not done \
+                    or sample["status2xx"] != done or sample["dataBytes"] != done * 4096:
+                raise RuntimeError(f"case 11: {side}: not every request succeeded with a 4 KiB 206: {sample}")
+            sample["rangeStart"] = first
+            sample["rps"] = done / sample["seconds"]
+            sample["serverCpuSeconds"] = used
+            sample["serverCpuMicrosPerRequest"] = 1e6 * used / done
+            sample["loadAverage"] = os.getloadavg()[0]
+            return sample
+
+        def offset():
+            return self.random.randrange(0, 256 * KIB - 4096 + 1)
+
+        try:
+            # Each server answers one range of a file with 206 over HTTP/2, and exactly that many bytes.
+            for side, base in (("rangeserver", rs_url), ("nginx", ngx_url)):
+                status, _, size = self.curl_h2_probe(f"{base}/files/small/{names[0]}", authority,
+                                                     ["Range: bytes=4097-8192"])
+                if status != 206 or size != 4096:
+                    raise RuntimeError(f"case 11: {side}: a 4 KiB range got status {status}, {size} bytes")
+            warm = min(5, seconds)
+            log(f"case 11: warm-up pair ({warm} s each)")
+            first = offset()
+            load("rangeserver", rs.pid, first, warm)
+            load("nginx", ngx.pid, first, warm)
+            a, b = [], []
+            for index in range(self.pairs):
+                first = offset()
+                a.append(load("rangeserver", rs.pid, first, seconds))
+                b.append(load("nginx", ngx.pid, first, seconds))
+                log(f"case 11: pair {index + 1}/{self.pairs}: {a[-1]['rps']:.0f} vs {b[-1]['rps']:.0f} req/s, "
+                    f"{a[-1]['serverCpuMicrosPerRequest']:.1f} vs {b[-1]['serverCpuMicrosPerRequest']:.1f} "
+                    f"CPU us/request, load {a[-1]['loadAverage']:.1f}")
+            rs_rss = peak_rss_kib(rs.pid)
+        finally:
+            self.stop(rs)
+            self.stop(ngx)
+        rps_ratio = median(pair_ratios([s["rps"] for s in a], [s["rps"] for s in b]))
+        cpu_ratio = median(pair_ratios([s["serverCpuMicrosPerRequest"] for s in a],
+                                       [s["serverCpuMicrosPerRequest"] for s in b]))
+        rows = [
+            row("requests/s over HTTP/2 (rangeserver / nginx)", a, b, "rps", rps_ratio),
+            row("server CPU us per request (rangeserver / nginx, lower is better; not judged)", a, b,
+                "serverCpuMicrosPerRequest", cpu_ratio),
+            row("mean time per request ms (h2load)", a, b, "meanRequestMicros", None, scale=1e-3),
+            row("load average (1 min) after each run", a, b, "loadAverage", None),
+        ]
+        self.record(11, f"4 KiB ranges over HTTP/2 (TLS), h2load -c {connections} -m {streams}, 500 files, {seconds} s",
+                    rows, "req/s ratio >= 0.8", rps_ratio >= 0.8,
+                    notes={"rangeserverPeakRssKiB": rs_rss}, samples={"rangeserver": a, "nginx": b})
+
+    def case12(self):
+        """rangeserver's peak RSS while 64 HTTP/2 streams on one connection each read a 64 MiB file."""
+        streams, size = 64, 64 * MIB
+        path = os.path.join(self.files, "h2-64m.bin")
+        write_random_fixture(path, size)
+        self.warm_cache(path)
+        title = f"peak RSS of rangeserver, {streams} HTTP/2 streams on one connection each reading a 64 MiB file"
+        # A fresh process, so the peak (VmHWM) is this case's own.
+        rs, rs_url, _ = self.start_rangeserver_h2()
+        try:
+            before = peak_rss_kib(rs.pid)
+            cpu_before = tree_cpu_seconds(rs.pid)
+            # h2load's windows are 2^30 - 1 bytes for the stream and the connection (-w 30 -W 30, its defaults,
+            # given so it is visible): flow control never holds the server back, so what it keeps in memory is
+            # bounded by its own buffering alone.
+            sample = self.run_h2load(
+                ["-n", str(streams), "-c", "1", "-m", str(streams), "-t", "1", "-w", "30", "-W", "30",
+                 "-N", "60", rs_url + "/files/h2-64m.bin"], timeout=900)
+            sample["serverCpuSeconds"] = tree_cpu_seconds(rs.pid) - cpu_before
+            peak = peak_rss_kib(rs.pid)
+        finally:
+            self.stop(rs)
+        if sample["succeeded"] != streams or sample["status2xx"] != streams or sample["dataBytes"] != streams * size:
+            raise RuntimeError(f"case 12: expected {streams} answers of {size} bytes: {sample}")
+        sample["peakRssKiB"] = peak
+        sample["startRssKiB"] = before
+        rows = [
+            {"metric": "rangeserver peak RSS MiB (VmHWM) after the streams", "a": peak / KIB},
+            {"metric": "rangeserver peak RSS MiB (VmHWM) before the streams", "a": before / KIB},
+            {"metric": "streams answered 2xx with the whole file", "a": sample["succeeded"]},
+            {"metric": "MiB delivered (expected 4,096)", "a": sample["dataBytes"] / MIB},
+            {"metric": "throughput MiB/s, all streams (h2load)", "a": sample["dataBytes"] / sample["seconds"] / MIB},
+            {"metric": "server CPU s per GiB", "a": sample["serverCpuSeconds"] / (sample["dataBytes"] / GIB)},
+        ]
+        self.record(12, title, rows, "peak RSS < 128 MiB", peak < 128 * KIB, samples=sample)
 
     def case2(self):
         """Random 4 KiB ranges, 64 keep-alive connections."""
@@ -984,6 +1186,50 @@ def read_body(url, timeout=120):
     return received, time.monotonic() - start
 
 
+def write_random_fixture(path, size):
+    """Writes `size` random bytes to `path` once (a file of that size already there is kept)."""
+    if os.path.exists(path) and os.path.getsize(path) == size:
+        return
+    log(f"writing {os.path.basename(path)} ({size // MIB} MiB of random bytes)")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temporary = path + f".tmp{os.getpid()}"
+    with open(temporary, "wb") as file:
+        for _ in range(size // MIB):
+            file.write(os.urandom(MIB))
+    os.replace(temporary, path)
+
+
+def parse_h2load(text):
+    """h2load's summary: negotiated protocol, measured seconds, request counts, status classes, traffic bytes."""
+    summary = {}
+    match = re.search(r"^Application protocol: (\S+)", text, re.M)
+    summary["protocol"] = match.group(1) if match else None
+    match = re.search(r"^finished in ([\d.]+)(us|ms|s), ([\d.]+) req/s", text, re.M)
+    if not match:
+        raise RuntimeError(f"h2load printed no summary: {text[-2000:]}")
+    summary["seconds"] = float(match.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0}[match.group(2)]
+    summary["h2loadRps"] = float(match.group(3))
+    match = re.search(r"^requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, "
+                      r"(\d+) errored, (\d+) timeout", text, re.M)
+    if not match:
+        raise RuntimeError(f"h2load printed no request counts: {text[-2000:]}")
+    for key, value in zip(["total", "started", "done", "succeeded", "failed", "errored", "timeout"], match.groups()):
+        summary[key] = int(value)
+    match = re.search(r"^status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", text, re.M)
+    if not match:
+        raise RuntimeError(f"h2load printed no status codes: {text[-2000:]}")
+    for key, value in zip(["status2xx", "status3xx", "status4xx", "status5xx"], match.groups()):
+        summary[key] = int(value)
+    match = re.search(r"^traffic: \S+ \((\d+)\) total, \S+ \((\d+)\) headers .*?, \S+ \((\d+)\) data", text, re.M)
+    if not match:
+        raise RuntimeError(f"h2load printed no traffic line: {text[-2000:]}")
+    summary["trafficBytes"], summary["headerBytes"], summary["dataBytes"] = (int(x) for x in match.groups())
+    match = re.search(r"^time for request:\s+\S+\s+\S+\s+([\d.]+)(us|ms|s)\b", text, re.M)
+    summary["meanRequestMicros"] = (
+        float(match.group(1)) * {"us": 1.0, "ms": 1e3, "s": 1e6}[match.group(2)] if match else float("nan"))
+    return summary
+
+
 def child_pids(pid):
     children = []
     for entry in os.listdir("/proc"):
@@ -1100,13 +1346,13 @@ def machine_facts():
     return {
         "nproc": os.cpu_count(), "memoryGiB": round(memory / GIB, 1), "cpu": model, "kernel": os.uname().release,
         "nginx": version(["nginx", "-v"]), "wrk": version(["wrk", "-v"]), "curl": version(["curl", "--version"]),
-        "aria2c": version(["aria2c", "--version"]),
+        "aria2c": version(["aria2c", "--version"]), "h2load": version(["h2load", "--version"]),
     }
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("cases", nargs="*", help="1..9, threads, micro (default: 1-9 and micro)")
+    parser.add_argument("cases", nargs="*", help="1..12, threads, micro (default: 1-12 and micro)")
     parser.add_argument("--repo", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--files", required=True)
@@ -1123,11 +1369,12 @@ def main():
     parser.add_argument("--seed", type=int, default=20261121)
     options = parser.parse_args()
 
-    cases = options.cases or ["1", "2", "3", "4", "5", "6", "7", "8", "9", "micro"]
-    known = {"1", "2", "3", "4", "5", "6", "7", "8", "9", "threads", "micro"}
+    numbered = [str(number) for number in range(1, 13)]
+    cases = options.cases or numbered + ["micro"]
+    known = set(numbered) | {"threads", "micro"}
     unknown = [c for c in cases if c not in known]
     if unknown:
-        parser.error(f"unknown case(s) {' '.join(unknown)}; choose from {' '.join(sorted(known))}")
+        parser.error(f"unknown case(s) {' '.join(unknown)}; choose from {' '.join(numbered + ['threads', 'micro'])}")
 
     os.makedirs(options.work, exist_ok=True)
     bench = Bench(options)
@@ -1141,9 +1388,9 @@ def main():
     started = datetime.datetime.now(datetime.timezone.utc)
     status = 0
     try:
-        needs_files = any(c in cases for c in ["1", "2", "3", "5", "6", "7", "8", "threads"])
+        needs_files = any(c in cases for c in ["1", "2", "3", "5", "6", "7", "8", "10", "11", "threads"])
         if needs_files:
-            bench.prepare_files(need_small="6" in cases)
+            bench.prepare_files(need_small="6" in cases or "11" in cases)
         for case in cases:
             bench.sample_load(f"before case {case}")
             method = getattr(bench, "case" + case if case.isdigit() else {"threads": "threads_sweep", "micro": "micro"}[case])

@@ -30,9 +30,9 @@ package enum ResultsPage {
         text += "version named, run by <code>rangecheck</code> against <code>rangeserver</code> on loopback; each cell "
         text += "is graded from the server's journal and the file the client left. Click a cell for the picture of "
         text += "the run, its requests and the commands that reproduce it.</p>\n"
-        text += controls
+        text += controls(schemes: table.recordedSchemes)
         text += legend
-        for (index, scheme) in ResultsTable.schemes.enumerated() {
+        for (index, scheme) in table.recordedSchemes.enumerated() {
             text += schemeTable(table, columns: columns, scheme: scheme, hidden: index > 0)
         }
         text += "<section id=\"detail\" hidden></section>\n"
@@ -42,12 +42,17 @@ package enum ResultsPage {
         return text
     }
 
-    /// The grade filter and the scheme switch.
-    static let controls = """
-        <form class="controls" id="controls">
-        <fieldset><legend>Scheme</legend>
-        <label><input type="radio" name="scheme" value="http" checked> http</label>
-        <label><input type="radio" name="scheme" value="https"> https</label></fieldset>
+    /// The scheme switch (a radio button per scheme shown, the first checked) and the grade filter.
+    static func controls(schemes: [String]) -> String {
+        "<form class=\"controls\" id=\"controls\">\n<fieldset><legend>Scheme</legend>\n"
+            + schemes.enumerated().map { index, scheme in
+                "<label><input type=\"radio\" name=\"scheme\" value=\"\(scheme)\"\(index == 0 ? " checked" : "")> "
+                    + "\(scheme)</label>"
+            }.joined(separator: "\n") + "</fieldset>\n" + filterControls
+    }
+
+    /// The grade filter.
+    static let filterControls = """
         <fieldset><legend>Show</legend><select id="filter" aria-label="Show rows">
         <option value="">every row</option>
         <option value="corrupt">rows with a CORRUPT cell</option>
@@ -319,11 +324,13 @@ package enum ResultsPage {
         text += "\"(was X)\" was graded X in the client's previous version.\n\n"
         text +=
             "## The columns\n\nEach column's counts are worst first; its recipe is the flags it runs, each with its "
-        text += "manual's words.\n\n| client | version | installed with | http | https | recipe |\n"
-        text += "|---|---|---|---|---|---|\n"
+        text += "manual's words.\n\n| client | version | installed with | "
+        let schemes = table.recordedSchemes
+        text += schemes.joined(separator: " | ") + " | recipe |\n"
+        text += "|---|---|---|" + schemes.map { _ in "---|" }.joined() + "---|\n"
         for column in columns {
             let file = column.file
-            let runs = ResultsTable.schemes.map { scheme in
+            let runs = schemes.map { scheme in
                 file.runs[scheme].map {
                     "\(ResultsTable.summary(file, scheme: scheme)) (\($0.recorded), `\($0.commit)`)"
                 }

@@ -10,7 +10,7 @@ package enum ResultsRecorder {
     public struct MatrixReport: Decodable, Sendable {
         /// The rangecheck command line.
         public var command: String
-        /// `http` or `https`.
+        /// `http`, `https`, `h2` or `h2c` (``MatrixScheme``).
         public var scheme: String
         /// The columns run.
         public var clients: [String]

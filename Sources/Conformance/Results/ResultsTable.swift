@@ -14,8 +14,13 @@ package struct ResultsTable: Hashable, Sendable {
     /// The name of the rows' file in the results directory.
     public static let rowsFileName = "scenarios.json"
 
-    /// The schemes, in the order they are shown.
-    public static let schemes = ["http", "https"]
+    /// The schemes, in the order they are shown: the matrix's (``MatrixScheme``), HTTP/1.1 first.
+    public static let schemes = MatrixScheme.allCases.map(\.rawValue)
+
+    /// The schemes at least one file has a run of, in ``schemes`` order: the ones the page and the README show.
+    public var recordedSchemes: [String] {
+        Self.schemes.filter { scheme in files.contains { $0.runs[scheme] != nil } }
+    }
 
     /// One column: the newest file of a client and the one before it, if any.
     public struct Column: Hashable, Sendable {

@@ -12,14 +12,17 @@ enum ConformanceAPIDocument {
     /// - Parameters:
     ///   - catalogue: the scenarios the service runs.
     ///   - serverURL: the origin the API was reached at; nil keeps the document's example server.
+    ///   - requiresToken: whether the service asks for a token; without one the document declares no security
+    ///     requirement, so a tool that checks authentication is enforced does not expect a 401 it never gets.
     /// - Returns: the document, pretty-printed with sorted keys.
-    static func served(catalogue: [CatalogueEntry], serverURL: String?) -> [UInt8] {
+    static func served(catalogue: [CatalogueEntry], serverURL: String?, requiresToken: Bool = true) -> [UInt8] {
         guard var document = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
             return Array(text.utf8)
         }
         let scenarios = catalogue.map(\.name).sorted()
         let routes = Array(Set([""] + catalogue.flatMap(\.expectation.files))).sorted()
         if let serverURL { document["servers"] = [["url": serverURL]] }
+        if !requiresToken { document["security"] = nil }
         document[path: ["components", "schemas", "RunRequest", "properties", "scenario", "enum"]] = scenarios
         document[path: ["components", "schemas", "ReportedOutput", "properties", "route", "enum"]] = routes
         let prefill = ["paths", "/_conformance/runs/{run}/prefill", "get", "parameters"]
@@ -63,6 +66,7 @@ extension Dictionary where Key == String, Value == Any {
 extension ConformanceService {
     /// `GET /_conformance/openapi.json`: the API document for this service's catalogue.
     func apiDocument(serverURL: String?) -> [UInt8] {
-        ConformanceAPIDocument.served(catalogue: catalogue, serverURL: serverURL)
+        ConformanceAPIDocument.served(
+            catalogue: catalogue, serverURL: serverURL, requiresToken: configuration.token != nil)
     }
 }
