@@ -164,6 +164,23 @@ struct ServiceContractTests {
                 try await client.send(
                     "POST", try #require(pending["result"] as? String), json: ["outcome": "success", "outputs": []]
                 ).status == 410)
+            // A request the document refuses is a 400 before its run is looked up, held or not.
+            Self.expectError(
+                try await client.send(
+                    "POST", try #require(pending["result"] as? String),
+                    json: ["outcome": "success", "outputs": [["route": "no-such-route", "exists": false]]]),
+                400, "outputs: route 'no-such-route' is not a route of any scenario")
+            Self.expectError(
+                try await client.send(
+                    "POST", try #require(pending["result"] as? String),
+                    json: [
+                        "outcome": "success",
+                        "outputs": [["route": "", "size": 65537, "blocks": [String(repeating: "0", count: 64)]]],
+                    ]),
+                400, "output '': 1 blocks for 65537 bytes, expected 2")
+            Self.expectError(
+                try await client.send("GET", "/_conformance/runs/\(run)/prefill?route=&route="), 400,
+                "route: given 2 times; give it once")
             Self.expectError(try await client.send("DELETE", "/_conformance/runs/never"), 404, "no run 'never'")
         }
         try await withService({ $0.resultsFile = results }) { _, _, client async throws in

@@ -220,7 +220,7 @@ extension ConformanceAPIDocument {
                     "$ref": "#/components/responses/TooLarge"
                   }
                 },
-                "description": "400 for a body the schema refuses, or a report that cannot be judged: one output per URL the run handed out (no other route, none twice), and a `blocks` list of one SHA-256 per 64 KiB block of `size`. Nothing is kept then, and the run can be reported again. 409 for a run already reported; 410 for a run no longer held."
+                "description": "400 for a body the schema refuses, or a report that cannot be judged: one output per URL the run handed out (no other route, none twice), and a `blocks` list of one SHA-256 per 64 KiB block of `size`. Nothing is kept then, and the run can be reported again. A body the schema refuses, a route no scenario has and a `blocks` list that does not fit `size` are refused before the run is looked up, so they are a 400 whether or not the run is held. 409 for a run already reported; 410 for a run no longer held."
               }
             },
             "/_conformance/runs/{run}/prefill": {
@@ -253,6 +253,9 @@ extension ConformanceAPIDocument {
                       }
                     }
                   },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
                   "401": {
                     "$ref": "#/components/responses/Unauthorized"
                   },
@@ -266,7 +269,7 @@ extension ConformanceAPIDocument {
                     "$ref": "#/components/responses/Gone"
                   }
                 },
-                "description": "404 for a run without a prefill step or without that route, or one already judged; 410 for a run no longer held."
+                "description": "400 for a `route` given more than once; 404 for a run without a prefill step or without that route, or one already judged; 410 for a run no longer held."
               }
             },
             "/_conformance/ca.pem": {

@@ -11,16 +11,18 @@ enum ConformanceAPIDocument {
     ///
     /// - Parameters:
     ///   - catalogue: the scenarios the service runs.
+    ///   - routes: the route names an output may give (``ConformanceService/routeNames``).
     ///   - serverURL: the origin the API was reached at; nil keeps the document's example server.
     ///   - requiresToken: whether the service asks for a token; without one the document declares no security
     ///     requirement, so a tool that checks authentication is enforced does not expect a 401 it never gets.
     /// - Returns: the document, pretty-printed with sorted keys.
-    static func served(catalogue: [CatalogueEntry], serverURL: String?, requiresToken: Bool = true) -> [UInt8] {
+    static func served(
+        catalogue: [CatalogueEntry], routes: [String], serverURL: String?, requiresToken: Bool = true
+    ) -> [UInt8] {
         guard var document = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
             return Array(text.utf8)
         }
         let scenarios = catalogue.map(\.name).sorted()
-        let routes = Array(Set([""] + catalogue.flatMap(\.expectation.files))).sorted()
         if let serverURL { document["servers"] = [["url": serverURL]] }
         if !requiresToken { document["security"] = nil }
         document[path: ["components", "schemas", "RunRequest", "properties", "scenario", "enum"]] = scenarios
@@ -67,6 +69,6 @@ extension ConformanceService {
     /// `GET /_conformance/openapi.json`: the API document for this service's catalogue.
     func apiDocument(serverURL: String?) -> [UInt8] {
         ConformanceAPIDocument.served(
-            catalogue: catalogue, serverURL: serverURL, requiresToken: configuration.token != nil)
+            catalogue: catalogue, routes: routeNames, serverURL: serverURL, requiresToken: configuration.token != nil)
     }
 }

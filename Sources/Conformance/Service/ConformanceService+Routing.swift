@@ -55,9 +55,10 @@ extension ConformanceService {
                 return Self.json(200, try runStatus(segments[1]))
             case ("POST", 3, "runs") where segments[2] == "result":
                 let body = try Self.decode(ConformanceAPI.ResultReport.self, from: request.body, what: "a result")
+                try checkShape(of: body)
                 return Self.json(200, try await judge(run: segments[1], report: body))
             case ("GET", 3, "runs") where segments[2] == "prefill":
-                let route = request.queryItems.first { $0.name == "route" }?.value ?? ""
+                let route = try Self.single("route", in: request.queryItems, fallback: "")
                 return try prefill(run: segments[1], route: route)
             case ("GET", 1, "report"), ("GET", 2, "report"):
                 let format = request.queryItems.first { $0.name == "format" }?.value ?? "html"

@@ -31,12 +31,7 @@ final class ReportedOutputs: Sendable {
         let blockSize = UInt64(OutputInspector.blockSize)
         let candidates = [entry.expectedVersion] + entry.versions.filter { $0 != entry.expectedVersion }
         if let blocks = output.blocks {
-            let expectedCount = (size + blockSize - 1) / blockSize
-            guard UInt64(blocks.count) == expectedCount else {
-                throw .invalidReport(
-                    "output '\(output.route)': \(blocks.count) blocks for \(size) bytes, expected \(expectedCount) "
-                        + "(one SHA-256 per 64 KiB block)")
-            }
+            try Self.checkBlockCount(of: output)
             var segments: [ContentSegment] = []
             let references = candidates.map {
                 (version: $0, blocks: blockDigests(entry, version: $0), length: entry.length(ofVersion: $0))
@@ -65,6 +60,20 @@ final class ReportedOutputs: Sendable {
         }
         let segments = size == 0 ? [] : [ContentSegment(range: 0..<size, version: version)]
         return OutputFacts(name: name, exists: true, size: size, sha256: sha256, segments: segments)
+    }
+
+    /// Refuses a `blocks` list that is not one digest per 64 KiB block of `size`.
+    ///
+    /// - Throws: `ConformanceError.invalidReport` naming the output.
+    static func checkBlockCount(of output: ConformanceAPI.ReportedOutput) throws(ConformanceError) {
+        guard let blocks = output.blocks, let size = output.size else { return }
+        let blockSize = UInt64(OutputInspector.blockSize)
+        let expected = (size + blockSize - 1) / blockSize
+        guard UInt64(blocks.count) == expected else {
+            throw .invalidReport(
+                "output '\(output.route)': \(blocks.count) blocks for \(size) bytes, expected \(expected) "
+                    + "(one SHA-256 per 64 KiB block)")
+        }
     }
 
     /// The SHA-256 of each 64 KiB block of a version of the scenario's resource, lower-case hex.
