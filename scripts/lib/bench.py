@@ -382,30 +382,42 @@ class Bench:
             tls=(os.path.join(tls_dir, "server.pem"), os.path.join(tls_dir, "server-key.pem")))
         authority = os.path.join(tls_dir, "ca.pem")
 
+        self.tls_file_case(8, title, "throughput MiB/s over TLS 1.3 (rangeserver / nginx)", (rs, rs_url),
+                           (ngx, ngx_url), authority, http2=False)
+
+    def tls_file_case(self, number, title, metric, rangeserver, nginx, authority, http2):
+        """Cases 8 and 10: interleaved GETs of the 1 GiB file by curl over TLS 1.3 from each server (over HTTP/2 when
+        `http2`, checked from curl's own report of the version), the server's CPU per fetch; stops both servers."""
+        (rs, rs_url), (ngx, ngx_url) = rangeserver, nginx
+        version_flags = ["--http2"] if http2 else ["--http1.1"]
+
         def fetch(url, server_pid):
             cpu_before = tree_cpu_seconds(server_pid)
             result = subprocess.run(
-                ["curl", "-sS", "--fail", "--tlsv1.3", "--cacert", authority, "--max-time", "300", "-o", "/dev/null",
-                 "-w", "%{size_download} %{time_total} %{ssl_verify_result}", url + "/files/big.bin"],
+                ["curl", "-sS", "--fail", *version_flags, "--tlsv1.3", "--cacert", authority, "--max-time", "300",
+                 "-o", "/dev/null", "-w", "%{http_version} %{size_download} %{time_total} %{ssl_verify_result}",
+                 url + "/files/big.bin"],
                 capture_output=True, text=True, timeout=320, check=True)
-            size, seconds, verify = result.stdout.split()
-            if int(size) != GIB or verify != "0":
-                raise RuntimeError(f"{url}: {size} bytes, certificate verification result {verify}")
+            version, size, seconds, verify = result.stdout.split()
+            expected = "2" if http2 else "1.1"
+            if version != expected or int(size) != GIB or verify != "0":
+                raise RuntimeError(f"{url}: HTTP version {version}, {size} bytes, certificate verification result "
+                                   f"{verify} (expected {expected}, {GIB}, 0)")
             cpu = tree_cpu_seconds(server_pid) - cpu_before
             return {"mibPerSecond": int(size) / float(seconds) / MIB, "seconds": float(seconds),
                     "serverCpuSeconds": cpu}
 
         try:
-            a, b = self.interleave("case 8", lambda: fetch(rs_url, rs.pid), lambda: fetch(ngx_url, ngx.pid))
+            a, b = self.interleave(f"case {number}", lambda: fetch(rs_url, rs.pid), lambda: fetch(ngx_url, ngx.pid))
         finally:
             self.stop(rs)
             self.stop(ngx)
         ratio = median(pair_ratios([s["mibPerSecond"] for s in a], [s["mibPerSecond"] for s in b]))
         rows = [
-            row("throughput MiB/s over TLS 1.3 (rangeserver / nginx)", a, b, "mibPerSecond", ratio),
+            row(metric, a, b, "mibPerSecond", ratio),
             row("server CPU s per GiB", a, b, "serverCpuSeconds", None),
         ]
-        self.record(8, title, rows, "ratio >= 1.0", ratio >= 1.0, samples={"rangeserver": a, "nginx": b})
+        self.record(number, title, rows, "ratio >= 1.0", ratio >= 1.0, samples={"rangeserver": a, "nginx": b})
 
     # MARK: HTTP/2 (cases 10-12)
 
@@ -461,33 +473,8 @@ class Bench:
         rs, rs_url, tls_dir = self.start_rangeserver_h2()
         ngx, ngx_url = self.start_nginx_h2(tls_dir)
         authority = os.path.join(tls_dir, "ca.pem")
-
-        def fetch(url, server_pid):
-            cpu_before = tree_cpu_seconds(server_pid)
-            result = subprocess.run(
-                ["curl", "-sS", "--fail", "--http2", "--tlsv1.3", "--cacert", authority, "--max-time", "300",
-                 "-o", "/dev/null", "-w", "%{http_version} %{size_download} %{time_total} %{ssl_verify_result}",
-                 url + "/files/big.bin"],
-                capture_output=True, text=True, timeout=320, check=True)
-            version, size, seconds, verify = result.stdout.split()
-            if version != "2" or int(size) != GIB or verify != "0":
-                raise RuntimeError(f"{url}: HTTP version {version}, {size} bytes, certificate verification result "
-                                   f"{verify} (expected 2, {GIB}, 0)")
-            cpu = tree_cpu_seconds(server_pid) - cpu_before
-            return {"mibPerSecond": int(size) / float(seconds) / MIB, "seconds": float(seconds),
-                    "serverCpuSeconds": cpu}
-
-        try:
-            a, b = self.interleave("case 10", lambda: fetch(rs_url, rs.pid), lambda: fetch(ngx_url, ngx.pid))
-        finally:
-            self.stop(rs)
-            self.stop(ngx)
-        ratio = median(pair_ratios([s["mibPerSecond"] for s in a], [s["mibPerSecond"] for s in b]))
-        rows = [
-            row("throughput MiB/s over HTTP/2 and TLS 1.3 (rangeserver / nginx)", a, b, "mibPerSecond", ratio),
-            row("server CPU s per GiB", a, b, "serverCpuSeconds", None),
-        ]
-        self.record(10, title, rows, "ratio >= 1.0", ratio >= 1.0, samples={"rangeserver": a, "nginx": b})
+        self.tls_file_case(10, title, "throughput MiB/s over HTTP/2 and TLS 1.3 (rangeserver / nginx)",
+                           (rs, rs_url), (ngx, ngx_url), authority, http2=True)
 
     def case11(self):
         """4 KiB ranges over HTTP/2 and TLS with h2load, 4 connections x 16 streams, over the 500 small files.
