@@ -82,10 +82,16 @@ extension Router {
             return .text(400, "bad request: \(error)")
         }
         // HEAD looks without spending an attempt. A GET's attempt was normally counted as it arrived (`admit`).
-        let attempt =
+        var attempt =
             request.method == "GET"
             ? request.reservedAttempt ?? counters.nextAttempt(scenario: name, run: run, route: routeName)
             : counters.currentAttempt(scenario: name, run: run, route: routeName) + 1
+        if request.method != "GET", route.step(forAttempt: attempt).faults.refusesBeforeHeaders {
+            // Except a HEAD the step refuses before any HEADERS (HTTP/2's REFUSED_STREAM and the like at 0 bytes, a
+            // refusing GOAWAY): that is the attempt's fault, met. A client that looks first and retries a refused
+            // stream at once, as RFC 9113 §8.7 allows, would otherwise be refused for ever.
+            attempt = counters.nextAttempt(scenario: name, run: run, route: routeName)
+        }
         let step = route.step(forAttempt: attempt)
         let context = ScenarioContext(
             scenario: name, run: run, route: routeName, attempt: request.method == "GET" ? attempt : nil)

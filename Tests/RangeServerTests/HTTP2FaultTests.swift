@@ -182,6 +182,26 @@ struct HTTP2FaultTests {
         }
     }
 
+    @Test("a HEAD refused before any HEADERS spends the step's attempt, so a client that looks first gets on")
+    func refusedHeadSpendsItsAttempt() async throws {
+        let scenario = """
+            {"description": "refused, then whole", "resource": "/bytes/64K?seed=6",
+             "attempts": [{"rst-stream-after": 0, "rst-code": "REFUSED_STREAM"}, {}]}
+            """
+        try await withRangeServer(try configuration(scenarios: ["h2-refuse.json": scenario])) { server in
+            let port = try #require(server.h2cPort)
+            let target = "/scenario/h2-refuse/run-h/"
+            let refused = try await H2Probe.run(port: port, requests: [target + "|:method=HEAD"])
+            #expect(try refused.stream(0).reset == 7 && refused.stream(0).status == nil)
+            // The retried HEAD and the GET after it meet attempt 2's step; the HEAD only looks.
+            let looked = try await H2Probe.run(port: port, requests: [target + "|:method=HEAD", target])
+            #expect(try looked.stream(0).status == 200 && looked.stream(0).reset == nil)
+            #expect(try looked.stream(1).status == 200 && looked.stream(1).bytes == 64 * 1024)
+            let gets = server.journal.entries(run: "run-h").filter { $0.method == "GET" }
+            #expect(gets.map(\.attempt) == [2] && gets.map(\.outcome) == [.complete])
+        }
+    }
+
     @Test("each wire refuses the other's keys with one line naming the key and the port to use")
     func refusals() async throws {
         try await withRangeServer(try configuration()) { server in

@@ -4,7 +4,8 @@ SwiftNIO, reads the frames, so a test sees what a client sees.
     h2probe.py --host 127.0.0.1 --port N [--tls --ca FILE] [--window N] [--timeout S] [--ping-every S]
                [--flood-resets N] REQUEST...
 
-Each REQUEST is a path, optionally with headers: `/bytes/1M?drop-after=1K|range=bytes=0-99|if-range="x"`.
+Each REQUEST is a path, optionally with headers: `/bytes/1M?drop-after=1K|range=bytes=0-99|if-range="x"`
+(`|:method=HEAD` replaces the method).
 The requests are sent at once on one connection, each on its own stream (1, 3, 5, ...). The probe reads until
 every stream has ended (END_STREAM or RST_STREAM), the connection closed, or the timeout passed, then prints one
 JSON object: per stream its status, fields as received (names and values as sent, no validation), DATA length and
@@ -139,7 +140,11 @@ def main():
         path, extra = parse_request(text)
         try:
             stream_id = conn.get_next_available_stream_id()
-            conn.send_headers(stream_id, base_headers(path) + extra, end_stream=True)
+            # A pseudo-header among the fields (`|:method=HEAD`) replaces the request's own.
+            pseudo = dict(field for field in extra if field[0].startswith(":"))
+            headers = [(name, pseudo.pop(name, value)) for name, value in base_headers(path)]
+            headers += [field for field in extra if not field[0].startswith(":")]
+            conn.send_headers(stream_id, headers, end_stream=True)
             streams[str(stream_id)] = {"path": path, "status": None, "headers": [], "bytes": 0, "endStream": False,
                                        "reset": None}
             hashes[stream_id] = hashlib.sha256()

@@ -124,6 +124,9 @@ public struct FaultPlan: Hashable, Sendable {
     package var goAway: GoAwayMode?
     /// HTTP/2: GOAWAY below this stream before its HEADERS, then a close.
     package var goAwayRefuse = false
+
+    /// Whether the answer ends before any HEADERS: a stream reset at 0 bytes, or a refusing GOAWAY (HTTP/2 only).
+    package var refusesBeforeHeaders: Bool { rstStreamAfter == 0 || goAwayRefuse }
     /// HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS announced before this answer.
     package var maxConcurrentStreams: Int?
     /// HTTP/2: HEADERS without content-length.
