@@ -24,7 +24,7 @@ final class Router: Sendable {
     let journal: Journal
     let digests = DigestCache()
     /// `/files/` representations already resolved, revalidated per request by one `stat`.
-    let files = RepresentationCache(capacity: 256)
+    let files = RepresentationCache(capacity: RepresentationCache.capacityForDescriptorLimit())
     /// The gzip encodings the `encoding` fault serves.
     let gzipped = GzipEncoding()
     /// What the fault hooks read and change (see ``FaultHooks``).
