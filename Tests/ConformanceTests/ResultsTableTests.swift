@@ -42,6 +42,7 @@ struct ResultsTableTests {
         #expect(page.contains("<input type=\"radio\" name=\"scheme\" value=\"h2\"> h2</label>"))
         #expect(!page.contains("value=\"h2c\"") && !page.contains("table-h2c"))
         #expect(page.contains("<a href=\"#h2/curl/plain\">CORRUPT</a>"))
+        #expect(page.contains("<caption>over h2 (not run over h2, so not shown: engine)</caption>"))
         for grade in ["CORRUPT", "FAIL", "UNSAFE", "COSTLY"] {
             #expect(page.contains("<span class=\"\(grade.lowercased())\">\(grade)</span>"))
         }
@@ -160,10 +161,12 @@ struct ResultsTableTests {
         #expect(readme.contains("| scenario (http) | curl 7.88.1 | engine abc123def456 |"))
         #expect(readme.contains("| [version-change](#version-change) | **CORRUPT** (was FAIL) | pass |"))
         #expect(readme.contains("| [plain](#plain) | pass | pass |"))
-        #expect(readme.contains("| scenario (https) | curl 7.88.1 | engine abc123def456 |"))
-        #expect(readme.contains("| [plain](#plain) | pass | – |"))
-        #expect(readme.contains("| scenario (h2) | curl 7.88.1 | engine abc123def456 |"))
-        #expect(readme.contains("| [plain](#plain) | **CORRUPT** | – |"))
+        // A scheme's table shows the columns run over it, and names the others.
+        #expect(readme.contains("not run over https, so not shown: engine.\n\n| scenario (https) | curl 7.88.1 |\n"))
+        #expect(readme.contains("| [plain](#plain) | pass |\n"))
+        #expect(readme.contains("| scenario (h2) | curl 7.88.1 |\n"))
+        #expect(readme.contains("| [plain](#plain) | **CORRUPT** |\n"))
+        #expect(readme.contains("not run over h2, so not shown: engine."))
         #expect(readme.contains("| client | version | installed with | http | https | h2 | recipe |"))
         #expect(
             readme.contains(

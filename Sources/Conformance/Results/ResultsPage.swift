@@ -90,12 +90,14 @@ package enum ResultsPage {
 
     /// The table of one scheme.
     static func schemeTable(
-        _ table: ResultsTable, columns: [ResultsTable.Column], scheme: String, hidden: Bool
+        _ table: ResultsTable, columns allColumns: [ResultsTable.Column], scheme: String, hidden: Bool
     ) -> String {
         let scenarios = table.gradedScenarios(scheme: scheme)
+        let columns = allColumns.filter { $0.file.runs[scheme] != nil }
         var text = "<table class=\"results\" id=\"table-\(scheme)\" data-scheme=\"\(scheme)\""
         text += hidden ? " hidden>\n" : ">\n"
-        text += "<caption>over \(scheme)</caption>\n<thead><tr><th scope=\"col\">scenario (\(scheme))</th>"
+        text += "<caption>over \(scheme)" + escaped(notRun(allColumns, scheme: scheme).map { " (\($0))" } ?? "")
+        text += "</caption>\n<thead><tr><th scope=\"col\">scenario (\(scheme))</th>"
         for column in columns {
             let own = column.isOwn ? " class=\"own\" title=\"this project's own client\"" : ""
             text +=
@@ -340,10 +342,14 @@ package enum ResultsPage {
             text += "| \(name) | \(file.version) | " + (file.package.map { "`\($0)`" } ?? "") + " | "
             text += runs.map(Report.markdownEscaped).joined(separator: " | ") + " | [recipe](\(recipeLink(column))) |\n"
         }
+        let allColumns = columns
         for scheme in ResultsTable.schemes {
             let scenarios = table.gradedScenarios(scheme: scheme)
             guard !scenarios.isEmpty else { continue }
-            text += "\n## Over \(scheme)\n\n| scenario (\(scheme)) | "
+            let columns = allColumns.filter { $0.file.runs[scheme] != nil }
+            text += "\n## Over \(scheme)\n\n"
+            if let notRun = notRun(allColumns, scheme: scheme) { text += Report.markdownEscaped(notRun) + ".\n\n" }
+            text += "| scenario (\(scheme)) | "
             text += columns.map { "\($0.client) \($0.file.version)" }.joined(separator: " | ") + " |\n"
             text += "|---|" + columns.map { _ in "---|" }.joined() + "\n"
             for scenario in scenarios {
@@ -375,6 +381,14 @@ package enum ResultsPage {
             text += " RFC: \(rfc). Seen in: \(seen).\n"
         }
         return text
+    }
+
+    /// The columns with no run over `scheme` (a client that does not speak HTTP/2 has none over h2 and h2c), as
+    /// one sentence; nil when every column has one.
+    static func notRun(_ columns: [ResultsTable.Column], scheme: String) -> String? {
+        let missing = columns.filter { $0.file.runs[scheme] == nil }.map(\.client)
+        guard !missing.isEmpty else { return nil }
+        return "not run over \(scheme), so not shown: " + missing.joined(separator: ", ")
     }
 
     /// Citations as Markdown links, or the reason there are none.
