@@ -537,9 +537,7 @@ class Bench:
                 first = offset()
                 a.append(load("rangeserver", rs.pid, first, seconds))
                 b.append(load("nginx", ngx.pid, first, seconds))
-                log(f"case 11: pair {index + 1}/{self.pairs}: {a[-1]['rps']:.0f} vs {b[-1]['rps']:.0f} req/s, "
-                    f"{a[-1]['serverCpuMicrosPerRequest']:.1f} vs {b[-1]['serverCpuMicrosPerRequest']:.1f} "
-                    f"CPU us/request, load {a[-1]['loadAverage']:.1f}")
+                log_load_pair("case 11", index, self.pairs, a[-1], b[-1])
             rs_rss = peak_rss_kib(rs.pid)
         finally:
             self.stop(rs)
@@ -615,9 +613,7 @@ class Bench:
                     sample["serverCpuMicrosPerRequest"] = 1e6 * used / max(1, sample["requests"])
                     sample["loadAverage"] = os.getloadavg()[0]
                     side.append(sample)
-                log(f"case 2: pair {index + 1}/{self.pairs}: {a[-1]['rps']:.0f} vs {b[-1]['rps']:.0f} req/s, "
-                    f"{a[-1]['serverCpuMicrosPerRequest']:.1f} vs {b[-1]['serverCpuMicrosPerRequest']:.1f} "
-                    f"CPU us/request, load {a[-1]['loadAverage']:.1f}")
+                log_load_pair("case 2", index, self.pairs, a[-1], b[-1])
             rs_rss = peak_rss_kib(rs.pid)
         finally:
             self.stop(rs)
@@ -1171,6 +1167,13 @@ def read_body(url, timeout=120):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{url}: slower than {timeout}s")
     return received, time.monotonic() - start
+
+
+def log_load_pair(label, index, pairs, a, b):
+    """One pair of a load case (2, 11): each side's requests per second and server CPU per request, and the load."""
+    log(f"{label}: pair {index + 1}/{pairs}: {a['rps']:.0f} vs {b['rps']:.0f} req/s, "
+        f"{a['serverCpuMicrosPerRequest']:.1f} vs {b['serverCpuMicrosPerRequest']:.1f} "
+        f"CPU us/request, load {a['loadAverage']:.1f}")
 
 
 def write_random_fixture(path, size):
