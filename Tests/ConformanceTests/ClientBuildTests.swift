@@ -103,8 +103,8 @@ struct ClientBuildTests {
         let line = listing.output.split(separator: "\n").first { $0.hasPrefix("mine ") }.map(String.init) ?? ""
         #expect(
             line.hasPrefix(
-                "mine (to be built: its build step runs before its first run) package: apt-get install golang-go: "
-                    + "BUILD/tool -o OUTPUT URL"), "\(listing.output)")
+                "mine (to be built: its build step runs before its first run) schemes: http https, package: apt-get "
+                    + "install golang-go: BUILD/tool -o OUTPUT URL"), "\(listing.output)")
         #expect(Self.runs(counter) == 0)
     }
 
