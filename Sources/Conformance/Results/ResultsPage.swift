@@ -93,7 +93,7 @@ package enum ResultsPage {
         _ table: ResultsTable, columns allColumns: [ResultsTable.Column], scheme: String, hidden: Bool
     ) -> String {
         let scenarios = table.gradedScenarios(scheme: scheme)
-        let columns = allColumns.filter { $0.file.runs[scheme] != nil }
+        let columns = shown(allColumns, scheme: scheme)
         var text = "<table class=\"results\" id=\"table-\(scheme)\" data-scheme=\"\(scheme)\""
         text += hidden ? " hidden>\n" : ">\n"
         text += "<caption>over \(scheme)" + escaped(notRun(allColumns, scheme: scheme).map { " (\($0))" } ?? "")
@@ -346,7 +346,7 @@ package enum ResultsPage {
         for scheme in ResultsTable.schemes {
             let scenarios = table.gradedScenarios(scheme: scheme)
             guard !scenarios.isEmpty else { continue }
-            let columns = allColumns.filter { $0.file.runs[scheme] != nil }
+            let columns = shown(allColumns, scheme: scheme)
             text += "\n## Over \(scheme)\n\n"
             if let notRun = notRun(allColumns, scheme: scheme) { text += Report.markdownEscaped(notRun) + ".\n\n" }
             text += "| scenario (\(scheme)) | "
@@ -381,6 +381,11 @@ package enum ResultsPage {
             text += " RFC: \(rfc). Seen in: \(seen).\n"
         }
         return text
+    }
+
+    /// The columns with a run over `scheme`: the ones its table shows.
+    static func shown(_ columns: [ResultsTable.Column], scheme: String) -> [ResultsTable.Column] {
+        columns.filter { $0.file.runs[scheme] != nil }
     }
 
     /// The columns with no run over `scheme` (a client that does not speak HTTP/2 has none over h2 and h2c), as
