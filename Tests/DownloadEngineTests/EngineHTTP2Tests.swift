@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import NIOHTTP2
 import RangeServer
@@ -134,5 +135,22 @@ extension EngineHTTP2Tests {
         #expect(
             HTTPTransport.translateStreamClosed(.enhanceYourCalm, peer: "h:1", beforeHead: true).message
                 == "network error: the HTTP/2 stream from h:1 was reset (ENHANCE_YOUR_CALM)")
+    }
+
+    @Test("AsyncHTTPClient's `cancelled` is a cancellation only when the engine cancelled the request")
+    func cancelledByThePool() throws {
+        let peer = HTTPTransport.Peer(origin: "h:1")
+        let ours = HTTPTransport.translate(
+            HTTPClientError.cancelled, url: "https://h:1/f", peer: peer, beforeHead: true)
+        #expect(ours is CancellationError)
+        // The pool's: a request given to an h2 connection already closing, as a drop left it (a TSan run paused the
+        // download on this).
+        let pool = HTTPTransport.translate(
+            HTTPClientError.cancelled, url: "https://h:1/f", peer: peer, beforeHead: true, cancelledHere: false)
+        let unprocessed = try #require(pool as? DownloadError)
+        #expect(DownloadError.unprocessed ~= unprocessed && unprocessed.isRetryable, "\(unprocessed)")
+        let midBody = HTTPTransport.translate(
+            HTTPClientError.cancelled, url: "https://h:1/f", peer: peer, cancelledHere: false)
+        #expect((midBody as? DownloadError)?.message == "network error: connection to h:1 closed")
     }
 }

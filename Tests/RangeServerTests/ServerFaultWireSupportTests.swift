@@ -49,9 +49,18 @@ enum FaultWire {
         await server.journal.settled(timeout: scaled(timeout)).entries
     }
 
-    /// The journal entries for `target`, once `count` of them are journaled.
-    static func entries(_ server: RangeServer, target: String, count: Int = 1) async throws -> [JournalEntry] {
-        await waitForJournal(server).filter { $0.target == target }
+    /// The settled journal entries for `target`, in the order the requests arrived, expecting at least `count`.
+    ///
+    /// Ordered by `arrival`, not `seq`: a dropped response is journaled when the server sees the connection end,
+    /// which under a sanitizer's slowdown can come after the client's next request (a TSan run saw a HEAD sent after
+    /// a dropped GET journaled before it).
+    static func entries(
+        _ server: RangeServer, target: String, count: Int = 1, sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) async throws -> [JournalEntry] {
+        let entries = await waitForJournal(server).filter { $0.target == target }.sorted { $0.arrival < $1.arrival }
+        #expect(
+            entries.count >= count, "\(entries.count) journal entries for \(target)", sourceLocation: sourceLocation)
+        return entries
     }
 
     /// The control API's journal document.

@@ -124,7 +124,7 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         do {
             head = try await stream.head()
         } catch {
-            throw translate(error, url: url, peer: peer, beforeHead: true)
+            throw translate(error, url: url, peer: peer, beforeHead: true, cancelledHere: stream.wasCancelled)
         }
         return TransportResponse(
             status: Int(head.status.code),
@@ -134,7 +134,7 @@ final class HTTPTransport: Transport, @unchecked Sendable {
                     do {
                         try await stream.drain(into: sink)
                     } catch {
-                        throw translate(error, url: url, peer: peer)
+                        throw translate(error, url: url, peer: peer, cancelledHere: stream.wasCancelled)
                     }
                 },
                 abandon: { stream.abandon() },
@@ -201,7 +201,12 @@ final class HTTPTransport: Transport, @unchecked Sendable {
     }
 
     /// The engine's error for what AsyncHTTPClient, the proxy client or NIO reported.
-    static func translate(_ error: any Error, url: String, peer: Peer, beforeHead: Bool = false) -> any Error {
+    ///
+    /// - Parameter cancelledHere: whether the engine cancelled the request itself; AsyncHTTPClient's `cancelled`
+    ///   is a `CancellationError` only then.
+    static func translate(
+        _ error: any Error, url: String, peer: Peer, beforeHead: Bool = false, cancelledHere: Bool = true
+    ) -> any Error {
         if let proxy = peer.proxy {
             switch error {
             case ProxyConnection.OpenFailure.timedOut(let inHandshake):
@@ -222,7 +227,15 @@ final class HTTPTransport: Transport, @unchecked Sendable {
         case let error as HTTPClientError:
             // Compared with `==`: in a `switch`, `.cancelled` does not match AsyncHTTPClient's static member.
             if error == HTTPClientError.connectTimeout { return DownloadError.connectTimeout(url) }
-            if error == HTTPClientError.cancelled { return CancellationError() }
+            if error == HTTPClientError.cancelled {
+                if cancelledHere { return CancellationError() }
+                // Not our cancellation: AsyncHTTPClient's pool gave the request to an HTTP/2 connection that was
+                // already closing (a drop the pool had not yet heard of), which fails it as cancelled before any
+                // byte was sent. Taken as a cancellation it paused the download (a TSan run, `drop-after` over h2).
+                return beforeHead
+                    ? DownloadError.unprocessed("the connection to \(peer) was closing before the request was sent")
+                    : DownloadError.network("connection to \(peer) closed")
+            }
             if error == HTTPClientError.remoteConnectionClosed {
                 return DownloadError.network("connection to \(peer) closed")
             }

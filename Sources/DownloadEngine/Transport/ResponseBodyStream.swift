@@ -156,6 +156,10 @@ final class ResponseBodyStream: @unchecked Sendable {
         if unfinished { cancel() }
     }
 
+    /// Whether the engine cancelled this request (its task was cancelled or the body abandoned): only then is
+    /// AsyncHTTPClient's `cancelled` the engine's own cancellation.
+    var wasCancelled: Bool { lock.withLock { cancelRequested } }
+
     private func cancel() {
         let cancelRequest = lock.withLock {
             cancelRequested = true
