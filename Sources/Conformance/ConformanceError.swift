@@ -75,7 +75,7 @@ public struct ConformanceError: Error, Hashable, Sendable, CustomStringConvertib
     public static func conflict(_ message: String) -> ConformanceError { .init(.conflict, message) }
 
     /// `rangecheck serve` was asked about a run it issued and has since forgotten (unused past its expiry, pushed out
-    /// by newer runs, deleted, or issued before the service restarted).
+    /// by newer runs, or issued before the service restarted); a deleted run is `notFound`.
     ///
     /// - Parameters:
     ///   - message: which run, and why it is gone.

@@ -125,12 +125,12 @@ struct ServiceAPIDocumentTests {
                 "DELETE", "/_conformance/columns/{column}", "/_conformance/columns/doc%20(https)", expect: 200)
             _ = try await call(
                 "DELETE", "/_conformance/columns/{column}", "/_conformance/columns/doc%20(https)", expect: 404)
-            // With its column, the judged run is gone everywhere.
-            _ = try await call("GET", "/_conformance/runs/{run}", "/_conformance/runs/\(run)", expect: 410)
-            _ = try await call("DELETE", "/_conformance/runs/{run}", "/_conformance/runs/\(run)", expect: 410)
-            _ = try await call("POST", "/_conformance/runs/{run}/result", result, json: report, expect: 410)
+            // With its column, the judged run is deleted everywhere: 404, as any deleted resource.
+            _ = try await call("GET", "/_conformance/runs/{run}", "/_conformance/runs/\(run)", expect: 404)
+            _ = try await call("DELETE", "/_conformance/runs/{run}", "/_conformance/runs/\(run)", expect: 404)
+            _ = try await call("POST", "/_conformance/runs/{run}/result", result, json: report, expect: 404)
             _ = try await call(
-                "GET", "/_conformance/runs/{run}/prefill", "/_conformance/runs/\(run)/prefill", expect: 410)
+                "GET", "/_conformance/runs/{run}/prefill", "/_conformance/runs/\(run)/prefill", expect: 404)
             let another = try #require(
                 try await call(
                     "POST", "/_conformance/runs", "/_conformance/runs", json: ["scenario": "plain", "client": "doc"],

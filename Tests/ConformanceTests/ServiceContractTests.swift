@@ -122,7 +122,7 @@ struct ServiceContractTests {
             #expect(removed.object["pending"] as? Int == 1)
             let report = try await client.send("GET", "/_conformance/report?format=json")
             #expect(report.object["clients"] as? [String] == ["keep"])
-            #expect(try await client.send("GET", "/_conformance/runs/\(pending)").status == 410)
+            Self.expectError(try await client.send("GET", "/_conformance/runs/\(pending)"), 404, "was deleted")
             Self.expectError(try await client.send("DELETE", "/_conformance/columns/drop"), 404, "no column 'drop'")
             Self.expectError(try await client.send("GET", "/_conformance/columns/keep"), 405, "GET")
         }
@@ -152,9 +152,10 @@ struct ServiceContractTests {
             #expect(removed.object["verdicts"] as? Int == 1)
             markdown = try await client.send("GET", "/_conformance/report?format=markdown")
             #expect(markdown.text.contains("| plain[^plain] | pass |"), "\(markdown.text)")
-            #expect(try await client.send("GET", "/_conformance/runs/\(failed)").status == 410)
+            Self.expectError(try await client.send("GET", "/_conformance/runs/\(failed)"), 404, "was deleted")
             #expect(try await client.send("GET", "/_conformance/runs/\(passed)").status == 200)
-            // A pending run is forgotten; reporting it afterwards is 410.
+            // A pending run is forgotten; reporting it afterwards is 404, saying it was deleted (410 is for a run the
+            // service forgot by itself).
             let pending = try await client.createRun("plain", client: "twice")
             let run = try #require(pending["run"] as? String)
             let forgotten = try await client.send("DELETE", "/_conformance/runs/\(run)")
@@ -163,7 +164,7 @@ struct ServiceContractTests {
             #expect(
                 try await client.send(
                     "POST", try #require(pending["result"] as? String), json: ["outcome": "success", "outputs": []]
-                ).status == 410)
+                ).status == 404)
             // A request the document refuses is a 400 before its run is looked up, held or not.
             Self.expectError(
                 try await client.send(
@@ -181,6 +182,19 @@ struct ServiceContractTests {
             Self.expectError(
                 try await client.send("GET", "/_conformance/runs/\(run)/prefill?route=&route="), 400,
                 "route: given 2 times; give it once")
+            // A route no scenario has is refused before the deleted run is looked up, as the document's enum does.
+            Self.expectError(
+                try await client.send("GET", "/_conformance/runs/\(run)/prefill?route=null"), 400,
+                "route: 'null' is not a route of any scenario")
+            // An output that does not exist is judged by that alone: its other members are not checked.
+            Self.expectError(
+                try await client.send(
+                    "POST", try #require(pending["result"] as? String),
+                    json: [
+                        "outcome": "success",
+                        "outputs": [["route": "", "exists": false, "size": 65537, "blocks": [] as [String]]],
+                    ]),
+                404, "was deleted")
             Self.expectError(try await client.send("DELETE", "/_conformance/runs/never"), 404, "no run 'never'")
         }
         try await withService({ $0.resultsFile = results }) { _, _, client async throws in
@@ -205,14 +219,16 @@ struct ServiceContractTests {
             let (newer, _) = try await client.judgePlain(label: "pair", corrupt: true)
             let dropped = try await client.send("DELETE", "/_conformance/runs/\(older)")
             #expect(dropped.object["verdicts"] as? Int == 1, "\(dropped.text)")
-            #expect(try await client.send("GET", "/_conformance/runs/\(older)").status == 410)
+            Self.expectError(try await client.send("GET", "/_conformance/runs/\(older)"), 404, "was deleted")
             #expect(service.verdicts.map(\.run) == [newer])
         }
     }
 
     @Test("GET openapi.json serves the document with the catalogue's scenario and route names as enums")
     func servedDocument() async throws {
-        try await withService { _, server, client async throws in
+        try await withService(server: {
+            $0.tlsPort = 0; $0.h2Port = 0; $0.h2cPort = 0
+        }) { _, server, client async throws in
             let answer = try await client.send("GET", "/_conformance/openapi.json")
             #expect(answer.status == 200)
             #expect(answer.contentType == "application/json")
@@ -243,6 +259,62 @@ struct ServiceContractTests {
         }
     }
 
+    @Test(
+        "the served document pairs each row with the schemes it runs over and this server has, as the service does",
+        arguments: [false, true])
+    func servedSchemePairing(allPorts: Bool) async throws {
+        try await withService(server: {
+            if allPorts { $0.tlsPort = 0; $0.h2Port = 0; $0.h2cPort = 0 }
+        }) { _, _, client async throws in
+            let answer = try await client.send("GET", "/_conformance/openapi.json")
+            let served = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])
+            let request = try #require(
+                ((served["components"] as? [String: Any])?["schemas"] as? [String: Any])?["RunRequest"]
+                    as? [String: Any])
+            let properties = try #require(request["properties"] as? [String: Any])
+            let schemes = try #require((properties["scheme"] as? [String: Any])?["enum"] as? [String])
+            // The test server has a TLS port whatever it is asked; the HTTP/2 ports only when asked for.
+            #expect(schemes == (allPorts ? ["http", "https", "h2", "h2c"] : ["http", "https"]))
+            let scenarios = try #require((properties["scenario"] as? [String: Any])?["enum"] as? [String])
+            let rules = try #require(request["anyOf"] as? [[String: Any]])
+            /// Whether a branch of the `anyOf` takes the pair, as a JSON Schema validator reads it.
+            func admits(_ scenario: String, _ scheme: String?) -> Bool {
+                rules.contains { rule in
+                    let members = rule["properties"] as? [String: Any] ?? [:]
+                    let names = (members["scenario"] as? [String: Any])?["enum"] as? [String] ?? []
+                    let allowed = (members["scheme"] as? [String: Any])?["enum"] as? [String] ?? []
+                    let required = rule["required"] as? [String] ?? []
+                    guard names.contains(scenario) else { return false }
+                    guard let scheme else { return !required.contains("scheme") }
+                    return allowed.contains(scheme)
+                }
+            }
+            let catalogue = try CatalogueEntry.load(
+                directory: repositoryPath("fixtures/scenarios"), root: repositoryPath("fixtures/files"))
+            let handedOut = catalogue.filter { $0.expectation.entry != .deadIPv6 && $0.expectation.entry != .blackhole }
+            #expect(scenarios.contains("plain") && scenarios.contains("h2-reset-cancel") == allPorts)
+            var checked = 0
+            for entry in handedOut where scenarios.contains(entry.name) {
+                for scheme in schemes.map(Optional.some) + [nil] {
+                    var body: [String: Any] = ["scenario": entry.name, "client": "pairing"]
+                    if let scheme { body["scheme"] = scheme }
+                    let created = try await client.send("POST", "/_conformance/runs", json: body)
+                    #expect(
+                        (created.status == 201) == admits(entry.name, scheme),
+                        "\(entry.name) over \(scheme ?? "(absent)"): \(created.status) \(created.text)")
+                    checked += 1
+                }
+            }
+            #expect(checked >= 2 * (allPorts ? 5 : 2), "\(checked) pairs")
+            // A row left out of the enum runs over none of the schemes this server has.
+            for entry in handedOut where !scenarios.contains(entry.name) {
+                let refused = try await client.send(
+                    "POST", "/_conformance/runs", json: ["scenario": entry.name, "client": "pairing"])
+                #expect(refused.status == 400, "\(entry.name): \(refused.text)")
+            }
+        }
+    }
+
     @Test("with a token, the served document requires it as docs/conformance-api.json does")
     func servedDocumentWithToken() async throws {
         try await withService({ $0.token = "secret-token" }) { _, _, client async throws in
@@ -254,13 +326,15 @@ struct ServiceContractTests {
         }
     }
 
-    /// The document without the `enum` lists the service adds (scenario, output route, prefill route).
+    /// The document without the `enum` lists the service adds (scenario, output route, prefill route) and the
+    /// `anyOf` pairing rows with schemes.
     private static func removingEnums(_ document: [String: Any]) -> [String: Any] {
         var copy = document
         var components = copy["components"] as! [String: Any]
         var schemas = components["schemas"] as! [String: Any]
         for (schema, property) in [("RunRequest", "scenario"), ("ReportedOutput", "route")] {
             var object = schemas[schema] as! [String: Any]
+            object["anyOf"] = schema == "RunRequest" ? nil : object["anyOf"]
             var properties = object["properties"] as! [String: Any]
             var member = properties[property] as! [String: Any]
             member["enum"] = nil

@@ -186,6 +186,15 @@ package enum ConformanceAPI {
             case route, exists, size, sha256, blocks, name
         }
 
+        /// Whether `name` is a name the API document's `name` schema allows: 1 to 255 Unicode code points (what
+        /// JSON Schema's `maxLength` counts), none `/` or a control character (U+0000-U+001F, U+007F), not `.` or
+        /// `..`. Looser than a catalogue's output names (at most 255 bytes): a longer name cannot match one and is
+        /// judged, not refused, as the document promises a request it allows is taken.
+        static func isReportedName(_ name: String) -> Bool {
+            (1...255).contains(name.unicodeScalars.count) && name != "." && name != ".."
+                && !name.unicodeScalars.contains { $0 == "/" || $0.value < 0x20 || $0.value == 0x7F }
+        }
+
         /// Decodes an output, refusing members the API document does not name, null values, and digests that are
         /// not 64 hex digits.
         public init(from decoder: any Decoder) throws {
@@ -197,10 +206,11 @@ package enum ConformanceAPI {
             sha256 = try container.decodeIfPresent(String.self, forKey: .sha256)
             blocks = try container.decodeIfPresent([String].self, forKey: .blocks)
             name = try container.decodeIfPresent(String.self, forKey: .name)
-            if let name, !ScenarioExpectation.isPlainFileName(name) {
+            if let name, !Self.isReportedName(name) {
                 throw DecodingError.dataCorruptedError(
                     forKey: .name, in: container,
-                    debugDescription: "not a plain file name (no '/', not '.' or '..', at most 255 bytes)")
+                    debugDescription:
+                        "not a plain file name (1 to 255 characters, no '/' or control character, not '.' or '..')")
             }
             if let size, size > Self.maximumSize {
                 throw DecodingError.dataCorruptedError(
@@ -352,7 +362,8 @@ package enum ConformanceAPI {
     public struct Removal: Codable, Sendable, Hashable {
         /// The verdicts removed from the report and the results file.
         public var verdicts: Int
-        /// The runs handed out and not yet reported that were forgotten (a later request naming one is answered 410).
+        /// The runs handed out and not yet reported that were forgotten (a later request naming one is answered 404,
+        /// saying it was deleted).
         public var pending: Int
     }
 

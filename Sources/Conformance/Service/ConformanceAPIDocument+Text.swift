@@ -8,7 +8,7 @@ extension ConformanceAPIDocument {
           "info": {
             "title": "rangecheck serve: the conformance API",
             "version": "1.2.0",
-            "description": "A client anywhere asks for a run of a scenario, downloads the URLs it is handed however it likes (performing the steps it is given), and reports what it ended with. The server judges the run from its request journal and the report, with the same judge as `rangecheck`. With `--token`, every operation needs `Authorization: Bearer TOKEN` (or `?token=TOKEN`, or the `rangecheck-token` cookie a `?token=` request sets); without it, only loopback peers are answered (403 otherwise). Every error is a 4xx with a one-line JSON body `{\"error\": ...}`, except 413 for a request body over 8 MiB (a line of text from the server). The service enforces every constraint this document states, and no other but those a schema cannot say, each named in a description: a report has one output per URL its run handed out, a `blocks` list has one digest per 64 KiB of `size`, and an https run needs a server with a TLS port. Runs are held in memory up to `--run-limit` (10,000) and each is forgotten after `--run-expiry` (an hour) without a request naming it; a request naming a forgotten run is answered 410. `GET /_conformance/openapi.json` serves this document with the running catalogue's scenario and route names as enums. Tests/ConformanceTests/ServiceAPIDocumentTests.swift validates the server against this document, and `scripts/check-api` runs schemathesis against a live service."
+            "description": "A client anywhere asks for a run of a scenario, downloads the URLs it is handed however it likes (performing the steps it is given), and reports what it ended with. The server judges the run from its request journal and the report, with the same judge as `rangecheck`. With `--token`, every operation needs `Authorization: Bearer TOKEN` (or `?token=TOKEN`, or the `rangecheck-token` cookie a `?token=` request sets); without it, only loopback peers are answered (403 otherwise). Every error is a 4xx with a one-line JSON body `{\"error\": ...}`, except 413 for a request body over 8 MiB (a line of text from the server). The service enforces every constraint this document states, and no other but those a schema cannot say, each named in a description: a report's outputs name no route twice, and a `blocks` list has one digest per 64 KiB of `size` (400 for either, whatever the run); a report has one output per URL its run handed out, with names where its row asks for them (409: a rule over the run's state). Runs are held in memory up to `--run-limit` (10,000) and each is forgotten after `--run-expiry` (an hour) without a request naming it; a request naming a run the service forgot by itself is answered 410, and one naming a run deleted with `DELETE` 404, as any deleted resource. `GET /_conformance/openapi.json` serves this document with the running catalogue's scenario and route names as enums, the schemes the server has ports for, and the rule between `scenario` and `scheme` as an `anyOf` of the rows each set of schemes takes. Tests/ConformanceTests/ServiceAPIDocumentTests.swift validates the server against this document, and `scripts/check-api` runs schemathesis against a live service."
           },
           "servers": [
             {
@@ -128,12 +128,12 @@ extension ConformanceAPIDocument {
                     "$ref": "#/components/responses/Gone"
                   }
                 },
-                "description": "404 for a string that was never a run token; 410 for a run the service no longer holds (expired, pushed out by newer runs, deleted, or issued before a restart)."
+                "description": "404 for a string that was never a run token, or a run deleted with `DELETE`; 410 for a run the service forgot by itself (expired, pushed out by newer runs, or issued before a restart)."
               },
               "delete": {
                 "operationId": "deleteRun",
                 "summary": "Forget a run: a pending one is dropped, a judged one's verdict leaves the report and the results file",
-                "description": "A judged run's verdict is removed from the live report and from `--results` (the file is rewritten without it, so a restart does not bring it back); the cell then shows the pair's previous verdict, if the file has one. A pending run is forgotten: a later request naming it is answered 410.",
+                "description": "A judged run's verdict is removed from the live report and from `--results` (the file is rewritten without it, so a restart does not bring it back); the cell then shows the pair's previous verdict, if the file has one. A pending run is forgotten: a later request naming it is answered 404, saying it was deleted.",
                 "parameters": [
                   {
                     "$ref": "#/components/parameters/Run"
@@ -220,7 +220,7 @@ extension ConformanceAPIDocument {
                     "$ref": "#/components/responses/TooLarge"
                   }
                 },
-                "description": "400 for a body the schema refuses, or a report that cannot be judged: one output per URL the run handed out (no other route, none twice), and a `blocks` list of one SHA-256 per 64 KiB block of `size`. Nothing is kept then, and the run can be reported again. A body the schema refuses, a route no scenario has and a `blocks` list that does not fit `size` are refused before the run is looked up, so they are a 400 whether or not the run is held. 409 for a run already reported; 410 for a run no longer held."
+                "description": "400 for a body the schema refuses, a route given by two outputs, or a `blocks` list that is not one SHA-256 per 64 KiB block of `size` (for an output that exists): these are refused before the run is looked up, so they are a 400 whether or not the run is held. 409 for a run already reported, or a report that does not fit its run: one output per URL the run handed out (no other route), each with its `name` for a row whose client names its files. Nothing is kept after a 400 or that second kind of 409, and the run can be reported again. 404 for a run deleted; 410 for a run the service forgot by itself."
               }
             },
             "/_conformance/runs/{run}/prefill": {
@@ -269,7 +269,7 @@ extension ConformanceAPIDocument {
                     "$ref": "#/components/responses/Gone"
                   }
                 },
-                "description": "400 for a `route` given more than once; 404 for a run without a prefill step or without that route, or one already judged; 410 for a run no longer held."
+                "description": "400 for a `route` given more than once or one no scenario has (before the run is looked up); 404 for a run without a prefill step or without that route, one already judged, or one deleted; 410 for a run the service forgot by itself."
               }
             },
             "/_conformance/ca.pem": {
@@ -408,7 +408,7 @@ extension ConformanceAPIDocument {
               "delete": {
                 "operationId": "deleteColumn",
                 "summary": "Remove a column from the live report, with every verdict under it",
-                "description": "Removes the column's verdicts from the report and from `--results` (the file is rewritten without them, so a restart does not bring them back), and forgets the runs handed out under the column and not yet reported (a later request naming one is answered 410).",
+                "description": "Removes the column's verdicts from the report and from `--results` (the file is rewritten without them, so a restart does not bring them back), and forgets the runs handed out under the column and not yet reported (a later request naming one is answered 404, saying it was deleted).",
                 "parameters": [
                   {
                     "name": "column",
@@ -512,7 +512,7 @@ extension ConformanceAPIDocument {
                 }
               },
               "Gone": {
-                "description": "The run was issued by this service and is no longer held: unused for `--run-expiry`, pushed out by newer runs beyond `--run-limit`, deleted, or issued before a restart. Ask for a new run.",
+                "description": "The run was issued by this service, and the service forgot it by itself: unused for `--run-expiry`, pushed out by newer runs beyond `--run-limit`, or issued before a restart (a run deleted with `DELETE` is a 404). Ask for a new run.",
                 "content": {
                   "application/json": {
                     "schema": {
@@ -851,8 +851,11 @@ extension ConformanceAPIDocument {
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 255,
-                    "pattern": "^[^/]+$",
-                    "description": "The file's name, for a run handed `output-names`: report every file the client left in its directory, each with its name (400 without it there). Not `.` or `..`. Absent otherwise."
+                    "pattern": "^[^/\\x00-\\x1F\\x7F]+$",
+                    "not": {
+                      "enum": [".", ".."]
+                    },
+                    "description": "The file's name, for a run handed `output-names`: report every file the client left in its directory, each with its name (400 without it there). 1 to 255 characters (Unicode code points), none `/` or a control character (U+0000-U+001F, U+007F); not `.` or `..`. Absent otherwise."
                   }
                 },
                 "description": "An output that exists gives its size and its digests (blocks, sha256 or both); one that does not gives `exists: false`.",

@@ -15,17 +15,22 @@ enum ConformanceAPIDocument {
     ///   - serverURL: the origin the API was reached at; nil keeps the document's example server.
     ///   - requiresToken: whether the service asks for a token; without one the document declares no security
     ///     requirement, so a tool that checks authentication is enforced does not expect a 401 it never gets.
+    ///   - schemes: the schemes the attached server has ports for (all four when nil).
     /// - Returns: the document, pretty-printed with sorted keys.
     static func served(
-        catalogue: [CatalogueEntry], routes: [String], serverURL: String?, requiresToken: Bool = true
+        catalogue: [CatalogueEntry], routes: [String], serverURL: String?, requiresToken: Bool = true,
+        schemes: [MatrixScheme]? = nil
     ) -> [UInt8] {
         guard var document = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
             return Array(text.utf8)
         }
-        let scenarios = catalogue.map(\.name).sorted()
         if let serverURL { document["servers"] = [["url": serverURL]] }
         if !requiresToken { document["security"] = nil }
-        document[path: ["components", "schemas", "RunRequest", "properties", "scenario", "enum"]] = scenarios
+        let runRequest = ["components", "schemas", "RunRequest"]
+        let pairing = schemePairing(catalogue: catalogue, schemes: schemes ?? MatrixScheme.allCases)
+        document[path: runRequest + ["properties", "scenario", "enum"]] = pairing.scenarios
+        document[path: runRequest + ["properties", "scheme", "enum"]] = pairing.schemes
+        document[path: runRequest + ["anyOf"]] = pairing.rules
         document[path: ["components", "schemas", "ReportedOutput", "properties", "route", "enum"]] = routes
         let prefill = ["paths", "/_conformance/runs/{run}/prefill", "get", "parameters"]
         if var parameters = document[path: prefill] as? [[String: Any]],
@@ -41,6 +46,33 @@ enum ConformanceAPIDocument {
             return Array(text.utf8)
         }
         return Array(data) + [0x0A]
+    }
+}
+
+extension ConformanceAPIDocument {
+    /// Which scheme each row may be asked for, as JSON Schema: the rule across `scenario` and `scheme`
+    /// (``MatrixScheme/exclusion(of:)``) stated as one `anyOf` branch per set of schemes, each listing its rows, so
+    /// a request the document allows is one the service takes. A branch without `http` requires `scheme`, as an
+    /// absent one means `http`.
+    ///
+    /// - Returns: the rows that run over at least one of `schemes` (the others are always refused), the schemes' names,
+    ///   and the branches.
+    static func schemePairing(
+        catalogue: [CatalogueEntry], schemes: [MatrixScheme]
+    ) -> (scenarios: [String], schemes: [String], rules: [[String: Any]]) {
+        var rows: [[String]: [String]] = [:]
+        for entry in catalogue {
+            let allowed = schemes.filter { $0.exclusion(of: entry) == nil }.map(\.rawValue)
+            if !allowed.isEmpty { rows[allowed, default: []].append(entry.name) }
+        }
+        let rules = rows.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { allowed, names -> [String: Any] in
+            var rule: [String: Any] = [
+                "properties": ["scenario": ["enum": names.sorted()], "scheme": ["enum": allowed]]
+            ]
+            if !allowed.contains(MatrixScheme.http.rawValue) { rule["required"] = ["scheme"] }
+            return rule
+        }
+        return (rows.values.joined().sorted(), schemes.map(\.rawValue), rules)
     }
 }
 
@@ -69,6 +101,21 @@ extension ConformanceService {
     /// `GET /_conformance/openapi.json`: the API document for this service's catalogue.
     func apiDocument(serverURL: String?) -> [UInt8] {
         ConformanceAPIDocument.served(
-            catalogue: catalogue, routes: routeNames, serverURL: serverURL, requiresToken: configuration.token != nil)
+            catalogue: catalogue, routes: routeNames, serverURL: serverURL, requiresToken: configuration.token != nil,
+            schemes: servedSchemes)
+    }
+
+    /// The schemes the attached server has a port for: `http` always, the others with their listeners; all four
+    /// before a server is attached.
+    var servedSchemes: [MatrixScheme] {
+        guard let server else { return MatrixScheme.allCases }
+        return MatrixScheme.allCases.filter { scheme in
+            switch scheme {
+            case .http: true
+            case .https: server.tlsPort != nil
+            case .h2: server.h2Port != nil
+            case .h2c: server.h2cPort != nil
+            }
+        }
     }
 }

@@ -5,7 +5,8 @@ extension ConformanceService {
     /// `DELETE /_conformance/runs/{run}`: forgets a pending run, or removes a judged run's verdict from the report
     /// and from the results file (the cell shows the pair's previous verdict, if the file has one).
     ///
-    /// - Throws: `notFound` for a string that was never a run token, `gone` for a run neither held nor in the file,
+    /// - Throws: `notFound` for a string that was never a run token or a run already deleted, `gone` for a run neither
+    ///   held nor in the file,
     ///   `conflict` for a run whose report is being judged right now, `io` when the results file cannot be rewritten.
     func deleteRun(_ run: String) throws(ConformanceError) -> ConformanceAPI.Removal {
         let now = configuration.clock()
@@ -25,7 +26,16 @@ extension ConformanceService {
         // Without a results file, a judged run that is no longer its cell's latest has its verdict only here.
         if judged { verdicts = max(verdicts, 1) }
         guard forgotten + verdicts > 0 else { throw missing(run) }
+        remember(deleted: [run])
         return ConformanceAPI.Removal(verdicts: verdicts, pending: forgotten)
+    }
+
+    /// Keeps `runs` as deleted, so a later request naming one is told so (``missing(_:)``).
+    private func remember(deleted runs: [String]) {
+        let now = configuration.clock()
+        deleted.withLockedValue { table in
+            for run in runs { table.set((), forKey: run, now: now) }
+        }
     }
 
     /// `DELETE /_conformance/columns/{column}`: removes a column of the report (a client label, with ` (https)` for
@@ -35,19 +45,29 @@ extension ConformanceService {
     /// - Throws: `notFound` when no verdict or pending run is under the column, `io` when the results file cannot be
     ///   rewritten.
     func deleteColumn(_ column: String) throws(ConformanceError) -> ConformanceAPI.Removal {
+        var removed: [String] = []
         let forgotten = runs.withLockedValue { runs in
-            runs.removeAll { _, held in
-                guard case .pending(let pending) = held, !pending.judging else { return false }
-                return ResultStore.column(client: pending.client, scheme: pending.scheme) == column
+            runs.removeAll { run, held in
+                guard case .pending(let pending) = held, !pending.judging,
+                    ResultStore.column(client: pending.client, scheme: pending.scheme) == column
+                else { return false }
+                removed.append(run)
+                return true
             }
         }
-        let verdicts = try store.remove { ResultStore.column(of: $0) == column }
+        let verdicts = try store.remove {
+            guard ResultStore.column(of: $0) == column else { return false }
+            removed.append($0.run)
+            return true
+        }
         runs.withLockedValue { runs in
-            _ = runs.removeAll { _, held in
-                guard case .judged(let verdict) = held else { return false }
-                return ResultStore.column(of: verdict) == column
+            _ = runs.removeAll { run, held in
+                guard case .judged(let verdict) = held, ResultStore.column(of: verdict) == column else { return false }
+                removed.append(run)
+                return true
             }
         }
+        remember(deleted: removed)
         guard forgotten + verdicts > 0 else {
             throw .notFound("no column '\(column)' in the report, and no run pending under it")
         }

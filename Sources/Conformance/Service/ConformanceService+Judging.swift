@@ -5,8 +5,10 @@ extension ConformanceService {
     /// `POST /_conformance/runs/{run}/result`: judges the run from the journal and the reported outputs, keeps the
     /// verdict, and returns it.
     ///
-    /// - Throws: `notFound` for a run never handed out, `conflict` for one already reported, `invalidReport` for a
-    ///   report that cannot be judged (nothing is kept then, and the run can be reported again).
+    /// - Throws: `notFound` for a run never handed out, `conflict` for one already reported or a report that does
+    ///   not fit its run (its outputs are not one per URL the run handed out, or lack the names its row asks for:
+    ///   rules over the run's state, which the API document cannot state; nothing is kept then, and the run can be
+    ///   reported again), `invalidReport` for one the document refuses.
     func judge(
         run: String, report: ConformanceAPI.ResultReport
     ) async throws(ConformanceError)
@@ -73,13 +75,13 @@ extension ConformanceService {
         } else {
             for handed in pending.urls {
                 guard let output = report.outputs.first(where: { $0.route == handed.route }) else {
-                    throw .invalidReport("outputs: no output for route '\(handed.route)'")
+                    throw .conflict("outputs: no output for route '\(handed.route)', which run '\(pending.run)' handed out")
                 }
                 outputs.append(try reportedOutputs.facts(of: output, entry: entry))
             }
         }
         for output in report.outputs where !pending.urls.contains(where: { $0.route == output.route }) {
-            throw .invalidReport("outputs: run '\(pending.run)' has no route '\(output.route)'")
+            throw .conflict("outputs: run '\(pending.run)' has no route '\(output.route)'")
         }
         let journal = await MatrixRunner.settledJournal(server: server, run: pending.run)
         var facts = Self.facts(entry, pending, journal, outputs, exit)
@@ -126,7 +128,7 @@ extension ConformanceService {
         var files: [OutputFacts] = []
         for output in reported where output.exists != false {
             guard let name = output.name else {
-                throw .invalidReport(
+                throw .conflict(
                     "outputs: this row's client names its file (output-names): report every file it left with its name")
             }
             var facts = try reportedOutputs.facts(of: output, entry: entry)

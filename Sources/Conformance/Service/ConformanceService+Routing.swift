@@ -59,6 +59,10 @@ extension ConformanceService {
                 return Self.json(200, try await judge(run: segments[1], report: body))
             case ("GET", 3, "runs") where segments[2] == "prefill":
                 let route = try Self.single("route", in: request.queryItems, fallback: "")
+                // A route no scenario has is refused before the run is looked up, as the document's enum refuses it.
+                guard routeNames.contains(route) else {
+                    throw ConformanceError.invalidReport("route: '\(route)' is not a route of any scenario")
+                }
                 return try prefill(run: segments[1], route: route)
             case ("GET", 1, "report"), ("GET", 2, "report"):
                 let format = request.queryItems.first { $0.name == "format" }?.value ?? "html"

@@ -208,11 +208,15 @@ extension ConformanceService {
         return held
     }
 
-    /// The error for a run that is not held: 404 when `run` was never a token of this service, else 410 with why it
-    /// is gone, read from the token's issue time (the service does not remember the runs it forgot).
+    /// The error for a run that is not held: 404 when `run` was never a token of this service or was deleted, else
+    /// 410 with why it is gone, read from the token's issue time (the service does not remember the runs it forgot).
     func missing(_ run: String) -> ConformanceError {
         guard let token = RunToken(parsing: run) else {
             return .notFound("no run '\(run)' (POST \(Self.prefix)runs first)")
+        }
+        let now = configuration.clock()
+        if deleted.withLockedValue({ $0.peekValue(forKey: run, now: now) }) != nil {
+            return .notFound("run '\(run)' was deleted; ask for a new run")
         }
         let retention = configuration.runRetention
         if token.issuedMilliseconds < RunToken.milliseconds(started.date) {

@@ -56,6 +56,10 @@ package final class ConformanceService: Sendable {
     let reportedOutputs = ReportedOutputs()
     /// The runs held: handed out and pending, or judged.
     let runs: NIOLockedValueBox<BoundedTable<String, HeldRun>>
+    /// The runs deleted (`DELETE` of the run or of its column), under the runs' own bounds: a request naming one is
+    /// told it was deleted (404, as for any resource removed), while one the service forgot by itself (expired,
+    /// pushed out, issued before a restart) is 410, so a remote client tells its own deletion from an expiry.
+    let deleted: NIOLockedValueBox<BoundedTable<String, Void>>
     /// When the service started, on its clock and on the wall clock: tokens carry wall-clock times, and the service
     /// reads the wall clock as this plus its own clock's progress, so a test's clock moves both.
     let started: (instant: ContinuousClock.Instant, date: Date)
@@ -118,6 +122,7 @@ package final class ConformanceService: Sendable {
             runs.set(.judged(line.verdict), forKey: line.verdict.run, now: now)
         }
         self.runs = NIOLockedValueBox(runs)
+        deleted = NIOLockedValueBox(BoundedTable(configuration.runRetention))
     }
 
     /// The wall-clock time now, as the service's clock measures it.
