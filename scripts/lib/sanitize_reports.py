@@ -18,6 +18,10 @@ ThreadSanitizer
   Both owners write there only once their reference is the only one (a uniqueness check), which the hash thread's
   release ordered; the release and the check are in the Swift runtime, which TSan does not see
   (Tests/DownloadEngineTests/TLSReadBufferTests.swift shows the rule for NIOSSL).
+- "NIOHTTP2 frame buffer reused": the same over HTTP/2: the racing write is to the storage of the buffer NIOHTTP2's
+  frame decoder (`HTTP2FrameDecoder`) accumulates received bytes in, a DATA frame's payload being a slice of it that
+  the hash thread read. `ByteBuffer` reallocates in place only once its storage is uniquely referenced (otherwise it
+  copies), and the hash thread's release of the slice is what made it unique.
 - "continuation hand-off (Swift runtime)": a data race between a task resumed from a continuation and the thread
   that resumed it: the racing access is in the resumed partial function of `withUnsafe(Throwing)Continuation` or
   `withChecked(Throwing)Continuation` (frame #0 ends in `TY<n>_`, frame #1 is the runtime's
@@ -78,6 +82,7 @@ HASH_THREAD = re.compile(r"^\$s14DownloadEngine12HashPipelineC6submit")
 REFILLS = {
     "NIO pooled receive buffer reused": re.compile(r"^\$s7NIOCore28NIOPooledRecvBufferAllocatorV"),
     "NIOSSL read buffer reused": re.compile(r"^\$s6NIOSSL13SSLConnectionC19readDataFromNetwork"),
+    "NIOHTTP2 frame buffer reused": re.compile(r"^\$s8NIOHTTP217HTTP2FrameDecoderV"),
 }
 
 
