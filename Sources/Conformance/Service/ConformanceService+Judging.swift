@@ -75,7 +75,8 @@ extension ConformanceService {
         } else {
             for handed in pending.urls {
                 guard let output = report.outputs.first(where: { $0.route == handed.route }) else {
-                    throw .conflict("outputs: no output for route '\(handed.route)', which run '\(pending.run)' handed out")
+                    throw .conflict(
+                        "outputs: no output for route '\(handed.route)', which run '\(pending.run)' handed out")
                 }
                 outputs.append(try reportedOutputs.facts(of: output, entry: entry))
             }
