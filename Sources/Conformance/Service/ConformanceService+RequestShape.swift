@@ -6,7 +6,7 @@ extension ConformanceService {
     }
 
     /// Refuses what is wrong with a report whichever run it names, before the run is looked up: a request the
-    /// document refuses is a 400 even when its run is no longer held (a 410 would say the request was fine).
+    /// document refuses is a 400 even when its run is no longer held (a 404 or 410 would say the request was fine).
     ///
     /// - Throws: `invalidReport` for an output's route that no row has, or a `blocks` list that does not fit `size`.
     func checkShape(of report: ConformanceAPI.ResultReport) throws(ConformanceError) {
