@@ -50,6 +50,11 @@ struct HTTP2BoundsTests {
         let other = try await H2Probe.run(port: port, requests: ["/bytes/1M"])
         #expect(try other.stream(0).bytes == 1 << 20 && other.stream(0).endStream, "another client is still served")
         let after = try #require(Self.residentKiB(pid))
-        #expect(after - before < 32 * 1024, "resident set grew from \(before) KiB to \(after) KiB")
+        // Under AddressSanitizer (scripts/sanitize address sets ASAN_OPTIONS) the server keeps what it frees in the
+        // sanitizer's quarantine, 256 MiB by default, so its resident set says nothing of what it holds: 37 MiB more
+        // after the floods in one such run. The bound is checked everywhere else, CI's runs included.
+        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil {
+            #expect(after - before < 32 * 1024, "resident set grew from \(before) KiB to \(after) KiB")
+        }
     }
 }
