@@ -5,9 +5,9 @@ extension ConformanceService {
     /// `DELETE /_conformance/runs/{run}`: forgets a pending run, or removes a judged run's verdict from the report
     /// and from the results file (the cell shows the pair's previous verdict, if the file has one).
     ///
-    /// - Throws: `notFound` for a string that was never a run token or a run already deleted, `gone` for a run neither
-    ///   held nor in the file,
-    ///   `conflict` for a run whose report is being judged right now, `io` when the results file cannot be rewritten.
+    /// - Throws: `notFound` for a string that was never a run token or a run already deleted, `gone` for a run
+    ///   neither held nor in the file, `conflict` for a run whose report is being judged right now, `io` when the
+    ///   results file cannot be rewritten.
     func deleteRun(_ run: String) throws(ConformanceError) -> ConformanceAPI.Removal {
         let now = configuration.clock()
         let pending: Result<Int, ConformanceError> = runs.withLockedValue { runs in
