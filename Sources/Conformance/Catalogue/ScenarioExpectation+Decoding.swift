@@ -23,7 +23,13 @@ extension ScenarioExpectation: Decodable {
 
     /// Whether `name` names a file in a directory, nothing above or beside it: what `output-names` may hold.
     static func isPlainFileName(_ name: String) -> Bool {
-        !name.isEmpty && name != "." && name != ".." && name.utf8.count <= 255
+        name.utf8.count <= 255 && hasPlainFileNameForm(name)
+    }
+
+    /// The rules a file name keeps whatever its length is measured in: not empty, not `.` or `..`, and no `/` or
+    /// control character (U+0000-U+001F, U+007F). The API's reported names keep them too, counting code points.
+    static func hasPlainFileNameForm(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".."
             && !name.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 < 0x20 || $0 == 0x7F })
     }
 

@@ -191,8 +191,7 @@ package enum ConformanceAPI {
         /// `..`. Looser than a catalogue's output names (at most 255 bytes): a longer name cannot match one and is
         /// judged, not refused, as the document promises a request it allows is taken.
         static func isReportedName(_ name: String) -> Bool {
-            (1...255).contains(name.unicodeScalars.count) && name != "." && name != ".."
-                && !name.unicodeScalars.contains { $0 == "/" || $0.value < 0x20 || $0.value == 0x7F }
+            name.unicodeScalars.count <= 255 && ScenarioExpectation.hasPlainFileNameForm(name)
         }
 
         /// Decodes an output, refusing members the API document does not name, null values, and digests that are
