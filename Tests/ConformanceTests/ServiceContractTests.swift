@@ -79,7 +79,15 @@ struct ServiceContractTests {
                 400, "'jump' is not a step name")
             Self.expectError(
                 try await client.send("POST", result, json: ["outcome": "success", "outputs": [output, output]]),
-                400, "two outputs for route ''")
+                409, "outputs: two outputs for route ''")
+            // A blocks list that contradicts size: schema-valid, so a 409 (a rule no schema states), and the run
+            // stays open for a corrected report.
+            var shortBlocks = output
+            shortBlocks["size"] = 65537
+            shortBlocks["blocks"] = [String(repeating: "0", count: 64)]
+            Self.expectError(
+                try await client.send("POST", result, json: ["outcome": "success", "outputs": [shortBlocks]]), 409,
+                "output '': 1 blocks for 65537 bytes, expected 2")
             var badDigest = output
             badDigest["sha256"] = "abc"
             Self.expectError(
@@ -178,7 +186,8 @@ struct ServiceContractTests {
                         "outcome": "success",
                         "outputs": [["route": "", "size": 65537, "blocks": [String(repeating: "0", count: 64)]]],
                     ]),
-                400, "output '': 1 blocks for 65537 bytes, expected 2")
+                // A blocks list that contradicts size is a rule over the report against its run: the run first.
+                404, "was deleted")
             Self.expectError(
                 try await client.send("GET", "/_conformance/runs/\(run)/prefill?route=&route="), 400,
                 "route: given 2 times; give it once")

@@ -8,7 +8,7 @@ extension ConformanceAPIDocument {
           "info": {
             "title": "rangecheck serve: the conformance API",
             "version": "1.2.0",
-            "description": "A client anywhere asks for a run of a scenario, downloads the URLs it is handed however it likes (performing the steps it is given), and reports what it ended with. The server judges the run from its request journal and the report, with the same judge as `rangecheck`. With `--token`, every operation needs `Authorization: Bearer TOKEN` (or `?token=TOKEN`, or the `rangecheck-token` cookie a `?token=` request sets); without it, only loopback peers are answered (403 otherwise). Every error is a 4xx with a one-line JSON body `{\"error\": ...}`, except 413 for a request body over 8 MiB (a line of text from the server). The service enforces every constraint this document states, and no other but those a schema cannot say, each named in a description: a report's outputs name no route twice, and a `blocks` list has one digest per 64 KiB of `size` (400 for either, whatever the run); a report has one output per URL its run handed out, with names where its row asks for them (409: a rule over the run's state). Runs are held in memory up to `--run-limit` (10,000) and each is forgotten after `--run-expiry` (an hour) without a request naming it; a request naming a run the service forgot by itself is answered 410, and one naming a run deleted with `DELETE` 404, as any deleted resource. `GET /_conformance/openapi.json` serves this document with the running catalogue's scenario and route names as enums, the schemes the server has ports for, and the rule between `scenario` and `scheme` as an `anyOf` of the rows each set of schemes takes. Tests/ConformanceTests/ServiceAPIDocumentTests.swift validates the server against this document, and `scripts/check-api` runs schemathesis against a live service."
+            "description": "A client anywhere asks for a run of a scenario, downloads the URLs it is handed however it likes (performing the steps it is given), and reports what it ended with. The server judges the run from its request journal and the report, with the same judge as `rangecheck`. With `--token`, every operation needs `Authorization: Bearer TOKEN` (or `?token=TOKEN`, or the `rangecheck-token` cookie a `?token=` request sets); without it, only loopback peers are answered (403 otherwise). Every error is a 4xx with a one-line JSON body `{\"error\": ...}`, except 413 for a request body over 8 MiB (a line of text from the server). The service enforces every constraint this document states, and no other but those a schema cannot say, each named in a description and answered 409 (the report cannot stand as its run's outcome; nothing is kept and the run can be reported again): a report has one output per URL its run handed out (no route twice, no other route), with names where its row asks for them, and each `blocks` list has one digest per 64 KiB of its output's `size`. Runs are held in memory up to `--run-limit` (10,000) and each is forgotten after `--run-expiry` (an hour) without a request naming it; a request naming a run the service forgot by itself is answered 410, and one naming a run deleted with `DELETE` 404, as any deleted resource. `GET /_conformance/openapi.json` serves this document with the running catalogue's scenario and route names as enums, the schemes the server has ports for, and the rule between `scenario` and `scheme` as an `anyOf` of the rows each set of schemes takes. Tests/ConformanceTests/ServiceAPIDocumentTests.swift validates the server against this document, and `scripts/check-api` runs schemathesis against a live service."
           },
           "servers": [
             {
@@ -220,7 +220,7 @@ extension ConformanceAPIDocument {
                     "$ref": "#/components/responses/TooLarge"
                   }
                 },
-                "description": "400 for a body the schema refuses, a route given by two outputs, or a `blocks` list that is not one SHA-256 per 64 KiB block of `size` (for an output that exists): these are refused before the run is looked up, so they are a 400 whether or not the run is held. 409 for a run already reported, or a report that does not fit its run: one output per URL the run handed out (no other route), each with its `name` for a row whose client names its files. Nothing is kept after a 400 or that second kind of 409, and the run can be reported again. 404 for a run deleted; 410 for a run the service forgot by itself."
+                "description": "400 for a body the schema refuses: it is refused before the run is looked up, so it is a 400 whether or not the run is held. 409 for a run already reported, or a report that cannot stand as its run's outcome by a rule no schema states: one output per URL the run handed out (no route twice, no other route), each with its `name` for a row whose client names its files, and a `blocks` list of one SHA-256 per 64 KiB block of `size` (for an output that exists). Nothing is kept after a 400 or that second kind of 409, and the run can be reported again. 404 for a run deleted; 410 for a run the service forgot by itself."
               }
             },
             "/_conformance/runs/{run}/prefill": {
@@ -845,7 +845,7 @@ extension ConformanceAPIDocument {
                       "type": "string",
                       "pattern": "^[0-9a-fA-F]{64}$"
                     },
-                    "description": "The SHA-256 of each 64 KiB block, in order (the last may be shorter): exactly one per 64 KiB of size, rounded up (400 otherwise)."
+                    "description": "The SHA-256 of each 64 KiB block, in order (the last may be shorter): exactly one per 64 KiB of size, rounded up (409 otherwise)."
                   },
                   "name": {
                     "type": "string",
@@ -855,7 +855,7 @@ extension ConformanceAPIDocument {
                     "not": {
                       "enum": [".", ".."]
                     },
-                    "description": "The file's name, for a run handed `output-names`: report every file the client left in its directory, each with its name (400 without it there). 1 to 255 characters (Unicode code points), none `/` or a control character (U+0000-U+001F, U+007F); not `.` or `..`. Absent otherwise."
+                    "description": "The file's name, for a run handed `output-names`: report every file the client left in its directory, each with its name (409 without it there). 1 to 255 characters (Unicode code points), none `/` or a control character (U+0000-U+001F, U+007F); not `.` or `..`. Absent otherwise."
                   }
                 },
                 "description": "An output that exists gives its size and its digests (blocks, sha256 or both); one that does not gives `exists: false`.",

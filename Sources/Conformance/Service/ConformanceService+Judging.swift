@@ -6,9 +6,9 @@ extension ConformanceService {
     /// verdict, and returns it.
     ///
     /// - Throws: `notFound` for a run never handed out, `conflict` for one already reported or a report that does
-    ///   not fit its run (its outputs are not one per URL the run handed out, or lack the names its row asks for:
-    ///   rules over the run's state, which the API document cannot state; nothing is kept then, and the run can be
-    ///   reported again), `invalidReport` for one the document refuses.
+    ///   not fit its run (its outputs are not one per URL the run handed out, lack the names its row asks for, or
+    ///   have a `blocks` list that does not fit `size`: rules the API document cannot state; nothing is kept then,
+    ///   and the run can be reported again), `invalidReport` for one the document refuses.
     func judge(
         run: String, report: ConformanceAPI.ResultReport
     ) async throws(ConformanceError)
@@ -65,6 +65,7 @@ extension ConformanceService {
         case "cancelled": exit = .cancelled
         default: throw .invalidReport("outcome: '\(report.outcome)' is not success, failure or cancelled")
         }
+        try Self.checkFit(of: report)
         var outputs: [OutputFacts] = []
         var serverNamed: ServerNamedOutput?
         if let names = entry.expectation.outputNames {

@@ -8,12 +8,30 @@ extension ConformanceService {
     /// Refuses what is wrong with a report whichever run it names, before the run is looked up: a request the
     /// document refuses is a 400 even when its run is no longer held (a 404 or 410 would say the request was fine).
     ///
-    /// - Throws: `invalidReport` for an output's route that no row has, or a `blocks` list that does not fit `size`.
+    /// - Throws: `invalidReport` for an output's route that no row has.
     func checkShape(of report: ConformanceAPI.ResultReport) throws(ConformanceError) {
         let known = Set(routeNames)
+        for output in report.outputs where !known.contains(output.route) {
+            throw .invalidReport("outputs: route '\(output.route)' is not a route of any scenario")
+        }
+    }
+
+    /// Refuses a report that cannot stand as its run's outcome by rules no JSON Schema can state: two outputs for
+    /// one URL the run handed out (one route, or one route and `name` where the client names its files), or a
+    /// `blocks` list that is not one digest per 64 KiB of its output's `size`.
+    ///
+    /// These are a 409 after the run is looked up, like a report that does not fit its run: the request is one the
+    /// document allows, nothing is kept, and a corrected report of the same run is taken. (422 would name the
+    /// second kind as well; schema-driven tools such as schemathesis take a refusal of a schema-valid body as the
+    /// service breaking its document unless it is one of the statuses that depend on state, and 409 is that one.)
+    ///
+    /// - Throws: `conflict` naming the output.
+    static func checkFit(of report: ConformanceAPI.ResultReport) throws(ConformanceError) {
+        var seen: Set<[String?]> = []
         for output in report.outputs {
-            guard known.contains(output.route) else {
-                throw .invalidReport("outputs: route '\(output.route)' is not a route of any scenario")
+            guard seen.insert([output.route, output.name]).inserted else {
+                throw .conflict(
+                    "outputs: two outputs for route '\(output.route)'" + (output.name.map { " named '\($0)'" } ?? ""))
             }
             try ReportedOutputs.checkBlockCount(of: output)
         }

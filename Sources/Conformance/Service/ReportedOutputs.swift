@@ -18,8 +18,8 @@ final class ReportedOutputs: Sendable {
     ///   - output: what the client reported.
     ///   - entry: the scenario.
     /// - Returns: the facts.
-    /// - Throws: `ConformanceError.invalidReport` when the report cannot be judged (no digests, or a block count that
-    ///   does not fit the size).
+    /// - Throws: `ConformanceError.invalidReport` when the report gives no digests, `conflict` when its block count
+    ///   does not fit its size.
     func facts(
         of output: ConformanceAPI.ReportedOutput, entry: CatalogueEntry
     ) throws(ConformanceError)
@@ -64,14 +64,15 @@ final class ReportedOutputs: Sendable {
 
     /// Refuses a `blocks` list that is not one digest per 64 KiB block of `size`, for an output that exists.
     ///
-    /// - Throws: `ConformanceError.invalidReport` naming the output.
+    /// - Throws: `ConformanceError.conflict` naming the output (a rule between members no schema states; see
+    ///   `ConformanceService.checkFit(of:)`).
     static func checkBlockCount(of output: ConformanceAPI.ReportedOutput) throws(ConformanceError) {
         // An output that does not exist is judged by that alone; the members it gave beside are not read.
         guard output.exists != false, let blocks = output.blocks, let size = output.size else { return }
         let blockSize = UInt64(OutputInspector.blockSize)
         let expected = (size + blockSize - 1) / blockSize
         guard UInt64(blocks.count) == expected else {
-            throw .invalidReport(
+            throw .conflict(
                 "output '\(output.route)': \(blocks.count) blocks for \(size) bytes, expected \(expected) "
                     + "(one SHA-256 per 64 KiB block)")
         }
