@@ -8,7 +8,7 @@ import NIOTLS
 
 /// The HTTP/2 front end beside libmicrohttpd: `--h2-port` (TLS, ALPN `h2` and `http/1.1`) or `--h2c-port`
 /// (cleartext, prior knowledge), on SwiftNIO and swift-nio-http2, answering every stream through the same
-/// `RequestPipeline` as the libmicrohttpd daemons (see `HTTP2StreamHandler`).
+/// `RequestPipeline` as the libmicrohttpd daemons (see `HTTP2ConnectionHandler` and `HTTP2StreamHandler`).
 ///
 /// The faults must reach the client as planned, so NIOHTTP2's own checks of what this server sends are off: a lying
 /// Content-Length, a malformed Content-Range or a raw field would otherwise be stopped before the wire. What a client
@@ -129,11 +129,9 @@ final class HTTP2Listener: Sendable {
         ]
         connection.headerBlockValidation = .disabled
         connection.contentLengthValidation = .disabled
+        // No stream multiplexer reads the stream settings of windows and watermarks: `HTTP2ConnectionHandler` gives
+        // back a request body's window as it arrives, and a stream bounds what it holds in flight itself.
         var stream = NIOHTTP2Handler.StreamConfiguration()
-        stream.targetWindowSize = 1 << 20
-        // A stream stops being writable once this much waits for the client's window; 256 KiB writes need room.
-        stream.outboundBufferSizeHighWatermark = 512 * 1024
-        stream.outboundBufferSizeLowWatermark = 256 * 1024
         stream.streamResetFrameRateLimit.maximumCount = bounds.maxResets
         stream.streamResetFrameRateLimit.windowLength = bounds.resetWindow
         return NIOHTTP2Handler.Configuration(connection: connection, stream: stream)
@@ -143,17 +141,17 @@ final class HTTP2Listener: Sendable {
         _ channel: any Channel, state: HTTP2ConnectionState, shared: HTTP2StreamHandler.Shared,
         configuration: NIOHTTP2Handler.Configuration
     ) throws {
+        let sync = channel.pipeline.syncOperations
         let closer = ConnectionCloser()
-        try channel.pipeline.syncOperations.addHandler(closer)
+        try sync.addHandler(closer)
         state.closer = closer
-        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: configuration.connection,
-            streamConfiguration: configuration.stream
-        ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(HTTP2StreamHandler(shared: shared, connection: state))
-            }
-        }
+        // Without a stream multiplexer: NIOHTTP2Handler passes frames on, and `HTTP2ConnectionHandler` keeps the
+        // streams (see there for why).
+        try sync.addHandler(
+            NIOHTTP2Handler(
+                mode: .server, connectionConfiguration: configuration.connection,
+                streamConfiguration: configuration.stream))
+        try sync.addHandler(HTTP2ConnectionHandler(shared: shared, connection: state))
     }
 
     private static func configureMisdirected(

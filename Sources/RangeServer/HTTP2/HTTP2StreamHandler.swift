@@ -13,14 +13,14 @@ import Darwin
 /// out the plan's head, its `BodyProgram` and its faults on the stream (or on the connection, for the faults that
 /// end it), and journals how it went.
 ///
-/// Body bytes go out as the client's flow-control window allows: NIOHTTP2 holds DATA past the window, and the stream
-/// channel stops being writable once it holds more than `StreamConfiguration.outboundBufferSizeHighWatermark`; the
-/// program is asked for more only while the channel is writable and less than ``inFlightLimit`` of the stream's DATA
-/// waits for the socket. `bodyBytesSent` counts the DATA bytes whose write reached the socket (their write promises),
-/// never what is only queued.
-final class HTTP2StreamHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame.FramePayload
-    typealias OutboundOut = HTTP2Frame.FramePayload
+/// A stream is not a channel of its own: `HTTP2ConnectionHandler` keeps a table of these, hands each its frames and
+/// its end, and the stream writes its frames through the connection handler's context (see there for why).
+///
+/// Body bytes go out as the client's flow-control window allows: NIOHTTP2 holds DATA past the window, and the
+/// program is asked for more only while the connection is writable and less than ``inFlightLimit`` of the stream's
+/// DATA waits for the socket (held for the window or queued). `bodyBytesSent` counts the DATA bytes whose write
+/// reached the socket (their write promises), never what is only queued.
+final class HTTP2StreamHandler {
 
     /// What the listener hands every stream.
     struct Shared: Sendable {
@@ -36,7 +36,9 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
     private let shared: Shared
     private let connection: HTTP2ConnectionState
     private let carrier = HTTP2StreamConnection()
-    private var streamID = 0
+    /// The stream's identifier in frames, and as the journal records it.
+    private let frameStreamID: HTTP2StreamID
+    private let streamID: HTTP2StreamNumber
     private let startedAt = ContinuousClock.now
 
     // The request as it arrives.
@@ -68,6 +70,8 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
     private var finished = false
     /// Whether the request arrived on a connection a fault was closing, so nothing of its answer went out.
     private var neverSent = false
+    /// The connection handler's context while the stream is open; nil once it has closed, which every step that may
+    /// run after the end (a write's completion, a scheduled wait) checks.
     private var context: ChannelHandlerContext?
     /// The last DATA write's result: writes complete in order, so once it has, every body byte so far is in the
     /// socket. An ending waits for it, since NIOHTTP2 drops DATA still held for the window when the stream is reset
@@ -78,24 +82,19 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
     /// ones in 64 KiB, so a fault point and `bodyBytesSent` stay as fine as over HTTP/1.1.
     private var blockSize: Int { plan?.delivery.isPlain == true ? 256 * 1024 : 64 * 1024 }
 
-    init(shared: Shared, connection: HTTP2ConnectionState) {
+    /// A stream the client opened on the connection whose handler context is `context`.
+    init(shared: Shared, connection: HTTP2ConnectionState, streamID: HTTP2StreamID, context: ChannelHandlerContext) {
         self.shared = shared
         self.connection = connection
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
+        self.frameStreamID = streamID
+        self.streamID = Int(Int32(streamID))
         self.context = context
-        if let id = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID) {
-            streamID = Int(Int32(id))
-        }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        self.context = nil
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+    /// A frame of this stream from the client (HEADERS and DATA are read; the connection handler answers the rest).
+    func receive(_ payload: HTTP2Frame.FramePayload) {
+        guard let context else { return }
+        switch payload {
         case .headers(let headers):
             if !started && request == nil && arrival == 0 { receiveHead(headers.headers) }
             if headers.endStream { requestEnded(context: context) }
@@ -107,18 +106,21 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
         }
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { pump() }
-        context.fireChannelWritabilityChanged()
+    /// The connection became writable again.
+    func writabilityChanged() {
+        if context?.channel.isWritable == true { pump() }
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A client's RST_STREAM arrives as the stream's closing error.
-        if error is NIOHTTP2Errors.StreamClosed { carrier.left(.reset) }
-        context.close(promise: nil)
+    /// The client reset the stream (RST_STREAM read); its close follows.
+    func resetByPeer() {
+        carrier.left(.reset)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    /// The stream closed (both ends done, reset by either side, or the connection gone): journals it if nothing has,
+    /// and lets go of the connection.
+    func closed() {
+        guard context != nil else { return }
+        defer { context = nil }
         carrier.left(.closed)
         if !finished {
             let outcome: JournalOutcome
@@ -137,7 +139,23 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
             }
             finish(outcome)
         }
-        context.fireChannelInactive()
+    }
+
+    /// Writes one of this stream's frames (not flushed).
+    private func write(
+        _ payload: HTTP2Frame.FramePayload, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?
+    ) {
+        context.write(NIOAny(HTTP2Frame(streamID: frameStreamID, payload: payload)), promise: promise)
+    }
+
+    /// Writes one of this stream's frames and flushes it (at the end of the read in progress, if one is).
+    private func writeAndFlush(
+        _ payload: HTTP2Frame.FramePayload, context: ChannelHandlerContext
+    ) -> EventLoopFuture<Void> {
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        write(payload, context: context, promise: promise)
+        connection.flush(context)
+        return promise.futureResult
     }
 
     // MARK: - The request
@@ -241,9 +259,10 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
         // A response shaped by a fault from its first byte is not one a client leaves of its own accord.
         if !plan.faults.isEmpty, FaultPlan.shapesResponse(plan.faults) { faultFired = true }
         let http2 = plan.delivery.http2
-        if let streams = http2.maxConcurrentStreams, let parent = context.channel.parent {
+        if let streams = http2.maxConcurrentStreams {
             let settings: HTTP2Settings = [HTTP2Setting(parameter: .maxConcurrentStreams, value: Int(streams))]
-            parent.write(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings))), promise: nil)
+            context.write(
+                NIOAny(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings)))), promise: nil)
         }
         switch http2.refusal {
         case .resetStream(let code):
@@ -263,7 +282,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
             // `head=stall`: no HEADERS for the duration, then the connection closes without an answer, as over
             // HTTP/1.1; a client that gives up first ends the stream, journaled as stalled.
             faultFired = true
-            context.channel.parent?.flush()
+            context.flush()
             schedule(after: silence) { handler in
                 handler.connection.endedBy = .stalled
                 handler.finish(.stalled)
@@ -272,7 +291,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
             return
         }
         if let delay = delivery.delay, delay > .zero {
-            context.channel.parent?.flush()
+            context.flush()
             schedule(after: delay) { handler in
                 handler.faultFired = true
                 handler.sendHead()
@@ -307,12 +326,12 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
         let frame = HTTP2Frame.FramePayload.headers(.init(headers: headers, endStream: bodyless))
         if bodyless {
             ending = .complete
-            context.writeAndFlush(wrapOutboundOut(frame)).assumeIsolated().whenComplete { [self] in
+            writeAndFlush(frame, context: context).assumeIsolated().whenComplete { [self] in
                 complete($0)
             }
             return
         }
-        context.write(wrapOutboundOut(frame), promise: nil)
+        write(frame, context: context, promise: nil)
         pump()
     }
 
@@ -348,7 +367,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
         guard !finished, headSent, !pumpHeld, let context, var program, let plan else { return }
         defer { self.program = program }
         var wrote = false
-        defer { if wrote { context.flush() } }
+        defer { if wrote { connection.flush(context) } }
         while context.channel.isWritable && position - sent < Self.inFlightLimit {
             let now = ContinuousClock.now
             switch program.next(position: position, capacity: blockSize, now: now) {
@@ -378,8 +397,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
                     if position - sent < Self.inFlightLimit { pump() }
                 }
                 lastWrite = promise.futureResult
-                context.write(
-                    wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: last))), promise: promise)
+                write(.data(.init(data: .byteBuffer(buffer), endStream: last)), context: context, promise: promise)
                 wrote = true
                 if last {
                     promise.futureResult.assumeIsolated().whenComplete { [self] in complete($0) }
@@ -399,8 +417,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
                 let promise = context.eventLoop.makePromise(of: Void.self)
                 promise.futureResult.assumeIsolated().whenComplete { [self] in complete($0) }
                 let empty = context.channel.allocator.buffer(capacity: 0)
-                context.write(
-                    wrapOutboundOut(.data(.init(data: .byteBuffer(empty), endStream: true))), promise: promise)
+                write(.data(.init(data: .byteBuffer(empty), endStream: true)), context: context, promise: promise)
                 wrote = true
                 ending = .complete
                 pumpHeld = true
@@ -410,14 +427,14 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
                 // out beside the DATA already written, so the client may see it before bytes the window still holds.
                 connection.closesAfterStream = streamID
                 connection.goAwayLast = max(streamID, connection.highestAnswered)
-                context.channel.parent?.write(
-                    HTTP2Frame(
-                        streamID: .rootStream,
-                        payload: .goAway(
-                            lastStreamID: HTTP2StreamID(max(streamID, connection.highestAnswered)), errorCode: .noError,
-                            opaqueData: nil)),
+                context.writeAndFlush(
+                    NIOAny(
+                        HTTP2Frame(
+                            streamID: .rootStream,
+                            payload: .goAway(
+                                lastStreamID: HTTP2StreamID(max(streamID, connection.highestAnswered)),
+                                errorCode: .noError, opaqueData: nil))),
                     promise: nil)
-                context.channel.parent?.flush()
             case .end(let ending):
                 noteProgram(program)
                 self.program = program
@@ -478,14 +495,13 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
         ending = outcome
         pumpHeld = true
         let payload = HTTP2Frame.FramePayload.rstStream(HTTP2ErrorCode(networkCode: Int(code.value)))
-        context.writeAndFlush(wrapOutboundOut(payload)).assumeIsolated().whenComplete { [self] _ in
+        writeAndFlush(payload, context: context).assumeIsolated().whenComplete { [self] _ in
             finish(outcome)
         }
     }
 
     /// GOAWAY naming `lastStream`, then a close of the connection once it is written.
     private func goAway(lastStream: Int, closing outcome: JournalOutcome, context: ChannelHandlerContext) {
-        guard let parent = context.channel.parent else { return finish(outcome) }
         context.flush()
         ending = outcome
         connection.endedBy = connection.endedBy ?? .dropped
@@ -494,7 +510,9 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
             payload: .goAway(lastStreamID: HTTP2StreamID(lastStream), errorCode: .noError, opaqueData: nil))
         pumpHeld = true
         connection.goAwayLast = lastStream
-        parent.writeAndFlush(frame).assumeIsolated().whenComplete { [self] _ in
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(NIOAny(frame), promise: written)
+        written.futureResult.assumeIsolated().whenComplete { [self] _ in
             finish(outcome)
             _ = connection.closer?.closeGently()
         }
@@ -503,7 +521,6 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
     /// Ends the connection under every stream on it: a clean close, or (`abort`) a TCP reset.
     private func closeConnection(_ outcome: JournalOutcome, context: ChannelHandlerContext, abort: Bool) {
         context.flush()
-        context.channel.parent?.flush()
         connection.endedBy = outcome
         ending = outcome
         pumpHeld = true
