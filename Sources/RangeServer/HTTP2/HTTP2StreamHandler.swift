@@ -318,7 +318,10 @@ final class HTTP2StreamHandler {
         if !plan.headers.contains(where: { $0.hasName(lowercased: "date") }) {
             headers.add(name: "date", value: String(cString: ResponseDate.current()))
         }
-        for field in plan.headers { headers.add(name: field.name.lowercased(), value: field.value) }
+        for field in plan.headers {
+            let name = field.name.lowercased()
+            headers.add(name: name, value: field.value, indexing: Self.indexing(of: name))
+        }
         let length = plan.body.length
         if let declared = plan.declaredContentLength { headers.add(name: "content-length", value: String(declared)) }
         headSent = true
@@ -333,6 +336,18 @@ final class HTTP2StreamHandler {
         }
         write(frame, context: context, promise: nil)
         pump()
+    }
+
+    /// How HPACK may index a response field: a representation's validators are sent as literals without indexing.
+    ///
+    /// They change with every file, so in the encoder's dynamic table they would only push out the fields that
+    /// repeat (`content-type`, `accept-ranges`, a range's `content-length`) and lengthen the table NIOHPACK scans for
+    /// every field it indexes; their names are in the static table, so a literal costs no scan at all.
+    static func indexing(of name: String) -> HPACKIndexing {
+        switch name {
+        case "etag", "last-modified": .nonIndexable
+        default: .indexable
+        }
     }
 
     /// Runs the body program while the stream is writable and less than ``inFlightLimit`` of its DATA waits to reach
