@@ -14,7 +14,8 @@ import Darwin
 /// end it), and journals how it went.
 ///
 /// A stream is not a channel of its own: `HTTP2ConnectionHandler` keeps a table of these, hands each its frames and
-/// its end, and the stream writes its frames through the connection handler's context (see there for why).
+/// its end, and the stream writes its frames through the connection handler's context (see there for why). The body
+/// and the faults that end a stream or its connection are in `HTTP2StreamHandler+Body.swift`.
 ///
 /// Body bytes go out as the client's flow-control window allows: NIOHTTP2 holds DATA past the window, and the
 /// program is asked for more only while the connection is writable and less than ``inFlightLimit`` of the stream's
@@ -34,11 +35,12 @@ final class HTTP2StreamHandler {
     }
 
     private let shared: Shared
-    private let connection: HTTP2ConnectionState
+    let connection: HTTP2ConnectionState
     private let carrier = HTTP2StreamConnection()
-    /// The stream's identifier in frames, and as the journal records it.
+    /// The stream's identifier in frames.
     private let frameStreamID: HTTP2StreamID
-    private let streamID: HTTP2StreamNumber
+    /// The stream's identifier as the journal and the connection's GOAWAY bookkeeping number it.
+    var streamID: HTTP2StreamNumber { Int(Int32(frameStreamID)) }
     private let startedAt = ContinuousClock.now
 
     // The request as it arrives.
@@ -55,39 +57,41 @@ final class HTTP2StreamHandler {
     private var started = false
 
     // The answer as it goes out.
-    private var request: IncomingRequest?
-    private var plan: ResponsePlan?
-    private var program: BodyProgram?
-    private var position: UInt64 = 0
-    private var sent: UInt64 = 0
-    private var faultFired = false
-    private var headSent = false
+    var request: IncomingRequest?
+    var plan: ResponsePlan?
+    var program: BodyProgram?
+    var position: UInt64 = 0
+    var sent: UInt64 = 0
+    var faultFired = false
+    var headSent = false
     /// Set while the program must not be asked: a wait is scheduled, or the body has been handed over or ended.
-    private var pumpHeld = false
+    var pumpHeld = false
     /// How the answer ends, once its last frame or its fault is on its way: the stream may close before the write
     /// that ends it reports back, and must then be journaled this way, not as left by the client.
-    private var ending: JournalOutcome?
-    private var finished = false
+    var ending: JournalOutcome?
+    var finished = false
     /// Whether the request arrived on a connection a fault was closing, so nothing of its answer went out.
     private var neverSent = false
     /// The connection handler's context while the stream is open; nil once it has closed, which every step that may
     /// run after the end (a write's completion, a scheduled wait) checks.
-    private var context: ChannelHandlerContext?
+    var context: ChannelHandlerContext?
     /// The last DATA write's result: writes complete in order, so once it has, every body byte so far is in the
     /// socket. An ending waits for it, since NIOHTTP2 drops DATA still held for the window when the stream is reset
     /// or the connection closes, and the client must hold the bytes before the fault's point.
-    private var lastWrite: EventLoopFuture<Void>?
+    var lastWrite: EventLoopFuture<Void>?
+    /// Whether ``pump()`` is running, and whether a call made meanwhile asked it to go round once more.
+    var pumping = false
+    var pumpAgain = false
 
     /// Unfaulted bodies go out in large writes (NIOHTTP2 cuts them into frames the peer's SETTINGS allow); faulted
     /// ones in 64 KiB, so a fault point and `bodyBytesSent` stay as fine as over HTTP/1.1.
-    private var blockSize: Int { plan?.delivery.isPlain == true ? 256 * 1024 : 64 * 1024 }
+    var blockSize: Int { plan?.delivery.isPlain == true ? 256 * 1024 : 64 * 1024 }
 
     /// A stream the client opened on the connection whose handler context is `context`.
     init(shared: Shared, connection: HTTP2ConnectionState, streamID: HTTP2StreamID, context: ChannelHandlerContext) {
         self.shared = shared
         self.connection = connection
         self.frameStreamID = streamID
-        self.streamID = Int(Int32(streamID))
         self.context = context
     }
 
@@ -142,14 +146,14 @@ final class HTTP2StreamHandler {
     }
 
     /// Writes one of this stream's frames (not flushed).
-    private func write(
+    func write(
         _ payload: HTTP2Frame.FramePayload, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?
     ) {
         context.write(NIOAny(HTTP2Frame(streamID: frameStreamID, payload: payload)), promise: promise)
     }
 
     /// Writes one of this stream's frames and flushes it (at the end of the read in progress, if one is).
-    private func writeAndFlush(
+    func writeAndFlush(
         _ payload: HTTP2Frame.FramePayload, context: ChannelHandlerContext
     ) -> EventLoopFuture<Void> {
         let promise = context.eventLoop.makePromise(of: Void.self)
@@ -350,209 +354,11 @@ final class HTTP2StreamHandler {
         }
     }
 
-    /// Runs the body program while the stream is writable and less than ``inFlightLimit`` of its DATA waits to reach
-    /// the socket; called again when either changes. A call made while it runs (a write completing inside its flush)
-    /// makes it go round once more instead of running inside itself.
-    private func pump() {
-        if pumping {
-            pumpAgain = true
-            return
-        }
-        pumping = true
-        repeat {
-            pumpAgain = false
-            pumpOnce()
-        } while pumpAgain && !finished
-        pumping = false
-    }
-
-    private var pumping = false
-    private var pumpAgain = false
-
-    /// The most DATA bytes of a stream written but not yet in the socket.
-    ///
-    /// The stream's own bound, so that the connection's socket channel never has to stop being writable: NIOHTTP2
-    /// 1.46.0 asserts (`ControlFrameBuffer`, "Received flush data frames while buffering control frames") when the
-    /// connection turns writable again while control frames it buffered meanwhile were not flushed yet, which a
-    /// download at full speed reached in the tests. The connection's high water mark is set far above the sum of
-    /// these bounds (see `HTTP2Listener`).
-    static let inFlightLimit: UInt64 = 256 << 10
-
-    private func pumpOnce() {
-        guard !finished, headSent, !pumpHeld, let context, var program, let plan else { return }
-        defer { self.program = program }
-        var wrote = false
-        defer { if wrote { connection.flush(context) } }
-        while context.channel.isWritable && position - sent < Self.inFlightLimit {
-            let now = ContinuousClock.now
-            switch program.next(position: position, capacity: blockSize, now: now) {
-            case .send(let count):
-                var buffer = context.channel.allocator.buffer(capacity: count)
-                let filled = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-                    let target = UnsafeMutableRawBufferPointer(rebasing: raw[0..<count])
-                    guard plan.body.fill(target, position: position) else { return 0 }
-                    program.filled(target, position: position)
-                    return count
-                }
-                guard filled == count else {
-                    // The file could not be read: the stream ends, as a dropped one.
-                    faultFired = true
-                    resetStream(.internalError, context: context, outcome: .dropped)
-                    return
-                }
-                position += UInt64(count)
-                // The last bytes of an unfaulted body carry END_STREAM themselves.
-                let last = position == plan.body.length && program.faults.isEmpty
-                let promise = context.eventLoop.makePromise(of: Void.self)
-                let bytes = UInt64(count)
-                promise.futureResult.assumeIsolated().whenSuccess { [self] in
-                    // A journaled answer's count is final (a complete one counts its whole body).
-                    guard !finished else { return }
-                    sent += bytes
-                    if position - sent < Self.inFlightLimit { pump() }
-                }
-                lastWrite = promise.futureResult
-                write(.data(.init(data: .byteBuffer(buffer), endStream: last)), context: context, promise: promise)
-                wrote = true
-                if last {
-                    promise.futureResult.assumeIsolated().whenComplete { [self] in complete($0) }
-                    ending = .complete
-                    pumpHeld = true
-                    return
-                }
-            case .wait(let until), .stall(let until):
-                noteProgram(program)
-                pumpHeld = true
-                schedule(after: until - now) { handler in
-                    handler.pumpHeld = false
-                    handler.pump()
-                }
-                return
-            case .complete:
-                let promise = context.eventLoop.makePromise(of: Void.self)
-                promise.futureResult.assumeIsolated().whenComplete { [self] in complete($0) }
-                let empty = context.channel.allocator.buffer(capacity: 0)
-                write(.data(.init(data: .byteBuffer(empty), endStream: true)), context: context, promise: promise)
-                wrote = true
-                ending = .complete
-                pumpHeld = true
-                return
-            case .goAway:
-                // Graceful: this stream is the last the connection serves; it goes on to its end. The GOAWAY goes
-                // out beside the DATA already written, so the client may see it before bytes the window still holds.
-                connection.closesAfterStream = streamID
-                connection.goAwayLast = max(streamID, connection.highestAnswered)
-                context.writeAndFlush(
-                    NIOAny(
-                        HTTP2Frame(
-                            streamID: .rootStream,
-                            payload: .goAway(
-                                lastStreamID: HTTP2StreamID(max(streamID, connection.highestAnswered)),
-                                errorCode: .noError, opaqueData: nil))),
-                    promise: nil)
-            case .end(let ending):
-                noteProgram(program)
-                self.program = program
-                pumpHeld = true
-                context.flush()
-                guard let lastWrite else {
-                    end(ending, context: context)
-                    return
-                }
-                lastWrite.assumeIsolated().whenComplete { [self] _ in
-                    guard !finished, let context = self.context else { return }
-                    end(ending, context: context)
-                }
-                return
-            }
-            noteProgram(program)
-        }
-    }
-
-    private func noteProgram(_ program: BodyProgram) {
-        if program.faultFired { faultFired = true }
-    }
-
-    /// The answer went out complete: journal it, and close the connection after a graceful GOAWAY.
-    /// The answer's last frame was written (`result` success): journal it complete. A last frame that could not be
-    /// written (the connection closed under it) ends the answer as the connection did.
-    private func complete(_ result: Result<Void, any Error>) {
-        if case .success = result {
-            finish(.complete)
-        } else {
-            ending = connection.endedBy ?? .clientClosed
-            finish(connection.endedBy ?? .clientClosed)
-        }
-    }
-
-    /// Carries out an ending of the body program.
-    private func end(_ ending: BodyProgram.Ending, context: ChannelHandlerContext) {
-        faultFired = true
-        switch ending {
-        case .resetStream(let code):
-            resetStream(code, context: context)
-        case .goAway:
-            goAway(lastStream: max(streamID, connection.highestAnswered), closing: .dropped, context: context)
-        case .reset:
-            closeConnection(.reset, context: context, abort: true)
-        case .drop, .truncate, .malformedChunk:
-            // Truncation and chunk lines are refused on this front end (`HTTP2StreamConnection.refusal`); a drop
-            // ends the connection and every stream on it.
-            closeConnection(.dropped, context: context, abort: false)
-        }
-    }
-
-    /// RST_STREAM with `code` after what was written: the connection goes on.
-    private func resetStream(
-        _ code: FaultPlan.StreamErrorCode, context: ChannelHandlerContext, outcome: JournalOutcome = .streamReset
-    ) {
-        context.flush()
-        ending = outcome
-        pumpHeld = true
-        let payload = HTTP2Frame.FramePayload.rstStream(HTTP2ErrorCode(networkCode: Int(code.value)))
-        writeAndFlush(payload, context: context).assumeIsolated().whenComplete { [self] _ in
-            finish(outcome)
-        }
-    }
-
-    /// GOAWAY naming `lastStream`, then a close of the connection once it is written.
-    private func goAway(lastStream: Int, closing outcome: JournalOutcome, context: ChannelHandlerContext) {
-        context.flush()
-        ending = outcome
-        connection.endedBy = connection.endedBy ?? .dropped
-        let frame = HTTP2Frame(
-            streamID: .rootStream,
-            payload: .goAway(lastStreamID: HTTP2StreamID(lastStream), errorCode: .noError, opaqueData: nil))
-        pumpHeld = true
-        connection.goAwayLast = lastStream
-        let written = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(NIOAny(frame), promise: written)
-        written.futureResult.assumeIsolated().whenComplete { [self] _ in
-            finish(outcome)
-            _ = connection.closer?.closeGently()
-        }
-    }
-
-    /// Ends the connection under every stream on it: a clean close, or (`abort`) a TCP reset.
-    private func closeConnection(_ outcome: JournalOutcome, context: ChannelHandlerContext, abort: Bool) {
-        context.flush()
-        connection.endedBy = outcome
-        ending = outcome
-        pumpHeld = true
-        // Every DATA byte before the fault's point is in the socket by now (see `lastWrite`).
-        if abort, let closing = connection.closer?.abort() {
-            closing.assumeIsolated().whenComplete { [self] _ in finish(outcome) }
-        } else {
-            finish(outcome)
-            _ = connection.closer?.closeGently()
-        }
-    }
-
     // MARK: - Bookkeeping
 
     /// Runs `body` on the event loop after `delay`, unless the stream has finished by then (``finish(_:)`` cancels
     /// it: a closed stream's hour-long `head=stall` must not keep its handler and plan for the hour).
-    private func schedule(after delay: Duration, _ body: @escaping (HTTP2StreamHandler) -> Void) {
+    func schedule(after delay: Duration, _ body: @escaping (HTTP2StreamHandler) -> Void) {
         guard let context else { return }
         let components = delay.components
         let nanoseconds = components.seconds &* 1_000_000_000 &+ components.attoseconds / 1_000_000_000
@@ -569,7 +375,7 @@ final class HTTP2StreamHandler {
     private var scheduled: Scheduled<Void>?
 
     /// Journals the exchange, once.
-    private func finish(_ outcome: JournalOutcome) {
+    func finish(_ outcome: JournalOutcome) {
         guard !finished else { return }
         finished = true
         scheduled?.cancel()
