@@ -158,6 +158,11 @@ public final class RangeServer: Sendable {
     /// the plain port, or nil when there is no such listener.
     public let deadIPv6Port: Int?
 
+    /// How many connection attempts `[::1]` at ``deadIPv6Port`` has dropped so far (each SYN, retransmissions
+    /// included), counted by the kernel on the listening socket; nil without that listener, once the server stopped,
+    /// or where the system keeps no such count (it does on Linux). A client that tried the dead address raised it.
+    public var deadIPv6DroppedConnects: Int? { deadIPv6Listener.withLockedValue { $0?.droppedConnects } }
+
     /// The bound port.
     public var port: Int { configuration.port }
 

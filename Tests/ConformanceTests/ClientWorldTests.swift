@@ -201,6 +201,36 @@ import Testing
         }
     }
 
+    @Test("the dead [::1] counts the connects it drops, which a watch that sleeps through them would miss")
+    func deadIPv6CountsDroppedConnects() async throws {
+        var configuration = RangeServer.Configuration()
+        configuration.deadIPv6 = true
+        try await withRangeServer(configuration) { server in
+            let before = try #require(server.deadIPv6DroppedConnects)
+            // A connect left to the kernel (non-blocking): its SYN meets the full accept queue and is dropped.
+            let socket = Glibc.socket(AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            try #require(socket >= 0)
+            defer { close(socket) }
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = in_port_t(UInt16(server.port).bigEndian)
+            address.sin6_addr = in6addr_loopback
+            let status = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+            #expect(status == -1 && errno == EINPROGRESS)
+            #expect(
+                await waitUntil(within: .seconds(5)) { (server.deadIPv6DroppedConnects ?? 0) > before },
+                "the listener's drop counter did not rise")
+        }
+        // Without the listener there is no count.
+        try await withRangeServer(RangeServer.Configuration()) { server in
+            #expect(server.deadIPv6DroppedConnects == nil)
+        }
+    }
+
     /// A TCP socket on 127.0.0.1: listening on a port of its own, or connected to `port`; -1 when that failed.
     static func loopbackSocket(listening: Bool, connectingTo port: Int = 0) -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

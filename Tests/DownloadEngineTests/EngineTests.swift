@@ -14,7 +14,7 @@ struct EngineTests {
     func taskLifecycle() async throws {
         try await withEngine { server, engine, dir in
             let log = EventLog(engine.events())
-            let url = server.baseURL + "/bytes/1M?seed=11&rate=\(paced(256))"
+            let url = server.baseURL + stalledOnce("/bytes/1M?seed=11", after: 200 << 10)
             let id = try await engine.add(.init(url: url, destination: dir + "/a.bin"), start: false)
             #expect(id.rawValue != url)
             #expect(await engine.snapshot(id)?.state == .idle)
@@ -46,7 +46,9 @@ struct EngineTests {
 
             // Cancel deletes the partial file; remove deletes the record.
             let other = try await engine.add(
-                .init(url: server.baseURL + "/bytes/1M?seed=12&rate=\(paced(128))", destination: dir + "/b.bin"))
+                .init(
+                    url: server.baseURL + stalledOnce("/bytes/1M?seed=12", after: 100 << 10),
+                    destination: dir + "/b.bin"))
             try await eventually { (await engine.snapshot(other)?.progress.bytes ?? 0) > 10_000 }
             try await engine.cancel(other)
             #expect(await engine.snapshot(other)?.state == .cancelled)
@@ -710,7 +712,7 @@ struct EngineTests {
     @Test("10. a task without a record file yet resumes after a kill from its partial file, through the task log")
     func taskLogResumesAfterAKill() async throws {
         try await withEngine { server, engine, dir in
-            let url = server.baseURL + "/bytes/256K?seed=105&rate=\(paced(64))"
+            let url = server.baseURL + stalledOnce("/bytes/256K?seed=105", after: 64 << 10)
             let id = try await engine.add(.init(url: url, destination: dir + "/s"))
             try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) >= 32 << 10 }
             // What a kill -9 mid-body leaves: the state directory as it is now (the page cache keeps what was
@@ -748,7 +750,7 @@ struct EngineTests {
         try await withEngine(configuration) { server, engine, dir in
             let log = EventLog(engine.events())
             // Paused half way and resumed: the kept prefix is not re-read, the file is still right.
-            let url = server.baseURL + "/bytes/1M?seed=111&rate=\(paced(256))"
+            let url = server.baseURL + stalledOnce("/bytes/1M?seed=111", after: 200 << 10)
             let id = try await engine.add(.init(url: url, destination: dir + "/l.bin"))
             try await eventually { (await engine.snapshot(id)?.progress.bytes ?? 0) > 100_000 }
             try await engine.pause(id)
@@ -785,7 +787,7 @@ struct EngineTests {
         // The same partial file resumed by an engine that does hash: the prefix is re-read, the digest is right.
         let dir = makeTemporaryDirectory()
         try await withRangeServer(fixturesServerConfiguration) { server in
-            let url = server.baseURL + "/bytes/1M?seed=113&rate=\(paced(256))"
+            let url = server.baseURL + stalledOnce("/bytes/1M?seed=113", after: 200 << 10)
             let first = try DownloadEngine(stateDirectory: dir + "/.rangefetch", configuration: configuration)
             let id = try await first.add(.init(url: url, destination: dir + "/m.bin"))
             try await eventually { (await first.snapshot(id)?.progress.bytes ?? 0) > 100_000 }

@@ -11,7 +11,24 @@ enum ConnectionSampler {
     /// harness keeps its accept queue full with a connection of its own, which sits established there for the
     /// whole run. Counted by port alone, that connection was one more of every client's, and every pair's wait for
     /// a quiet port waited its whole limit for it.
+    ///
+    /// A count is taken only when two reads in a row agree (at most four reads). The kernel hands a table out a page
+    /// at a time and finds its place again by position, so a read while other sockets open and close can miss a
+    /// line or list one twice. A peak counted from such a read charges a client with a connection it never opened, and
+    /// a quiet port read so ends a pair's wait too soon; a misread like it is the likeliest cause of a
+    /// ClientWorldTests failure under ThreadSanitizer, where a port holding one connection did not count one.
     static func established(toLocal host: String? = nil, port: Int) -> Int? {
+        var last = readEstablished(toLocal: host, port: port)
+        for _ in 0..<3 {
+            let next = readEstablished(toLocal: host, port: port)
+            if next == last { return next }
+            last = next
+        }
+        return last
+    }
+
+    /// One read of the tables behind `established(toLocal:port:)`.
+    static func readEstablished(toLocal host: String?, port: Int) -> Int? {
         var count = 0
         var readAny = false
         let portSuffix = ":" + String(format: "%04X", port)

@@ -121,8 +121,12 @@ extension MatrixRunner {
             deadIPv6Port: expectation.entry == .deadIPv6 ? server.deadIPv6Port : nil,
             deadline: started + limit)
         watch.residue = residue
+        let droppedBefore = watch.deadIPv6Port != nil ? server.deadIPv6DroppedConnects : nil
         var run = try await client.start(job)
         await watch.drive(run)
+        if let droppedBefore, let droppedAfter = server.deadIPv6DroppedConnects {
+            watch.ipv6DroppedConnects = droppedAfter - droppedBefore
+        }
         var launches = run.launches
         // `disk-full-at`: the client has ended on the full filesystem; what it left is judged, then the filesystem
         // gets room and the same job runs again.
@@ -186,7 +190,7 @@ extension MatrixRunner {
             segmented: client.capabilities.contains(.segmented), launches: launches)
         facts.diskFull = diskFull
         facts.serverNamed = serverNamed
-        facts.ipv6Attempts = watch.deadIPv6Port.map { _ in watch.ipv6Attempts.count }
+        facts.ipv6Attempts = watch.deadIPv6Port.map { _ in watch.ipv6AttemptCount }
         let trace = RunTrace(entry: entry, facts: facts)
         var judged = expectation
         judged.maxElapsed = expectation.maxElapsed.map { $0 * options.timeAllowance }
@@ -214,7 +218,7 @@ extension MatrixRunner {
             return cell(.notApplicable(reason))
         }
         // A client that never tried the dead address was not tested by the row: n/a, never a pass.
-        if let port = watch.deadIPv6Port, watch.ipv6Attempts.isEmpty, judgement.result == .pass {
+        if let port = watch.deadIPv6Port, watch.ipv6AttemptCount == 0, judgement.result == .pass {
             return cell(.notApplicable("did not try IPv6 (no connect to [::1]:\(port) seen)"))
         }
         return cell(judgement.result, reasons: judgement.reasons)

@@ -32,6 +32,13 @@ extension MatrixRunner {
         var peak = 0
         /// The sockets (by inode) seen trying `[::1]` at ``deadIPv6Port``.
         var ipv6Attempts: Set<String> = []
+        /// The connection attempts the dead `[::1]` listener dropped during the run (its kernel counter's rise).
+        var ipv6DroppedConnects = 0
+
+        /// How many times the client was seen trying the dead `[::1]`: the half-open sockets the samples caught, or
+        /// at least once when the listener dropped a connect the samples missed (on a loaded machine the watch can
+        /// sleep through a Happy Eyeballs client's few hundred milliseconds on the address).
+        var ipv6AttemptCount: Int { max(ipv6Attempts.count, ipv6DroppedConnects > 0 ? 1 : 0) }
 
         /// Whether the run is over without an exit to judge (timed out, a step failed, interrupted).
         var isLost: Bool { timedOut || stepFailure != nil || interrupted }

@@ -66,6 +66,27 @@ final class BlackholeListener: Sendable {
         close(listener)
     }
 
+    /// How many connection attempts the full accept queue has dropped since the listener opened (each SYN, its
+    /// retransmissions included), from the listening socket's own drop counter (`SO_MEMINFO`); nil where the system
+    /// keeps none (only Linux does).
+    ///
+    /// A count, where watching the socket table for a client's half-open connect can miss it: that connect lives
+    /// only until the client gives up on the address, a few hundred milliseconds for a Happy Eyeballs client.
+    var droppedConnects: Int? {
+        #if os(Linux)
+        // SK_MEMINFO_VARS words; the kernel's tcp_listendrop counts a SYN refused by a full queue in SK_MEMINFO_DROPS.
+        var words = [UInt32](repeating: 0, count: 9)
+        var length = socklen_t(words.count * MemoryLayout<UInt32>.size)
+        let done = words.withUnsafeMutableBytes {
+            getsockopt(listener, SOL_SOCKET, SO_MEMINFO, $0.baseAddress, &length)
+        }
+        guard done == 0, length >= socklen_t(words.count * MemoryLayout<UInt32>.size) else { return nil }
+        return Int(words[8])
+        #else
+        return nil
+        #endif
+    }
+
     private static func failure(_ step: String, host: String, port: Int, option: String) -> RangeServerError {
         let reason = String(cString: strerror(errno))
         let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
