@@ -166,6 +166,31 @@ import Testing
         #expect(ConnectionSampler.pendingConnects(toIPv6LoopbackPort: 1, table: directory + "/none") == nil)
     }
 
+    @Test("established connections are counted once each, however often a read of the table lists them")
+    func establishedCountsEachConnectionOnce() throws {
+        let directory =
+            FileManager.default.temporaryDirectory.path + "/clientworld-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // As a read was once seen to give it: the accepted connection to 127.0.0.1:9DCB listed again further on, its
+        // line number changed; beside it a second connection, one of another port and one not established.
+        let table = """
+              sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+               0: 0100007F:9DCB 00000000:0000 0A 00000000:00000001 00:00000000 00000000     0        0 3898179 2
+              59: 0100007F:9DCB 0100007F:B70C 01 00000000:00000000 00:00000000 00000000     0        0 0 1
+              60: 0100007F:9DCB 0100007F:B70D 01 00000000:00000000 00:00000000 00000000     0        0 0 1
+              61: 0100007F:9DCC 0100007F:B70E 01 00000000:00000000 00:00000000 00000000     0        0 0 1
+              62: 0100007F:9DCB 0100007F:B70F 06 00000000:00000000 03:000008BA 00000000     0        0 0 3
+              75: 0100007F:9DCB 0100007F:B70C 01 00000000:00000000 00:00000000 00000000     0        0 0 1
+
+            """
+        try table.write(toFile: directory + "/tcp", atomically: true, encoding: .utf8)
+        #expect(ConnectionSampler.established(toLocal: "127.0.0.1", port: 0x9DCB, tables: directory) == 2)
+        #expect(ConnectionSampler.established(toLocal: "127.0.0.1", port: 0x9DCC, tables: directory) == 1)
+        #expect(ConnectionSampler.established(port: 0x9DCB, tables: directory) == 2)
+        #expect(ConnectionSampler.established(toLocal: "::1", port: 0x9DCB, tables: directory) == nil)
+    }
+
     @Test("a pair waits for a quiet port: a connection left open is counted as residue, a closed one is not")
     func quietPort() async throws {
         // Forty listeners first: /proc/net/tcp lists listening sockets before the others, so the connection below
