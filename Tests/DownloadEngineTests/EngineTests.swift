@@ -142,13 +142,16 @@ struct EngineTests {
     /// The journal's GETs for `prefix`, once the server has answered every request it has read (`Journal.settled`):
     /// a response is journalled when the server finishes it, which can be just after the client has every byte.
     /// `count` is what the caller expects at least; the test's expectations check it.
+    ///
+    /// In the order the requests arrived: a response held still (`stalledOnce`) learns of its client's close only
+    /// later, and was once journalled after the resume that followed it.
     func journalledGets(
         _ server: RangeServer, _ prefix: String = "/bytes/", atLeast count: Int = 2
     ) async throws
         -> [JournalEntry]
     {
         _ = await server.journal.settled(timeout: scaled(.seconds(10)))
-        return requests(server, prefix)
+        return requests(server, prefix).sorted { $0.arrival < $1.arrival }
     }
 
     @Test("3a. resume sends Range and If-Range with the strong ETag and Accept-Encoding: identity")
