@@ -146,9 +146,7 @@ import Testing
 
     @Test("pending connects to [::1]:PORT are read from a tcp6 table by inode, SYN_SENT only")
     func pendingConnectsAreParsed() throws {
-        let directory =
-            FileManager.default.temporaryDirectory.path + "/clientworld-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let loopback = "00000000000000000000000001000000"
         let table = """
@@ -168,9 +166,7 @@ import Testing
 
     @Test("established connections are counted once each, however often a read of the table lists them")
     func establishedCountsEachConnectionOnce() throws {
-        let directory =
-            FileManager.default.temporaryDirectory.path + "/clientworld-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // As a read was once seen to give it: the accepted connection to 127.0.0.1:9DCB listed again further on, its
         // line number changed; beside it a second connection, one of another port and one not established.
@@ -256,6 +252,15 @@ import Testing
         }
     }
 
+    /// A new empty directory under the temporary directory, for tables and mount lists a test writes; the caller
+    /// removes it.
+    static func scratchDirectory() throws -> String {
+        let directory =
+            FileManager.default.temporaryDirectory.path + "/clientworld-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
     /// A TCP socket on 127.0.0.1: listening on a port of its own, or connected to `port`; -1 when that failed.
     static func loopbackSocket(listening: Bool, connectingTo port: Int = 0) -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -280,9 +285,7 @@ import Testing
 
     @Test("mount points are read from a mountinfo table, escapes included")
     func mountPoints() throws {
-        let directory =
-            FileManager.default.temporaryDirectory.path + "/clientworld-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let table = """
             22 1 0:21 / / rw,relatime - ext4 /dev/root rw
