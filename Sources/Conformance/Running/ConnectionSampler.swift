@@ -43,9 +43,9 @@ enum ConnectionSampler {
         return readAny ? seen.count : nil
     }
 
-    /// Which table (`tcp` or `tcp6`) lists sockets on the numeric address `host`, and how it prints the address: IPv4 as one 32-bit
-    /// word, IPv6 as four, each word in the host's byte order. Nil for a name, or an unspecified address (`0.0.0.0`,
-    /// `::`), whose accepted sockets show the address they were reached on instead.
+    /// Which table (`tcp` or `tcp6`) lists sockets on the numeric address `host`, and how it prints the address:
+    /// IPv4 as one 32-bit word, IPv6 as four, each word in the host's byte order. Nil for a name, or an unspecified
+    /// address (`0.0.0.0`, `::`), whose accepted sockets show the address they were reached on instead.
     static func tableAddress(_ host: String) -> (table: String, hex: String)? {
         var v4 = in_addr()
         if inet_pton(AF_INET, host, &v4) == 1 {
