@@ -431,6 +431,18 @@ class Bench:
         wait_for_port(h2_port, rs)
         return rs, f"https://127.0.0.1:{h2_port}", tls_dir
 
+    def start_h2floor(self, tls_dir):
+        """h2floor (scripts/lib/h2floor) with rangeserver's leaf certificate, serving the fixtures. Returns (process,
+        base URL), or None when scripts/bench did not build it."""
+        if not self.options.h2floor:
+            return None
+        port = free_port()
+        command = [self.options.h2floor, "--port", str(port), "--certificate", os.path.join(tls_dir, "server.pem"),
+                   "--key", os.path.join(tls_dir, "server-key.pem"), "--root", self.files]
+        process = self.processes.start(command, cwd=self.work, stdout=subprocess.DEVNULL)
+        wait_for_port(port, process)
+        return process, f"https://127.0.0.1:{port}"
+
     def start_nginx_h2(self, tls_dir):
         """nginx with an HTTP/2-over-TLS server block presenting the leaf rangeserver issued in `tls_dir`."""
         ngx, _, ngx_url = self.start_nginx(
@@ -481,18 +493,24 @@ class Bench:
 
         h2load sends the same fields with every request (-H), so a run cannot give each request its own Range. The
         many URIs are the 500 files of 256 KiB instead (the same files on both servers), in a shuffled order, all
-        with one unaligned 4 KiB range; each pair draws a new offset, used by both sides of the pair."""
+        with one unaligned 4 KiB range; each pair draws a new offset, used by both sides of the pair.
+
+        When scripts/bench built h2floor, each pair is followed by the same load against it, with the same offset: the
+        stack rangeserver must use (SwiftNIO, NIOSSL, swift-nio-http2) answering with none of rangeserver's own
+        work, so the report shows how much of the gap to nginx is the stack's. It is not judged."""
         connections, streams = 4, 16
         seconds = self.load_seconds
         rs, rs_url, tls_dir = self.start_rangeserver_h2()
         ngx, ngx_url = self.start_nginx_h2(tls_dir)
+        floor = self.start_h2floor(tls_dir)
         authority = os.path.join(tls_dir, "ca.pem")
         names = [f"f{index:03d}.bin" for index in range(500)]
         self.random.shuffle(names)
         lists = os.path.join(self.work, "lists")
         os.makedirs(lists, exist_ok=True)
         uri_files = {}
-        for side, base in (("rangeserver", rs_url), ("nginx", ngx_url)):
+        sides = [("rangeserver", rs_url), ("nginx", ngx_url)] + ([("h2floor", floor[1])] if floor else [])
+        for side, base in sides:
             uri_files[side] = os.path.join(lists, f"h2load-{side}.txt")
             with open(uri_files[side], "w") as file:
                 file.writelines(f"{base}/files/small/{name}\n" for name in names)
@@ -522,7 +540,7 @@ class Bench:
 
         try:
             # Each server answers one range of a file with 206 over HTTP/2, and exactly that many bytes.
-            for side, base in (("rangeserver", rs_url), ("nginx", ngx_url)):
+            for side, base in sides:
                 status, _, size = self.curl_h2_probe(f"{base}/files/small/{names[0]}", authority,
                                                      ["Range: bytes=4097-8192"])
                 if status != 206 or size != 4096:
@@ -532,16 +550,24 @@ class Bench:
             first = offset()
             load("rangeserver", rs.pid, first, warm)
             load("nginx", ngx.pid, first, warm)
-            a, b = [], []
+            if floor:
+                load("h2floor", floor[0].pid, first, warm)
+            a, b, c = [], [], []
             for index in range(self.pairs):
                 first = offset()
                 a.append(load("rangeserver", rs.pid, first, seconds))
                 b.append(load("nginx", ngx.pid, first, seconds))
                 log_load_pair("case 11", index, self.pairs, a[-1], b[-1])
+                if floor:
+                    c.append(load("h2floor", floor[0].pid, first, seconds))
+                    log(f"case 11: pair {index + 1}/{self.pairs}: h2floor {c[-1]['rps']:.0f} req/s, "
+                        f"{c[-1]['serverCpuMicrosPerRequest']:.1f} CPU us/request")
             rs_rss = peak_rss_kib(rs.pid)
         finally:
             self.stop(rs)
             self.stop(ngx)
+            if floor:
+                self.stop(floor[0])
         rps_ratio = median(pair_ratios([s["rps"] for s in a], [s["rps"] for s in b]))
         cpu_ratio = median(pair_ratios([s["serverCpuMicrosPerRequest"] for s in a],
                                        [s["serverCpuMicrosPerRequest"] for s in b]))
@@ -552,9 +578,19 @@ class Bench:
             row("mean time per request ms (h2load)", a, b, "meanRequestMicros", None, scale=1e-3),
             row("load average (1 min) after each run", a, b, "loadAverage", None),
         ]
+        samples = {"rangeserver": a, "nginx": b}
+        if c:
+            # The floor against the same pair's nginx run: what the required stack reaches with no work of ours.
+            rows.append(row("requests/s over HTTP/2 (h2floor / nginx: the stack alone; not judged)", c, b, "rps",
+                            median(pair_ratios([s["rps"] for s in c], [s["rps"] for s in b]))))
+            rows.append(row("server CPU us per request (h2floor / nginx; not judged)", c, b,
+                            "serverCpuMicrosPerRequest",
+                            median(pair_ratios([s["serverCpuMicrosPerRequest"] for s in c],
+                                               [s["serverCpuMicrosPerRequest"] for s in b]))))
+            samples["h2floor"] = c
         self.record(11, f"4 KiB ranges over HTTP/2 (TLS), h2load -c {connections} -m {streams}, 500 files, {seconds} s",
                     rows, "req/s ratio >= 0.8", rps_ratio >= 0.8,
-                    notes={"rangeserverPeakRssKiB": rs_rss}, samples={"rangeserver": a, "nginx": b})
+                    notes={"rangeserverPeakRssKiB": rs_rss}, samples=samples)
 
     def case12(self):
         """rangeserver's peak RSS while 64 HTTP/2 streams on one connection each read a 64 MiB file."""
@@ -1350,6 +1386,7 @@ def main():
     parser.add_argument("--rangeserver", required=True)
     parser.add_argument("--rangefetch", default="")
     parser.add_argument("--rangebench", default="")
+    parser.add_argument("--h2floor", default="")
     parser.add_argument("--command-line", default="")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--pairs", type=int, default=0)
