@@ -226,7 +226,9 @@ final class Router: Sendable {
             throw .init(.text(404, "not found: \(path)"))
         }
         let representation = Representation.file(file)
-        files.store(representation, file: file, lexicalPath: lexicalPath, relativePath: relativePath, forKey: key)
+        files.store(
+            representation, file: file, lexicalPath: lexicalPath, relativePath: relativePath, forKey: key,
+            root: rootDescriptor, symlinkFree: real.utf8.elementsEqual(lexicalPath.utf8))
         return representation
     }
 

@@ -273,6 +273,66 @@ struct ServerResourcesTests {
         }
     }
 
+    @Test("a file moved away, a directory on its way moved or replaced, or a rewrite is noticed, cached or not")
+    func pathChangesBetweenRequests() async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let directory = root + "/a/b"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/data.bin"
+        /// Writes `byte` × 4096 at `path`, with one modification time, so only the inode tells versions apart.
+        func write(_ byte: UInt8, at path: String) throws {
+            try Data(repeating: byte, count: 4096).write(to: URL(fileURLWithPath: path))
+            setModificationTime(path, seconds: 1_700_000_000)
+        }
+        try write(0x41, at: path)
+
+        try await withRangeServer(Fixtures.configuration { $0.root = root }) { server in
+            /// Two requests: the first after the change, the second served from what the first left cached.
+            func twice(_ expected: UInt8?, _ step: String) throws {
+                for round in 1...2 {
+                    let answer = try rawRequest(
+                        port: server.port, "GET", "/files/a/b/data.bin", headers: ["Range": "bytes=0-99"])
+                    if let expected {
+                        #expect(answer.status == 206, "\(step), request \(round)")
+                        #expect(answer.body == [UInt8](repeating: expected, count: 100), "\(step), request \(round)")
+                    } else {
+                        #expect(answer.status == 404, "\(step), request \(round)")
+                    }
+                }
+            }
+            try twice(0x41, "first")
+
+            // Moved away, so the old inode keeps its one link, and another file of the same size and time put in.
+            #expect(rename(path, root + "/moved.bin") == 0)
+            try twice(nil, "moved away")
+            try write(0x42, at: path)
+            try twice(0x42, "another file put in its place")
+
+            // A directory on the way moved away and another made in its place.
+            #expect(rename(root + "/a", root + "/a-old") == 0)
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try write(0x43, at: path)
+            try twice(0x43, "a directory on the way replaced")
+
+            // The last directory moved away alone.
+            #expect(rename(directory, root + "/b-old") == 0)
+            try twice(nil, "the file's directory moved away")
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try write(0x44, at: path)
+            try twice(0x44, "the directory made again")
+
+            // Rewritten in place with the same size, then given a new modification time: the ETag follows it.
+            let before = try rawRequest(port: server.port, "GET", "/files/a/b/data.bin").header("etag")
+            let handle = try #require(FileHandle(forWritingAtPath: path))
+            try handle.write(contentsOf: Data(repeating: 0x45, count: 4096))
+            try handle.close()
+            setModificationTime(path, seconds: 1_700_000_300)
+            try twice(0x45, "rewritten in place and touched")
+            #expect(try rawRequest(port: server.port, "GET", "/files/a/b/data.bin").header("etag") != before)
+        }
+    }
+
     @Test("two files whose names differ only in Unicode normalisation are two files, on one connection too")
     func namesThatDifferOnlyInNormalisation() async throws {
         let root = try makeTemporaryDirectory()

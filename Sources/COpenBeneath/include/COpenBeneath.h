@@ -1,6 +1,6 @@
-// The one call SystemCalls needs from C: `openat2` has no libc wrapper in glibc 2.36, and its `struct open_how`
-// and RESOLVE_ flags come from a Linux header Swift does not import by itself. It has nothing to do with
-// libmicrohttpd, so it lives apart from CMicroHTTPD's shims.
+// The calls SystemCalls needs from C: `openat2` has no libc wrapper in glibc 2.36, and its `struct open_how` and
+// RESOLVE_ flags come from a Linux header Swift does not import by itself; nor does Swift's Glibc import `fstatfs`.
+// They have nothing to do with libmicrohttpd, so they live apart from CMicroHTTPD's shims.
 #ifndef COPENBENEATH_H
 #define COPENBENEATH_H
 
@@ -9,8 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 #ifdef __linux__
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #endif
 
 /// Opens `path` (relative to the directory `dir_fd`) read-only, refusing in the kernel any resolution that
@@ -29,6 +31,30 @@ static inline int copen_beneath(int dir_fd, const char *path) {
     (void)path;
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+/// 1 when the open file `fd` lives on a local file system whose every change passes through this kernel, so inotify
+/// reports it (ext2/3/4, XFS, Btrfs, tmpfs, overlayfs, F2FS); 0 for any other (NFS, CIFS, FUSE, ...: changes made by
+/// another machine or a user-space server are never reported), or -1 with errno set.
+static inline int cfile_system_is_local(int fd) {
+#ifdef __linux__
+    struct statfs info;
+    if (fstatfs(fd, &info) != 0) return -1;
+    switch ((unsigned long)info.f_type) {
+    case EXT4_SUPER_MAGIC:  // ext2 and ext3 share the number
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC:
+    case F2FS_SUPER_MAGIC:
+        return 1;
+    default:
+        return 0;
+    }
+#else
+    (void)fd;
+    return 0;
 #endif
 }
 

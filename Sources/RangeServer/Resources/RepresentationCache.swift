@@ -12,7 +12,9 @@ import Darwin
 /// An entry is only used while `stat` of its path reports the same device, inode, size and modification
 /// time as the descriptor it holds: a file replaced, rewritten or deleted between requests misses and is
 /// resolved afresh (containment checks included). Only successful resolutions are stored, so every key was
-/// checked once in full, and a hit serves the very inode that check opened.
+/// checked once in full, and a hit serves the very inode that check opened. Where the kernel reports changes
+/// (``FileChangeWatch``), a hit on an entry whose file and directories nothing changed since its last `stat` skips
+/// the `stat`: the answer is the same, the system call is not made.
 ///
 /// The table is split in shards, and each thread keeps to one (threads are handed shards in turn): a hit
 /// retains the representation, its header strings and its file, and when every pool thread shares those
@@ -25,6 +27,8 @@ final class RepresentationCache: Sendable {
     /// The most entries kept; each holds a descriptor open, so this also bounds the descriptors held.
     let capacity: Int
     private let shards: [Shard]
+    /// The changes to the cached files, shared by the shards (one inotify queue a cache).
+    private let watch: FileChangeWatch
 
     /// The capacity the process's descriptor limit allows: a quarter of the soft `RLIMIT_NOFILE` (the rest stays
     /// for connections, the journal and the listeners), between 256 and 4,096.
@@ -48,7 +52,9 @@ final class RepresentationCache: Sendable {
     init(capacity: Int) {
         self.capacity = capacity
         let perShard = max(1, capacity / Self.shardCount)
-        shards = (0..<Self.shardCount).map { _ in Shard(capacity: perShard) }
+        let watch = FileChangeWatch(watchLimit: 2 * capacity)
+        self.watch = watch
+        shards = (0..<Self.shardCount).map { _ in Shard(capacity: perShard, watch: watch) }
     }
 
     /// The calling thread's shard.
@@ -64,10 +70,18 @@ final class RepresentationCache: Sendable {
     }
 
     /// Stores a freshly resolved file representation (in the calling thread's shard).
+    ///
+    /// - Parameters:
+    ///   - root: the served root, open, or -1.
+    ///   - symlinkFree: whether `lexicalPath` is the file's real path (no component is a symlink); only such a file
+    ///     is watched for changes.
     func store(
-        _ representation: Representation, file: OpenFile, lexicalPath: String, relativePath: String, forKey key: String
+        _ representation: Representation, file: OpenFile, lexicalPath: String, relativePath: String, forKey key: String,
+        root: Int32, symlinkFree: Bool
     ) {
-        shard.store(representation, file: file, lexicalPath: lexicalPath, relativePath: relativePath, forKey: key)
+        shard.store(
+            representation, file: file, lexicalPath: lexicalPath, relativePath: relativePath, forKey: key, root: root,
+            symlinkFree: symlinkFree)
     }
 
     private final class Shard: Sendable {
@@ -96,19 +110,43 @@ final class RepresentationCache: Sendable {
             }
         }
 
+        /// An entry and what the change watch says of it.
+        private struct Slot {
+            let entry: Entry
+            /// The watch's change count when a `stat` last found the path unchanged, if the file is watched.
+            var checkedAt: UInt64?
+            /// The watch's queue generation the file's watches belong to.
+            var generation: UInt64
+        }
+
         /// The entries by key, and the one last found or stored.
         private struct Table {
-            var entries: [Key: Entry] = [:]
+            var entries: [Key: Slot] = [:]
             /// A download asks for one file range after range, and comparing this entry's key is cheaper than
             /// hashing the key into the table.
-            var recent: Entry?
+            var recent: Slot?
 
-            /// The entry for `key`, which becomes the recent one.
-            mutating func entry(forKey key: String) -> Entry? {
-                if let recent, recent.key.hasSameUTF8(as: key) { return recent }
-                guard let entry = entries[Key(key)] else { return nil }
-                recent = entry
-                return entry
+            /// The slot for `key`, which becomes the recent one.
+            mutating func slot(forKey key: String) -> Slot? {
+                if let recent, recent.entry.key.hasSameUTF8(as: key) { return recent }
+                guard let slot = entries[Key(key)] else { return nil }
+                recent = slot
+                return slot
+            }
+
+            /// Notes that `entry`'s path was found unchanged at change count `count`.
+            mutating func markChecked(_ entry: Entry, at count: UInt64) {
+                let key = Key(entry.key)
+                guard let slot = entries[key], slot.entry === entry, slot.checkedAt != nil else { return }
+                entries[key]?.checkedAt = count
+                if recent?.entry === entry { recent?.checkedAt = count }
+            }
+
+            /// Forgets `entry`, if it is still the one stored under its key.
+            mutating func remove(_ entry: Entry) {
+                let key = Key(entry.key)
+                if entries[key]?.entry === entry { entries[key] = nil }
+                if recent?.entry === entry { recent = nil }
             }
         }
 
@@ -136,42 +174,67 @@ final class RepresentationCache: Sendable {
 
         let capacity: Int
         private let table = NIOLockedValueBox(Table())
+        private let watch: FileChangeWatch
 
-        init(capacity: Int) {
+        init(capacity: Int, watch: FileChangeWatch) {
             self.capacity = capacity
+            self.watch = watch
         }
 
         func representation(forKey key: String, root: Int32) -> Representation? {
-            guard let entry = table.withLockedValue({ $0.entry(forKey: key) }) else { return nil }
-            // Outside the lock: the stat is the one system call of a hit. From the open root it walks only the
-            // components below the root, not the root's own path from `/` on every request.
+            guard let slot = table.withLockedValue({ $0.slot(forKey: key) }) else { return nil }
+            let entry = slot.entry
+            // The count read now, after the request arrived: any change made before it is counted.
+            var seen: UInt64?
+            if let checkedAt = slot.checkedAt {
+                let now = watch.changes()
+                if now.generation == slot.generation {
+                    if now.count == checkedAt { return entry.representation }
+                    seen = now.count
+                }
+            }
+            // Outside the lock: the stat is the one system call of a hit the watch cannot vouch for. From the open
+            // root it walks only the components below the root, not the root's own path from `/`.
             let identity =
                 root >= 0
                 ? FileIdentity.current(relativePath: entry.relativePath, in: root)
                 : FileIdentity.current(path: entry.lexicalPath)
-            if identity == entry.identity { return entry.representation }
-            table.withLockedValue { table in
-                if table.entries[Key(key)] === entry { table.entries[Key(key)] = nil }
-                if table.recent === entry { table.recent = nil }
+            if identity == entry.identity {
+                if let seen { table.withLockedValue { $0.markChecked(entry, at: seen) } }
+                return entry.representation
             }
+            table.withLockedValue { $0.remove(entry) }
             return nil
         }
 
         func store(
             _ representation: Representation, file: OpenFile, lexicalPath: String, relativePath: String,
-            forKey key: String
+            forKey key: String, root: Int32, symlinkFree: Bool
         ) {
             let entry = Entry(
                 key: key, lexicalPath: lexicalPath, relativePath: relativePath, representation: representation,
                 identity: file.identity)
+            var slot = Slot(entry: entry, checkedAt: nil, generation: 0)
+            if symlinkFree, let generation = watch.watch(relativePath: relativePath, root: root, file: file.descriptor)
+            {
+                // The count read after the watches exist, then a stat: a change before the watches is not in the
+                // queue, and the stat sees it; one after them is counted now or at a later read.
+                let now = watch.changes()
+                slot.generation = generation
+                if now.generation == generation,
+                    FileIdentity.current(relativePath: entry.relativePath, in: root) == file.identity
+                {
+                    slot.checkedAt = now.count
+                }
+            }
             table.withLockedValue { table in
                 // Full: start over rather than track recency; a working set larger than this is not the case
                 // the cache is for, and a miss costs no more than an uncached request.
                 if table.entries.count >= capacity && table.entries[Key(key)] == nil {
                     table.entries.removeAll(keepingCapacity: true)
                 }
-                table.entries[Key(key)] = entry
-                table.recent = entry
+                table.entries[Key(key)] = slot
+                table.recent = slot
             }
         }
     }
