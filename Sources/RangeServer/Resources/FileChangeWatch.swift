@@ -8,8 +8,8 @@ import Darwin
 #endif
 
 /// What ``RepresentationCache`` learns from the kernel about changes to the files it holds, so that a hit on a file
-/// nothing touched since its last `stat` needs no `stat` of its own (that `stat` was about 2 µs of the 22 µs a small
-/// HTTP/2 range request costs; docs/benchmarks.md, case 11).
+/// nothing touched since its last `stat` needs no `stat` of its own: on the bench machine the `stat` cost 1.1-1.4 µs
+/// of the 22 µs a small HTTP/2 range request costs, a read of an empty queue 0.37 (docs/benchmarks.md, case 11).
 ///
 /// On Linux one inotify queue watches each cached file and every directory from the served root down to it, for
 /// every change that can alter what a path names or its size and modification time: a write or truncation, an
