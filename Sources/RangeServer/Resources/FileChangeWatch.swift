@@ -118,17 +118,18 @@ final class FileChangeWatch: Sendable {
         guard state.queue >= 0 else { return }
         var changed = false
         // Room for any one event (16 bytes and a name of at most 255), so a read never fails for want of it.
+        let queue = state.queue
         withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
             while true {
-                let count = read(state.queue, buffer.baseAddress, buffer.count)
-                if count > 0 {
+                do throws(SystemCallError) {
+                    // `systemCall` repeats an interrupted read; a queue's read never returns 0.
+                    guard try systemCall("read", { read(queue, buffer.baseAddress, buffer.count) }) > 0 else { break }
                     changed = true
-                    continue
+                } catch {
+                    // EAGAIN: empty. Any other failure is taken as a change, which costs only a `stat` per entry.
+                    if error.errno != .resourceTemporarilyUnavailable { changed = true }
+                    break
                 }
-                if count < 0 && errno == EINTR { continue }
-                // EAGAIN: empty. Any other failure is taken as a change, which costs only a `stat` per entry.
-                if count < 0 && errno != EAGAIN && errno != EWOULDBLOCK { changed = true }
-                break
             }
         }
         if changed { state.count &+= 1 }
