@@ -154,6 +154,34 @@ static inline int cmhd_unsent_bytes(int fd) {
 #endif
 }
 
+/// Bytes the application has written to a TCP socket since it was opened, transmitted or still queued, from one
+/// TCP_INFO snapshot (so no acknowledgement can land between two readings), or -1 where the kernel does not say.
+///
+/// The fields are read at their offsets in the kernel's `struct tcp_info` (linux/tcp.h; the structure only grows,
+/// and these fields date from Linux 4.6 and 4.19): glibc's <netinet/tcp.h>, which this file needs, declares an older
+/// `struct tcp_info` without them, and the two headers cannot be included together. New data sent is what was sent
+/// less what was sent again; what is queued and not yet sent follows, less the FIN's sequence number when this end
+/// has shut down (FIN_WAIT1, CLOSING, LAST_ACK) with bytes still unsent: the FIN then waits at the queue's tail.
+static inline int64_t cmhd_bytes_written(int fd) {
+#if defined(__linux__) && defined(TCP_INFO)
+    unsigned char info[232];
+    socklen_t length = sizeof(info);
+    memset(info, 0, sizeof(info));
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, info, &length) != 0 || length < 216) return -1;
+    uint32_t notSent = 0;
+    uint64_t sent = 0, sentAgain = 0;
+    memcpy(&notSent, info + 144, sizeof(notSent));
+    memcpy(&sent, info + 200, sizeof(sent));
+    memcpy(&sentAgain, info + 208, sizeof(sentAgain));
+    const unsigned char state = info[0];
+    if (notSent > 0 && (state == 4 || state == 11 || state == 9)) notSent -= 1;
+    return (int64_t)(sent - sentAgain) + (int64_t)notSent;
+#else
+    (void)fd;
+    return -1;
+#endif
+}
+
 /// Writes `length` bytes of `bytes` to the socket as they are, past libmicrohttpd's framing (plain HTTP only),
 /// without raising SIGPIPE if the peer has gone. Returns what `send` returns.
 static inline ssize_t cmhd_send_raw(int fd, const void *bytes, size_t length) {

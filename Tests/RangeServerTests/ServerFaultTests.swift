@@ -298,6 +298,88 @@ struct ServerFaultTests {
         }
     }
 
+    // MARK: - A stop in the middle of a block
+
+    @Test("a stop while the client reads nothing journals exactly the body bytes the client then receives")
+    func stopInsideABlock() async throws {
+        let server = try RangeServer.start(Fixtures.configuration())
+        defer { server.stop() }
+        // Faulted, so written in 64 KiB blocks, with the stall far beyond what the socket buffers hold: the client
+        // reads nothing until the stop, so the count journaled must be what the socket took, the bytes queued after
+        // the last transmitted one and the FIN the stop queues behind them included or left out as they should be.
+        let target = "/bytes/64M?stall-after=63M&stall-for=1s"
+        let received = try await FaultWire.blocking { () -> Int in
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.request("GET", target)
+            // Until the socket buffers are full: the count of bytes the client's socket holds stops growing.
+            var held: Int32 = -1
+            for _ in 0..<100 {
+                usleep(50_000)
+                var now: Int32 = 0
+                _ = ioctl(connection.fd, UInt(FIONREAD), &now)
+                if now == held && now > 0 { break }
+                held = now
+            }
+            server.stop()
+            let (bytes, _) = connection.readToEnd()
+            guard let end = bytes.firstRange(of: [13, 10, 13, 10]) else {
+                throw RawHTTPError("no response head in \(bytes.count) bytes")
+            }
+            return bytes.count - end.upperBound
+        }
+        let entries = try await FaultWire.entries(server, target: target)
+        #expect(received > 65_536, "the client took \(received) body bytes")
+        #expect(entries.first?.outcome == .stalled)
+        #expect(entries.first?.bodyBytesSent == UInt64(received), "the client took \(received) body bytes")
+    }
+
+    @Test("a stop as soon as one of 100 stalling responses reaches its client: each journals what its client got")
+    func stopAmongStallingResponses() async throws {
+        let server = try RangeServer.start(Fixtures.configuration())
+        defer { server.stop() }
+        let port = server.port
+        // libmicrohttpd writes a block and asks the body reader for the next position on a later pass of its event
+        // loop; a stop in between once left the count at the block's start. With the stop this early, some responses
+        // are in that window (10 to 20 of the 100 in every round before the fix), some before their head, some stalled.
+        let target = "/bytes/1M?stall-after=1K&stall-for=\(scaled(seconds: 30) as Int)s"
+        let received = try await FaultWire.blocking { () -> [String: Int] in
+            var connections: [RawHTTPConnection] = []
+            for _ in 0..<100 {
+                let connection = try RawHTTPConnection(port: port, timeout: scaled(seconds: 10))
+                try connection.request("GET", target)
+                connections.append(connection)
+            }
+            var first: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while first.firstRange(of: [13, 10, 13, 10]).map({ first.count - $0.upperBound < 1024 }) ?? true {
+                let count = chunk.withUnsafeMutableBytes { recv(connections[0].fd, $0.baseAddress!, $0.count, 0) }
+                guard count > 0 else { throw RawHTTPError("the first stalling response ended early: \(count)") }
+                first += chunk[..<count]
+            }
+            server.stop()
+            var bodies: [String: Int] = [:]
+            for (index, connection) in connections.enumerated() {
+                let bytes = (index == 0 ? first : []) + connection.readToEnd().bytes
+                var address = sockaddr_in()
+                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+                _ = withUnsafeMutablePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(connection.fd, $0, &length) }
+                }
+                let peer = "127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+                bodies[peer] = bytes.firstRange(of: [13, 10, 13, 10]).map { bytes.count - $0.upperBound } ?? 0
+            }
+            return bodies
+        }
+        let entries = await FaultWire.waitForJournal(server).filter { $0.target == target }
+        #expect(entries.isEmpty == false)
+        let wrong = entries.filter { UInt64(received[$0.peer] ?? -1) != $0.bodyBytesSent }
+            .map { "\($0.peer): journaled \($0.bodyBytesSent), received \(received[$0.peer] ?? -1)" }
+        #expect(wrong.isEmpty, "\(wrong.count) of \(entries.count): \(wrong.prefix(5))")
+        // Those the stop met before their head was answered received nothing and have no entry with bytes.
+        let journaledPeers = Set(entries.map(\.peer))
+        #expect(received.filter { journaledPeers.contains($0.key) == false }.allSatisfy { $0.value == 0 })
+    }
+
     // MARK: - Many stalled connections
 
     @Test("200 stalled connections hold no thread: /healthz stays fast and stop() is prompt")
@@ -306,8 +388,9 @@ struct ServerFaultTests {
         defer { server.stop() }
         let port = server.port
         // Stalled for 30 s, stretched by the time scale so that no stall ends on its own before the stretched stop
-        // bound below. Unstretched it is the 30 s this test always had: with an hour, 11 of the 200 responses were
-        // journaled as stalled after 0 bytes in one clean-clone run (and some in one debug run), not yet explained.
+        // bound below. (Some responses of a loaded run, 9 or 11 of the 200, were once journaled as stalled after 0
+        // bytes: the stop came after libmicrohttpd had written the first 1K and before its next pass asked the body
+        // reader for the next position. The count now comes from the socket then; see `stopAmongStallingResponses`.)
         let target = "/bytes/1M?stall-after=1K&stall-for=\(scaled(seconds: 30) as Int)s"
         let result = try await FaultWire.blocking { () -> (health: [Duration], stop: Duration, ended: Int) in
             var connections: [RawHTTPConnection] = []

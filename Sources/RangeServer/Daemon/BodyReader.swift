@@ -28,12 +28,17 @@ final class BodyReader: @unchecked Sendable {
     /// When a drop stops watching how the client takes it (see `drop()`).
     private var dropWatchEnds: ContinuousClock.Instant?
 
+    /// Whether the socket's byte count can tell how much of a handed-over block was written (see
+    /// `RequestContext.bodySocketBase`): plain TCP, and no chunk framing among the body bytes.
+    private let countsSocketBytes: Bool
+
     init(plan: ResponsePlan, context: RequestContext, connection: OpaquePointer, daemon: MicroHTTPDaemon) {
         self.body = plan.body
         self.program = BodyProgram(plan: plan)
         self.context = context
         self.connection = connection
         self.daemon = daemon
+        self.countsSocketBytes = !daemon.isTLS && !plan.delivery.leavesSizeUnknown(forHEAD: false)
     }
 
     func read(position: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
@@ -57,6 +62,7 @@ final class BodyReader: @unchecked Sendable {
             guard body.fill(target, position: position) else { return end(.dropped) }
             program.filled(target, position: position)
             noteProgram()
+            noteHandedOver(count, at: position)
             return count
         case .complete:
             return cmhd_reader_end_of_stream()
@@ -77,6 +83,17 @@ final class BodyReader: @unchecked Sendable {
             // HTTP/2 only: `MicroHTTPConnection.refusal` keeps these keys off this front end.
             return end(.dropped)
         }
+    }
+
+    /// Notes the block about to go to libmicrohttpd and, at the first one, where the body starts in the socket's
+    /// count of bytes written (taken now, when every byte before `position` has been written and none after).
+    /// Faulted bodies only: their ends (a stall, a stop, a client that leaves at the fault) are what the journal's
+    /// byte count judges, while an unfaulted body a client leaves stays counted in blocks.
+    private func noteHandedOver(_ count: Int, at position: UInt64) {
+        context.bodyBytesHandedOver = position + UInt64(count)
+        guard countsSocketBytes, context.bodySocketBase == nil else { return }
+        let written = cmhd_bytes_written(cmhd_connection_fd(connection))
+        if written >= 0 { context.bodySocketBase = written - Int64(clamping: position) }
     }
 
     /// Carries what the program noted into the request's context, for the journal.

@@ -67,7 +67,17 @@ let requestCompleted:
         }
         // A sendfile body is not counted chunk by chunk; libmicrohttpd only says whether it all went out.
         var sent = context.bodyBytesSent
-        if outcome == .complete && request.method != "HEAD" { sent = plan.body.length }
+        if outcome == .complete && request.method != "HEAD" {
+            sent = plan.body.length
+        } else if context.bodyBytesHandedOver > sent, let base = context.bodySocketBase, let connection {
+            // Ended between libmicrohttpd's write of a block and its next call to the body reader (a stop, or a
+            // client that closed after the last bytes before a stall): the socket's own count says how much of
+            // that block was written.
+            let written = cmhd_bytes_written(cmhd_connection_fd(connection))
+            if written >= base {
+                sent = min(context.bodyBytesHandedOver, max(sent, UInt64(written - base)))
+            }
+        }
         if outcome == .clientClosed, !request.isTLS, let connection {
             // Written is not delivered: what still sits untransmitted in the socket's send queue never reached
             // the client. (A reset empties the queue, so this only helps when the peer closed in order.) Under TLS

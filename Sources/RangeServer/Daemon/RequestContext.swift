@@ -29,7 +29,17 @@ final class RequestContext: @unchecked Sendable {
     var bodyTooLarge = false
     var request: IncomingRequest?
     var plan: ResponsePlan?
+    /// Body bytes written to the socket, as far as the body reader knows: the position libmicrohttpd last asked for
+    /// (every byte before it has been written). See `bodyBytesHandedOver` for the block after it.
     var bodyBytesSent: UInt64 = 0
+    /// The end of the last block the body reader handed to libmicrohttpd. libmicrohttpd writes a block and asks for
+    /// the next position on a later pass of its event loop, so a request that ends in between (a stop, a client
+    /// that closes) has written some or all of the bytes from `bodyBytesSent` up to here.
+    var bodyBytesHandedOver: UInt64 = 0
+    /// On plain TCP with a body of known size (no chunk framing), the socket's count of bytes written
+    /// (`cmhd_bytes_written`) less the body bytes written, taken when the body reader handed over its first block:
+    /// the count at which the body starts, from which the completion works out how much of that last block went.
+    var bodySocketBase: Int64?
     var outcome: JournalOutcome?
     /// Whether a fault that fires at a point of the response (a delay the client gave up on, a stall, garbage, a
     /// drop, a reset, a truncation, a bad chunk) had been reached: a response the client then closed was not one it
