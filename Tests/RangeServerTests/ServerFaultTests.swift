@@ -343,19 +343,8 @@ struct ServerFaultTests {
         // are in that window (10 to 20 of the 100 in every round before the fix), some before their head, some stalled.
         let target = "/bytes/1M?stall-after=1K&stall-for=\(scaled(seconds: 30) as Int)s"
         let received = try await FaultWire.blocking { () -> [String: Int] in
-            var connections: [RawHTTPConnection] = []
-            for _ in 0..<100 {
-                let connection = try RawHTTPConnection(port: port, timeout: scaled(seconds: 10))
-                try connection.request("GET", target)
-                connections.append(connection)
-            }
-            var first: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            while first.firstRange(of: [13, 10, 13, 10]).map({ first.count - $0.upperBound < 1024 }) ?? true {
-                let count = chunk.withUnsafeMutableBytes { recv(connections[0].fd, $0.baseAddress!, $0.count, 0) }
-                guard count > 0 else { throw RawHTTPError("the first stalling response ended early: \(count)") }
-                first += chunk[..<count]
-            }
+            let connections = try FaultWire.openGETs(100, port: port, target: target)
+            let first = try FaultWire.readHead(connections[0], andBody: 1024)
             server.stop()
             var bodies: [String: Int] = [:]
             for (index, connection) in connections.enumerated() {
@@ -393,26 +382,10 @@ struct ServerFaultTests {
         // reader for the next position. The count now comes from the socket then; see `stopAmongStallingResponses`.)
         let target = "/bytes/1M?stall-after=1K&stall-for=\(scaled(seconds: 30) as Int)s"
         let result = try await FaultWire.blocking { () -> (health: [Duration], stop: Duration, ended: Int) in
-            var connections: [RawHTTPConnection] = []
-            for _ in 0..<200 {
-                // A deadline for the head and the first 1K, which should come (this is a thread of its own).
-                let connection = try RawHTTPConnection(port: port, timeout: scaled(seconds: 10))
-                try connection.request("GET", target)
-                connections.append(connection)
-            }
+            // A deadline for the head and the first 1K, which should come (this is a thread of its own).
+            let connections = try FaultWire.openGETs(200, port: port, target: target)
             // Read each one up to its stall point: the headers and 1K of body.
-            for connection in connections {
-                var received: [UInt8] = []
-                var chunk = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    if let end = received.firstRange(of: [13, 10, 13, 10]), received.count - end.upperBound >= 1024 {
-                        break
-                    }
-                    let count = chunk.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress!, $0.count, 0) }
-                    guard count > 0 else { throw RawHTTPError("stalled connection ended early: \(count)") }
-                    received += chunk[..<count]
-                }
-            }
+            for connection in connections { _ = try FaultWire.readHead(connection, andBody: 1024) }
             var health: [Duration] = []
             for _ in 0..<7 {
                 let start = ContinuousClock.now

@@ -26,6 +26,29 @@ enum FaultWire {
         }
     }
 
+    /// `count` GETs of `target`, each on a connection of its own, sent and not read, with a read deadline of 10 s
+    /// stretched by the time scale (for answers that should come). Blocking: call it inside `blocking`.
+    static func openGETs(_ count: Int, port: Int, target: String) throws -> [RawHTTPConnection] {
+        try (0..<count).map { _ in
+            let connection = try RawHTTPConnection(port: port, timeout: scaled(seconds: 10))
+            try connection.request("GET", target)
+            return connection
+        }
+    }
+
+    /// Reads from `connection` until the response head and at least `bodyBytes` bytes of body are in, and returns
+    /// what was read. Blocking: call it inside `blocking`.
+    static func readHead(_ connection: RawHTTPConnection, andBody bodyBytes: Int) throws -> [UInt8] {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while received.firstRange(of: [13, 10, 13, 10]).map({ received.count - $0.upperBound < bodyBytes }) ?? true {
+            let count = chunk.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress!, $0.count, 0) }
+            guard count > 0 else { throw RawHTTPError("the response ended early, after \(received.count) bytes") }
+            received += chunk[..<count]
+        }
+        return received
+    }
+
     /// One request on a fresh connection, read with `RawHTTPConnection`, off the cooperative pool.
     static func get(
         _ server: RangeServer, _ target: String, method: String = "GET", headers: [String: String] = [:]
