@@ -143,7 +143,8 @@ final class Router: Sendable {
         let representation: Representation
         do {
             representation = try resolve(
-                resource, passthrough: passthrough, versionOverride: versionOverride, sizeOverride: sizeOverride)
+                resource, passthrough: passthrough, versionOverride: versionOverride, sizeOverride: sizeOverride,
+                readBy: request.readBy)
         } catch {
             var plan = error.plan
             plan.scenario = scenario
@@ -174,9 +175,10 @@ final class Router: Sendable {
     ///
     /// - Parameters:
     ///   - sizeOverride: the length a scenario step gives a `/bytes/` resource instead of its path's.
+    ///   - readBy: when the request had been read from its socket, if the front end knows (`IncomingRequest.readBy`).
     func resolve(
         _ resource: ResourcePath, passthrough: [(key: String, value: String)], versionOverride: UInt64?,
-        sizeOverride: UInt64? = nil
+        sizeOverride: UInt64? = nil, readBy: ContinuousClock.Instant? = nil
     ) throws(ResponsePlanFailure) -> Representation {
         let path = resource.path
         if resource.kind == .bytes {
@@ -209,7 +211,7 @@ final class Router: Sendable {
         }
         let encoded = resource.rest
         let key = String(encoded)
-        if let cached = files.representation(forKey: key, root: rootDescriptor) { return cached }
+        if let cached = files.representation(forKey: key, root: rootDescriptor, readBy: readBy) { return cached }
         guard let components = SafePath.components(encoded) else {
             throw .init(.text(404, "not found: \(path)"))
         }

@@ -83,6 +83,37 @@ struct FileChangeWatchTests {
         #expect(moves { _ = rename(path, root.path + "/moved.bin") })
     }
 
+    @Test(
+        "a request read before the last read of the queue began reuses its count; one read later reads the queue",
+        .enabled(if: watchable))
+    func readByReusesADrain() throws {
+        let root = try temporaryRoot()
+        defer {
+            close(root.descriptor)
+            try? FileManager.default.removeItem(atPath: root.path)
+        }
+        let path = root.path + "/sub/data.bin"
+        try Data(repeating: 0x41, count: 16).write(to: URL(fileURLWithPath: path))
+        let file = open(path, O_RDONLY | O_CLOEXEC)
+        defer { close(file) }
+        let watch = FileChangeWatch(watchLimit: 16)
+        _ = try #require(watch.watch(relativePath: "sub/data.bin", root: root.descriptor, file: file))
+        let arrived = ContinuousClock.now
+        let drained = watch.changes(readBy: arrived)
+        // A change after the request arrived: for that request the count read since stands, with no new read.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.write(contentsOf: Data([0x42]))
+        try handle.close()
+        #expect(watch.changes(readBy: arrived).count == drained.count)
+        // A request read after the change (after the queue's last read began) reads the queue and sees it.
+        let later = ContinuousClock.now
+        let fresh = watch.changes(readBy: later)
+        #expect(fresh.count != drained.count)
+        // And one without a moment always reads the queue.
+        try Data([0x43]).write(to: URL(fileURLWithPath: path))
+        #expect(watch.changes().count != fresh.count)
+    }
+
     @Test("past its limit of watches the queue starts over in a new generation", .enabled(if: watchable))
     func limitStartsANewGeneration() throws {
         let root = try temporaryRoot()

@@ -34,6 +34,28 @@ struct HTTP2ListenerTests {
         }
     }
 
+    @Test("a file rewritten between two h2c connections' requests is served as it is now, not as cached")
+    func rewriteBetweenConnections() async throws {
+        let directory = NSTemporaryDirectory() + "h2-rewrite-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/data.txt"
+        try "first\n".write(toFile: path, atomically: false, encoding: .utf8)
+        try await withRangeServer(configuration { $0.root = directory }) { server in
+            let port = try #require(server.h2cPort)
+            let first = try await H2Probe.run(port: port, requests: ["/files/data.txt"]).stream(0)
+            #expect(first.bytes == 6)
+            // In place (the same file): only the change watch, or a stat it calls for, can tell the cache.
+            let handle = try #require(FileHandle(forWritingAtPath: path))
+            try handle.write(contentsOf: Data("second version\n".utf8))
+            try handle.close()
+            let second = try await H2Probe.run(port: port, requests: ["/files/data.txt"]).stream(0)
+            #expect(second.status == 200)
+            #expect(second.bytes == 15)
+            #expect(second.sha256 == Self.hex(Array("second version\n".utf8)))
+        }
+    }
+
     @Test("every route answers over h2c as over HTTP/1.1: status, planned fields, body bytes")
     func routesAgree() async throws {
         try await withRangeServer(configuration()) { server in

@@ -29,6 +29,9 @@ final class HTTP2ConnectionState: @unchecked Sendable {
     var closer: ConnectionCloser?
     /// Whether `HTTP2ConnectionHandler` is handing on the frames of one read (from its first frame to the read's end).
     var inRead = false
+    /// When the latest read from the socket had returned (`SocketReadClock`): every byte a frame handled now carries
+    /// had been read by then (`IncomingRequest.readBy`).
+    var socketReadAt: ContinuousClock.Instant?
     /// Whether a flush asked for during the read in progress waits for its end.
     var flushPending = false
 

@@ -82,6 +82,7 @@ final class HTTP2Listener: Sendable {
                         id: id, peerAddress: peer.address, peerPort: peer.port, isTLS: context != nil)
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(ConnectionTracker(connections: connections))
+                    try sync.addHandler(SocketReadClock(connection: state))
                     guard let context else {
                         try Self.configureHTTP2(channel, state: state, shared: shared, configuration: configuration)
                         return

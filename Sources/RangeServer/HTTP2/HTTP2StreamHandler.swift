@@ -215,7 +215,7 @@ final class HTTP2StreamHandler {
             peerAddress: connection.peerAddress, peerPort: connection.peerPort, connectionID: connection.id,
             arrival: arrival, arrivalTime: arrivalTime, reservedAttempt: reservedAttempt, isTLS: connection.isTLS,
             connection: carrier, body: body, bodyTooLarge: bodyTooLarge, stream: streamID, alpn: connection.alpn,
-            alpnOffered: connection.alpnOffered)
+            alpnOffered: connection.alpnOffered, readBy: connection.socketReadAt)
         body = []
         self.request = request
         if let closing {

@@ -65,8 +65,10 @@ final class RepresentationCache: Sendable {
     /// - Parameters:
     ///   - key: the encoded request path below `/files/`.
     ///   - root: the served root, open, or -1 to look the file up by its full path.
-    func representation(forKey key: String, root: Int32) -> Representation? {
-        shard.representation(forKey: key, root: root)
+    ///   - readBy: when the request had been read from its socket, if the front end knows (see
+    ///     `FileChangeWatch.changes(readBy:)`).
+    func representation(forKey key: String, root: Int32, readBy: ContinuousClock.Instant? = nil) -> Representation? {
+        shard.representation(forKey: key, root: root, readBy: readBy)
     }
 
     /// Stores a freshly resolved file representation (in the calling thread's shard).
@@ -181,13 +183,13 @@ final class RepresentationCache: Sendable {
             self.watch = watch
         }
 
-        func representation(forKey key: String, root: Int32) -> Representation? {
+        func representation(forKey key: String, root: Int32, readBy: ContinuousClock.Instant?) -> Representation? {
             guard let slot = table.withLockedValue({ $0.slot(forKey: key) }) else { return nil }
             let entry = slot.entry
             // The count read now, after the request arrived: any change made before it is counted.
             var seen: UInt64?
             if let checkedAt = slot.checkedAt {
-                let now = watch.changes()
+                let now = watch.changes(readBy: readBy)
                 if now.generation == slot.generation {
                     if now.count == checkedAt { return entry.representation }
                     seen = now.count
