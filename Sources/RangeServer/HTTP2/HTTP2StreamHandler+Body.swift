@@ -56,21 +56,22 @@ extension HTTP2StreamHandler {
                 // The last bytes of an unfaulted body carry END_STREAM themselves.
                 let last = position == plan.body.length && program.faults.isEmpty
                 let promise = context.eventLoop.makePromise(of: Void.self)
+                lastWrite = promise.futureResult
+                write(.data(.init(data: .byteBuffer(buffer), endStream: last)), context: context, promise: promise)
+                wrote = true
+                if last {
+                    // One callback: a complete answer counts its whole body, and a failed last write adds nothing.
+                    promise.futureResult.assumeIsolated().whenComplete { [self] in complete($0) }
+                    ending = .complete
+                    pumpHeld = true
+                    return
+                }
                 let bytes = UInt64(count)
                 promise.futureResult.assumeIsolated().whenSuccess { [self] in
                     // A journaled answer's count is final (a complete one counts its whole body).
                     guard !finished else { return }
                     sent += bytes
                     if position - sent < Self.inFlightLimit { pump() }
-                }
-                lastWrite = promise.futureResult
-                write(.data(.init(data: .byteBuffer(buffer), endStream: last)), context: context, promise: promise)
-                wrote = true
-                if last {
-                    promise.futureResult.assumeIsolated().whenComplete { [self] in complete($0) }
-                    ending = .complete
-                    pumpHeld = true
-                    return
                 }
             case .wait(let until), .stall(let until):
                 noteProgram(program)

@@ -384,7 +384,9 @@ final class HTTP2StreamHandler {
             if let openExchange { shared.openExchanges.close(openExchange) }
             openExchange = nil
         }
-        guard let request, let plan else { return }
+        // Moved out, not copied: nothing reads them once the stream has finished, and a copy of the plan (about 50
+        // fields) and the request retained and released each of their references once more per request.
+        guard let request = request.take(), let plan = plan.take() else { return }
         if program?.faultFired == true { faultFired = true }
         // Every byte of a complete answer reached the socket, whether or not its last write reported back first.
         if outcome == .complete && request.method != "HEAD" { sent = plan.body.length }
@@ -394,7 +396,8 @@ final class HTTP2StreamHandler {
         }
         shared.pipeline.complete(
             CompletedExchange(
-                request: request, plan: plan, bodyBytesSent: sent, outcome: outcome, startedAt: startedAt,
+                request: consume request, plan: consume plan, bodyBytesSent: sent, outcome: outcome,
+                startedAt: startedAt,
                 abandoned: neverSent || (outcome == .clientClosed && !faultFired),
                 attemptGivenBack: openExchange?.attemptGivenBack.load(ordering: .relaxed) ?? false))
     }
