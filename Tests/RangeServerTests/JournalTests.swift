@@ -214,6 +214,55 @@ struct JournalTests {
         return CompletedExchange(request: request, plan: plan, bodyBytesSent: sent, outcome: .complete, startedAt: .now)
     }
 
+    @Test("a full staging shard stages nothing more: the slot after its last is never written")
+    func fullShardStagesNothing() {
+        // Two threads share a shard once there are more threads than shards: one fills it and waits for the
+        // journal's lock to store it, and the other must not stage past its end meanwhile.
+        let shards = StagingShards(count: 1, slotCapacity: 2)
+        let slot = JournalSlot(
+            seq: 0, seconds: 0, nanoseconds: 0, status: 206, outcome: .complete, peerPort: 4000, bodyBytesPlanned: 10,
+            bodyBytesSent: 10, connection: 1, arrival: 1, textStart: 0, textLength: 0, hasExtras: false)
+        let results = (1...3).map { arrival in
+            shards.withShardLocked(0) {
+                $0.pointee.stage(slot, of: exchange(target: "/a", arrival: arrival), extras: nil)
+            }
+        }
+        #expect(results == [false, true, nil])
+        #expect(shards.withShardLocked(0) { $0.pointee.count } == 2)
+        // Once stored (taken), the shard stages again.
+        var taken = 0
+        shards.withStagedExchangesTaken { taken = $0.reduce(0) { $0 + $1.count } }
+        #expect(taken == 2)
+        #expect(
+            shards.withShardLocked(0) { $0.pointee.stage(slot, of: exchange(target: "/b", arrival: 4), extras: nil) }
+                == false)
+    }
+
+    @Test("appends from more threads than shards all come out, numbered without gaps")
+    func sharedShardsAppend() throws {
+        let journal = try Journal(limit: 100_000)
+        let threads = Journal.shardCount * 4
+        let perThread = Journal.stagingLimit * 3 + 7
+        let group = DispatchGroup()
+        for thread in 0..<threads {
+            group.enter()
+            // Threads of their own (the shard is the thread's), many more than there are shards.
+            Thread {
+                for index in 0..<perThread {
+                    journal.append(
+                        exchange(target: "/t\(thread)", arrival: thread * perThread + index + 1),
+                        endedAt: timespec(tv_sec: 1_795_291_531, tv_nsec: index))
+                }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        let entries = journal.entries()
+        #expect(entries.count == threads * perThread)
+        #expect(entries.map(\.seq) == Array(1...(threads * perThread)))
+        #expect(Set(entries.map(\.arrival)).count == threads * perThread)
+    }
+
     @Test("exchanges staged on many threads come out once each, numbered without gaps, in the order they ended")
     func stagedExchangesMerge() throws {
         let journal = try Journal(limit: 100_000)

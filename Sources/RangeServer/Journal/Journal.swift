@@ -178,10 +178,16 @@ public final class Journal: Sendable {
             }
             return
         }
-        let full = staging.withShardLocked(threadShardIndex() % staging.count) { shard in
-            shard.pointee.stage(slot, of: exchange, extras: extras)
+        let index = threadShardIndex() % staging.count
+        while true {
+            let full = staging.withShardLocked(index) { shard in
+                shard.pointee.stage(slot, of: exchange, extras: extras)
+            }
+            // Full (nil, nothing staged) or filled by this one: store every shard's staged exchanges, which empties
+            // them, and stage again if this one is still to go.
+            if full != false { state.withLockedValue { storeStagedExchanges(in: &$0) } }
+            if full != nil { return }
         }
-        if full { state.withLockedValue { storeStagedExchanges(in: &$0) } }
     }
 
     /// Runs `body` under the journal lock, after moving every staged exchange into the ring.

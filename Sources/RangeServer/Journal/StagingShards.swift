@@ -82,11 +82,17 @@ final class StagingShards: @unchecked Sendable {
         }
 
         /// Stages `slot` for `exchange`, encoding the exchange's text straight into the shard's; returns whether the
-        /// shard is full.
+        /// shard is full now, or nil, staging nothing, when it already was (the caller stores the staged exchanges,
+        /// which empties the shards, and stages again).
         ///
-        /// Under the shard's lock, which is all but never contended (only a merge takes it from another thread), so
-        /// encoding here costs no waiting and saves copying the text from a buffer of its own.
-        mutating func stage(_ slot: JournalSlot, of exchange: CompletedExchange, extras: JournalSlot.Extras?) -> Bool {
+        /// Under the shard's lock, which is seldom contended (a merge takes it from another thread, and threads beyond
+        /// the shard count share shards), so encoding here costs no waiting and saves copying the text from a buffer of
+        /// its own.
+        mutating func stage(_ slot: JournalSlot, of exchange: CompletedExchange, extras: JournalSlot.Extras?) -> Bool? {
+            // Full: another thread of this shard filled it and has not stored it yet (it waits for the journal's lock).
+            // Staging now wrote a slot past the end of `slots`, corrupting the heap (the test process, with hundreds
+            // of threads on eight shards, crashed in malloc now and then).
+            guard count < slotCapacity else { return nil }
             // `exchange.request` and `exchange.plan.headers` are used in place: a local copy of the request retained
             // and released every string in it.
             let size = JournalText.encodedSize(request: exchange.request, responseHeaders: exchange.plan.headers)
