@@ -33,21 +33,53 @@ private let watchable: Bool = {
     #endif
 }()
 
-@Suite("FileChangeWatch: the kernel's word on cached files")
-struct FileChangeWatchTests {
-    @Test("the count moves on for writes, times and names changed on the way; not for reads", .enabled(if: watchable))
-    func countsChanges() throws {
+/// A watched file: `size` bytes at `sub/data.bin` under a fresh temporary root, open, watched by a new watch.
+private struct WatchedFile {
+    let root: (path: String, descriptor: Int32, isLocal: Bool)
+    let path: String
+    let file: Int32
+    let watch: FileChangeWatch
+    let generation: UInt64
+
+    /// Runs `body` with a watched file, and removes it all afterwards.
+    static func with(size: Int, _ body: (WatchedFile) throws -> Void) throws {
         let root = try temporaryRoot()
         defer {
             close(root.descriptor)
             try? FileManager.default.removeItem(atPath: root.path)
         }
         let path = root.path + "/sub/data.bin"
-        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
+        try Data(repeating: 0x41, count: size).write(to: URL(fileURLWithPath: path))
         let file = open(path, O_RDONLY | O_CLOEXEC)
         defer { close(file) }
         let watch = FileChangeWatch(watchLimit: 16)
         let generation = try #require(watch.watch(relativePath: "sub/data.bin", root: root.descriptor, file: file))
+        try body(WatchedFile(root: root, path: path, file: file, watch: watch, generation: generation))
+    }
+
+    private init(
+        root: (path: String, descriptor: Int32, isLocal: Bool), path: String, file: Int32, watch: FileChangeWatch,
+        generation: UInt64
+    ) {
+        self.root = root
+        self.path = path
+        self.file = file
+        self.watch = watch
+        self.generation = generation
+    }
+}
+
+@Suite("FileChangeWatch: the kernel's word on cached files")
+struct FileChangeWatchTests {
+    @Test("the count moves on for writes, times and names changed on the way; not for reads", .enabled(if: watchable))
+    func countsChanges() throws {
+        try WatchedFile.with(size: 4096) { watched in try countsChanges(watched) }
+    }
+
+    private func countsChanges(_ watched: WatchedFile) throws {
+        let (root, path, file, watch, generation) = (
+            watched.root, watched.path, watched.file, watched.watch, watched.generation
+        )
         var last = watch.changes()
         #expect(last.generation == generation)
 
@@ -87,17 +119,10 @@ struct FileChangeWatchTests {
         "a request read before the last read of the queue began reuses its count; one read later reads the queue",
         .enabled(if: watchable))
     func readByReusesADrain() throws {
-        let root = try temporaryRoot()
-        defer {
-            close(root.descriptor)
-            try? FileManager.default.removeItem(atPath: root.path)
-        }
-        let path = root.path + "/sub/data.bin"
-        try Data(repeating: 0x41, count: 16).write(to: URL(fileURLWithPath: path))
-        let file = open(path, O_RDONLY | O_CLOEXEC)
-        defer { close(file) }
-        let watch = FileChangeWatch(watchLimit: 16)
-        _ = try #require(watch.watch(relativePath: "sub/data.bin", root: root.descriptor, file: file))
+        try WatchedFile.with(size: 16) { watched in try readByReusesADrain(watched.path, watched.watch) }
+    }
+
+    private func readByReusesADrain(_ path: String, _ watch: FileChangeWatch) throws {
         let arrived = ContinuousClock.now
         let drained = watch.changes(readBy: arrived)
         // A change after the request arrived: for that request the count read since stands, with no new read.
