@@ -35,8 +35,8 @@ struct IncomingRequest: Sendable {
     /// The protocols the client's ClientHello offered by ALPN, in its order; nil when none were seen.
     var alpnOffered: [String]?
     /// A moment by which the whole request had been read from its socket, when the front end knows one: the HTTP/2
-    /// front end gives the start of the read batch it came in (every byte of the batch was read before its first
-    /// frame is handled). The file cache's change watch reads its queue once per such moment, not once per request.
+    /// front end gives the moment its latest socket read had returned when the request's last frame was handled
+    /// (`SocketReadClock`). The file cache's change watch reads its queue once per such moment, not once per request.
     var readBy: ContinuousClock.Instant?
 
     /// `address:port`, with IPv6 addresses in brackets, as the journal records the peer.

@@ -61,9 +61,9 @@ final class FileChangeWatch: Sendable {
     ///
     /// - Parameter readBy: when the caller's request had been read from its socket, if it knows. A read of the queue
     ///   that began after then already counted every change made before the request arrived, so its count is
-    ///   returned without another read: the HTTP/2 front end passes the start of the socket read a request came in,
-    ///   and the many requests of one read cost one read of the queue, not one each (about 3 % of the server's CPU
-    ///   in scripts/bench case 11, with the lock the reads were taken under).
+    ///   returned without another read: the HTTP/2 front end passes the moment its latest socket read had returned
+    ///   (`SocketReadClock`), so the many requests of one read cost one read of the queue, not one each (about 3 % of
+    ///   the server's CPU in scripts/bench case 11, with the lock the reads were taken under).
     func changes(readBy: ContinuousClock.Instant? = nil) -> (count: UInt64, generation: UInt64) {
         state.withLockedValue { state in
             if let readBy, let drainedFrom = state.drainedFrom, drainedFrom >= readBy {
