@@ -322,10 +322,10 @@ struct ServerFaultTests {
             }
             server.stop()
             let (bytes, _) = connection.readToEnd()
-            guard let end = bytes.firstRange(of: [13, 10, 13, 10]) else {
+            guard let body = FaultWire.bodyCount(bytes) else {
                 throw RawHTTPError("no response head in \(bytes.count) bytes")
             }
-            return bytes.count - end.upperBound
+            return body
         }
         let entries = try await FaultWire.entries(server, target: target)
         #expect(received > 65_536, "the client took \(received) body bytes")
@@ -349,13 +349,8 @@ struct ServerFaultTests {
             var bodies: [String: Int] = [:]
             for (index, connection) in connections.enumerated() {
                 let bytes = (index == 0 ? first : []) + connection.readToEnd().bytes
-                var address = sockaddr_in()
-                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                _ = withUnsafeMutablePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(connection.fd, $0, &length) }
-                }
-                let peer = "127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
-                bodies[peer] = bytes.firstRange(of: [13, 10, 13, 10]).map { bytes.count - $0.upperBound } ?? 0
+                let peer = "127.0.0.1:\(socketPort(connection.fd, peer: false) ?? 0)"
+                bodies[peer] = FaultWire.bodyCount(bytes) ?? 0
             }
             return bodies
         }

@@ -41,12 +41,17 @@ enum FaultWire {
     static func readHead(_ connection: RawHTTPConnection, andBody bodyBytes: Int) throws -> [UInt8] {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
-        while received.firstRange(of: [13, 10, 13, 10]).map({ received.count - $0.upperBound < bodyBytes }) ?? true {
+        while (bodyCount(received) ?? -1) < bodyBytes {
             let count = chunk.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress!, $0.count, 0) }
             guard count > 0 else { throw RawHTTPError("the response ended early, after \(received.count) bytes") }
             received += chunk[..<count]
         }
         return received
+    }
+
+    /// How many bytes follow the response head in `bytes`, or nil when the head has not ended.
+    static func bodyCount(_ bytes: [UInt8]) -> Int? {
+        bytes.firstRange(of: [13, 10, 13, 10]).map { bytes.count - $0.upperBound }
     }
 
     /// One request on a fresh connection, read with `RawHTTPConnection`, off the cooperative pool.

@@ -281,3 +281,18 @@ func rawRequest(
     try connection.request(method, target, headers: headers, close: true)
     return try connection.readResponse(isHead: method == "HEAD")
 }
+
+/// The IPv4 port of the socket `fd` (its own, or its peer's), or nil.
+func socketPort(_ fd: Int32, peer: Bool) -> Int? {
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let ok = withUnsafeMutablePointer(to: &storage) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            (peer ? getpeername(fd, $0, &length) : getsockname(fd, $0, &length)) == 0
+        }
+    }
+    guard ok, storage.ss_family == sa_family_t(AF_INET) else { return nil }
+    return withUnsafePointer(to: &storage) {
+        $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+    }
+}
